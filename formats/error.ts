@@ -1,0 +1,38 @@
+import type { ResultCode } from './codes.ts';
+
+/**
+ * The one error type laneward throws. Errors cross worker and process boundaries, so
+ * callers test them with {@link isLanewardError} and match `code`, never the message.
+ */
+export class LanewardError extends Error {
+  readonly code: ResultCode;
+  readonly path: string;
+
+  constructor(code: ResultCode, message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'LanewardError';
+    this.code = code;
+    this.path = options.path ?? '';
+  }
+}
+
+export function isLanewardError(value: unknown): value is LanewardError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { name?: unknown }).name === 'LanewardError' &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
+}
+
+/** Converts any caught value to an Error before it is stored or printed. */
+export function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  return new Error(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+/** A Node system error code (`ENOENT`, `EISDIR`...), if the value carries one. */
+export function errnoCode(value: unknown): string | undefined {
+  const code = (value as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,21 @@
+/** A JSONL line read as one row: the object, or why it is not one. */
+export type RowParse = { readonly row: Record<string, unknown> } | { readonly malformed: string };
+
+/**
+ * Parses one JSONL line. Messages are fixed strings, never the engine's: Node and Deno
+ * word JSON.parse errors differently, and the validator's output must not depend on it.
+ */
+export function parseJsonlRow(text: string | null): RowParse {
+  if (text === null) return { malformed: 'line over 16 MiB' };
+  if (text.length === 0) return { malformed: 'blank line' };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { malformed: text.trim() === '' ? 'blank line' : 'line is not valid JSON' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { malformed: 'line is not a JSON object' };
+  }
+  return { row: value as Record<string, unknown> };
+}

@@ -1,0 +1,18 @@
+import * as v from 'valibot';
+import { integer, schemaVersion } from './common.ts';
+
+export const shipReceiptSchema = v.looseObject({
+  schema_version: schemaVersion(1),
+  head: v.string(),
+  base: v.string(),
+  pr: v.optional(integer),
+  version: v.optional(v.string()),
+  gated_tree: v.optional(v.string()),
+  gate: v.optional(v.unknown()),
+  ci: v.optional(v.unknown()),
+  spend_usd: v.optional(v.union([v.number(), v.string()])),
+  predecessor: v.optional(v.unknown()),
+  session_kind: v.optional(v.string()),
+  artifacts_consumed: v.optional(v.pipe(v.string(), v.regex(/^\d+\/\d+$/, 'Expected "n/m"'))),
+  run: v.optional(v.string()),
+});

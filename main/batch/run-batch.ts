@@ -1,0 +1,101 @@
+import { EXIT, type ResultCode } from '../../formats/codes.ts';
+import { toError } from '../../formats/error.ts';
+import { issue } from '../../formats/issue.ts';
+import type { RunReport } from '../../workers/validate/report.ts';
+import type { Io } from '../cli/io.ts';
+import { createPool, defaultThreads } from '../pool.ts';
+import { discoverRuns } from './discover.ts';
+import { ProgressBar } from './progress.ts';
+
+export interface BatchOptions {
+  readonly json: boolean;
+  readonly jobs: number | undefined;
+}
+
+/** Totals of a batch: runs, verdicts, and errors by result code. */
+export interface BatchSummary {
+  runs: number;
+  valid: number;
+  invalid: number;
+  codes: Record<string, number>;
+}
+
+/**
+ * Validates many runs across the pool and reports each as it finishes, then one summary.
+ * At most a few runs per thread are in flight, so a batch of any size holds only the
+ * reports not yet printed.
+ */
+export async function runBatch(
+  inputs: readonly string[],
+  options: BatchOptions,
+  io: Io,
+): Promise<{ code: number; summary: BatchSummary }> {
+  const { runs, empty } = discoverRuns(inputs);
+  const summary: BatchSummary = { runs: 0, valid: 0, invalid: 0, codes: {} };
+  const bar = new ProgressBar(io, runs.length);
+  const report = (path: string, result: RunReport) => {
+    summary.runs += 1;
+    if (result.valid) summary.valid += 1;
+    else summary.invalid += 1;
+    for (const found of result.errors) summary.codes[found.code] = (summary.codes[found.code] ?? 0) + 1;
+    bar.print(() => printRun(path, result, options.json, io));
+  };
+
+  for (const dir of empty) {
+    report(dir, failed(dir, 'ARTIFACT_MISSING', `no run.json in ${dir} or below it`));
+  }
+  if (runs.length > 0) {
+    const threads = Math.min(options.jobs ?? defaultThreads(), runs.length);
+    let poolError: Error | undefined;
+    const pool = await createPool('validate', threads, (error) => (poolError ??= error));
+    try {
+      let next = 0;
+      const lane = async () => {
+        while (next < runs.length) {
+          const path = runs[next++]!;
+          let result: RunReport;
+          try {
+            result = (await pool.run(path)) as RunReport;
+          } catch (error) {
+            result = failed(path, 'INTERNAL', toError(poolError ?? error).message);
+          }
+          bar.tick(!result.valid);
+          report(path, result);
+        }
+      };
+      // Two lanes per thread keep every worker busy while a result crosses back.
+      await Promise.all(Array.from({ length: threads * 2 }, lane));
+    } finally {
+      bar.finish();
+      await pool.destroy();
+    }
+  }
+  printSummary(summary, options.json, io);
+  return { code: summary.invalid === 0 && summary.runs > 0 ? EXIT.ok : EXIT.fail, summary };
+}
+
+function failed(path: string, code: ResultCode, message: string): RunReport {
+  return { valid: false, run: null, status: null, run_dir: path, errors: [issue(code, path, message)], attested: 0 };
+}
+
+function printRun(path: string, result: RunReport, json: boolean, io: Io): void {
+  if (json) {
+    const { valid, run, status, run_dir, errors } = result;
+    io.out(JSON.stringify({ valid, run, status, run_dir, errors, path }));
+    return;
+  }
+  if (result.valid) return;
+  const codes = [...new Set(result.errors.map((found) => found.code))].sort();
+  io.out(`ARTIFACT_INVALID: run=${result.run ?? '-'} path=${path} errors=${result.errors.length} codes=${codes.join(',')}`);
+}
+
+function printSummary(summary: BatchSummary, json: boolean, io: Io): void {
+  const codes = Object.keys(summary.codes).sort();
+  const sorted = Object.fromEntries(codes.map((code) => [code, summary.codes[code]!]));
+  if (json) {
+    io.out(JSON.stringify({ summary: { ...summary, codes: sorted } }));
+    return;
+  }
+  const tail = codes.map((code) => ` ${code}=${summary.codes[code]}`).join('');
+  io.out(`ARTIFACT_SUMMARY: runs=${summary.runs} valid=${summary.valid} invalid=${summary.invalid}${tail}`);
+}

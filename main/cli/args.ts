@@ -1,0 +1,31 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { LanewardError } from '../../formats/error.ts';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Parses one command's argv strictly: an unknown option, a missing value or a stray
+ * positional is a usage error (exit 2), never a guess.
+ */
+export function parseCommand<const O extends Options>(args: readonly string[], options: O, allowPositionals = true) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals, strict: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    throw new LanewardError('USAGE', message);
+  }
+}
+
+/** A whole number option within bounds, or a usage error naming what was received. */
+export function intOption(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new LanewardError('USAGE', `expected --${name} to be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+export function usage(message: string): LanewardError {
+  return new LanewardError('USAGE', message);
+}

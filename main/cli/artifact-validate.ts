@@ -1,0 +1,108 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { EXIT } from '../../formats/codes.ts';
+import { renderIssueLine } from '../../formats/issue.ts';
+import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
+import type { RunReport } from '../../workers/validate/report.ts';
+import { validateFile } from '../../workers/validate/validate-file.ts';
+import { validateRun } from '../../workers/validate/validate-run.ts';
+import { intOption, parseCommand, usage } from './args.ts';
+import type { Io } from './io.ts';
+
+export const CONTEXT = 'laneward artifact validate';
+
+export const VALIDATE_HELP = `usage:
+  laneward artifact validate <run.json|dir>... [--json] [--jobs N]
+  laneward artifact validate <file> --as <schema> [--run <id>] [--json]
+
+One run.json, or a directory holding one, is validated in this process: one line per
+error on stderr, then ARTIFACT_VALID: run=<id> status=<status> (exit 0) or
+ARTIFACT_INVALID: <n> error(s) (exit 1) on stdout.
+
+Several paths, or a directory without run.json (searched recursively), are validated as
+a batch across a worker pool: one ARTIFACT_INVALID: run=<id> path=<run.json> errors=<n>
+codes=<CODE,...> line per invalid run, then ARTIFACT_SUMMARY: runs=<n> valid=<n>
+invalid=<n> <CODE>=<errors>... A terminal gets a progress bar on stderr. Exit 0 only
+when every run is valid.
+
+--as checks one artifact file against a schema (${Object.keys(SCHEMAS).join(', ')});
+--run binds JSONL row ids to a run id.
+
+options:
+  --json      print JSON objects instead of lines (batch: one per run, then a summary)
+  --jobs N    pool threads for a batch (default: the machine's parallelism)
+  --as NAME   validate a single file against the named schema
+  --run ID    with --as: the run id rows must be bound to`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  jobs: { type: 'string' },
+  as: { type: 'string' },
+  run: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function validateCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values, positionals } = parseCommand(args, OPTIONS);
+  if (values.help) {
+    io.out(VALIDATE_HELP);
+    return EXIT.ok;
+  }
+  if (positionals.length === 0) throw usage('expected at least one <run.json|dir> to validate');
+  if (values.as !== undefined) return validateAs(positionals, values.as, values.run, values.json === true, io);
+  if (values.run !== undefined) throw usage('--run goes with --as');
+  const jobs = intOption('jobs', values.jobs, 1, 256);
+  const json = values.json === true;
+
+  if (positionals.length === 1 && isSingleRun(positionals[0]!)) {
+    const report = validateRun(positionals[0]!);
+    printSingle(report, json, io);
+    return report.valid ? EXIT.ok : EXIT.fail;
+  }
+  // The pool, and everything it loads, is needed only here.
+  const { runBatch } = await import('../batch/run-batch.ts');
+  return (await runBatch(positionals, { json, jobs }, io)).code;
+}
+
+/** A file, an absent path, or a directory holding run.json is one run; other directories are searched. */
+function isSingleRun(target: string): boolean {
+  try {
+    if (!statSync(target).isDirectory()) return true;
+  } catch {
+    return true;
+  }
+  try {
+    statSync(join(target, 'run.json'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function printSingle(report: RunReport, json: boolean, io: Io): void {
+  if (json) {
+    const { valid, run, status, run_dir, errors } = report;
+    io.out(JSON.stringify({ valid, run, status, run_dir, errors }));
+    return;
+  }
+  for (const found of report.errors) io.err(renderIssueLine(CONTEXT, found));
+  if (report.valid) {
+    const attested = report.attested > 0 ? ` attested=${report.attested}` : '';
+    io.out(`ARTIFACT_VALID: run=${report.run} status=${report.status}${attested}`);
+  } else {
+    io.out(`ARTIFACT_INVALID: ${report.errors.length} error(s)`);
+  }
+}
+
+function validateAs(paths: readonly string[], schema: string, runId: string | undefined, json: boolean, io: Io): number {
+  if (paths.length !== 1) throw usage('--as validates exactly one file');
+  if (!isSchemaName(schema)) throw usage(`unknown schema ${JSON.stringify(schema)}; expected one of ${Object.keys(SCHEMAS).join(', ')}`);
+  const report = validateFile(paths[0]!, schema, runId);
+  if (json) {
+    io.out(JSON.stringify(report));
+  } else {
+    for (const found of report.errors) io.err(renderIssueLine(CONTEXT, found));
+    io.out(report.valid ? `ARTIFACT_VALID: schema=${schema} rows=${report.rows}` : `ARTIFACT_INVALID: ${report.errors.length} error(s)`);
+  }
+  return report.valid ? EXIT.ok : EXIT.fail;
+}

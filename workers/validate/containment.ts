@@ -1,0 +1,36 @@
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, sep } from 'node:path';
+import { errnoCode } from '../../formats/error.ts';
+import type { ResultCode } from '../../formats/codes.ts';
+
+export type Resolved =
+  | { readonly ok: true; readonly file: string }
+  | { readonly ok: false; readonly code: ResultCode; readonly message: string };
+
+/**
+ * Resolves an artifact path from run.json inside its run directory. The path is refused
+ * before touching the disk when it is absolute or has a `..` segment; after that, its
+ * real path (symlinks followed) must still lie inside the run directory's real path.
+ */
+export function resolveInRunDir(runDir: string, runDirReal: string, relPath: string): Resolved {
+  if (relPath === '' || isAbsolute(relPath) || relPath.split(/[\\/]/).includes('..')) {
+    return { ok: false, code: 'ARTIFACT_PATH_ESCAPE', message: `path ${JSON.stringify(relPath)} is not relative to the run directory` };
+  }
+  const file = join(runDir, relPath);
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch (error) {
+    const why = errnoCode(error) === 'ELOOP' ? 'is a symlink loop' : 'does not exist';
+    return { ok: false, code: 'ARTIFACT_MISSING', message: `${relPath} ${why}` };
+  }
+  if (!real.startsWith(runDirReal + sep)) {
+    return { ok: false, code: 'ARTIFACT_PATH_ESCAPE', message: `${relPath} resolves outside the run directory` };
+  }
+  try {
+    if (!statSync(real).isFile()) return { ok: false, code: 'ARTIFACT_MISSING', message: `${relPath} is not a regular file` };
+  } catch {
+    return { ok: false, code: 'ARTIFACT_MISSING', message: `${relPath} cannot be read` };
+  }
+  return { ok: true, file: real };
+}
