@@ -1,1 +1,29 @@
-export {};
+import { parseArgs } from 'node:util';
+import { benchValidate } from './validate.ts';
+
+const SUITES = ['validate'] as const;
+
+const { values, positionals } = parseArgs({
+  args: process.argv.slice(2),
+  allowPositionals: true,
+  options: {
+    runs: { type: 'string', default: '1000' },
+    'run-kb': { type: 'string', default: '300' },
+    'big-mb': { type: 'string', default: '1024' },
+  },
+});
+
+const chosen = positionals.length === 0 ? [...SUITES] : positionals;
+for (const suite of chosen) {
+  if (!(SUITES as readonly string[]).includes(suite)) {
+    process.stderr.write(`bench: unknown suite ${suite}; expected one of ${SUITES.join(', ')}\n`);
+    process.exit(2);
+  }
+}
+process.stdout.write(`laneward bench (node ${process.version}, ${new Date().toISOString()}); ratios are against baselines measured in this run\n`);
+for (const suite of chosen) {
+  process.stdout.write(`\n== ${suite}\n`);
+  if (suite === 'validate') {
+    await benchValidate({ runs: Number(values.runs), runBytes: Number(values['run-kb']) * 1000, bigMb: Number(values['big-mb']) });
+  }
+}

@@ -9,9 +9,9 @@ export type LineSink = (text: string | null, lineNumber: number) => void;
 /**
  * Splits a byte stream into JSONL lines, numbered from 1, without holding more than one
  * line (at most `maxLineBytes`) beyond the chunk being pushed. Splitting on the byte 0x0a
- * is exact for UTF-8: it never occurs inside a multi-byte sequence, so chunk boundaries
- * need no decoder state. The final newline ends the last line; bytes after it form a
- * last line without one (a "tail").
+ * is exact for UTF-8: it never occurs inside a multi-byte sequence, so the bytes up to a
+ * chunk's last newline always decode on their own. The final newline ends the last line;
+ * bytes after it form a last line without one (a "tail").
  */
 export class JsonlLineSplitter {
   private readonly sink: LineSink;
@@ -35,18 +35,39 @@ export class JsonlLineSplitter {
   /** Pushes the next chunk. The caller may reuse `chunk` once this returns. */
   push(chunk: Uint8Array): void {
     let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(NEWLINE, start);
-      if (nl === -1) break;
-      this.finishLine(chunk, start, nl);
+    if (this.carryBytes > 0 || this.overlong) {
+      const nl = chunk.indexOf(NEWLINE);
+      if (nl === -1) {
+        this.keep(chunk, 0, chunk.length);
+        return;
+      }
+      this.finishCarried(chunk.subarray(0, nl));
       start = nl + 1;
+    }
+    const last = chunk.lastIndexOf(NEWLINE);
+    if (last >= start) {
+      // Hint: one decode per chunk and slices of it per line; a decode per line costs more
+      // than the JSON.parse that follows it.
+      const text = this.decoder.decode(chunk.subarray(start, last));
+      let at = 0;
+      for (;;) {
+        const nl = text.indexOf('\n', at);
+        this.line += 1;
+        if (nl === -1) {
+          this.sink(text.slice(at), this.line);
+          break;
+        }
+        this.sink(text.slice(at, nl), this.line);
+        at = nl + 1;
+      }
+      start = last + 1;
     }
     if (start < chunk.length) this.keep(chunk, start, chunk.length);
   }
 
   /** Ends the stream: a last line without a final newline is emitted as a line. */
   end(): void {
-    if (this.carryBytes > 0 || this.overlong) this.finishLine(new Uint8Array(0), 0, 0);
+    if (this.carryBytes > 0 || this.overlong) this.finishCarried(new Uint8Array(0));
   }
 
   private keep(chunk: Uint8Array, start: number, end: number): void {
@@ -59,30 +80,28 @@ export class JsonlLineSplitter {
       this.carryBytes = 0;
       return;
     }
-    this.carry.push(chunk.slice(start, end));
+    // Copy: the caller reuses `chunk`, and Buffer#slice would only be a view of it.
+    const part = new Uint8Array(size);
+    part.set(chunk.subarray(start, end));
+    this.carry.push(part);
     this.carryBytes += size;
   }
 
-  private finishLine(chunk: Uint8Array, start: number, end: number): void {
+  /** Ends the line that started in an earlier chunk with `rest`, its bytes in this one. */
+  private finishCarried(rest: Uint8Array): void {
     this.line += 1;
-    if (!this.overlong && this.carryBytes + (end - start) > this.maxLineBytes) this.overlong = true;
-    if (this.overlong) {
-      this.overlong = false;
-      this.carry = [];
-      this.carryBytes = 0;
+    const overlong = this.overlong || this.carryBytes + rest.length > this.maxLineBytes;
+    const parts = this.carry;
+    const size = this.carryBytes + rest.length;
+    this.carry = [];
+    this.carryBytes = 0;
+    this.overlong = false;
+    if (overlong) {
       this.sink(null, this.line);
       return;
     }
-    let text: string;
-    if (this.carryBytes === 0) {
-      text = this.decoder.decode(chunk.subarray(start, end));
-    } else {
-      this.carry.push(chunk.subarray(start, end));
-      text = this.decoder.decode(concat(this.carry, this.carryBytes + (end - start)));
-      this.carry = [];
-      this.carryBytes = 0;
-    }
-    this.sink(text, this.line);
+    parts.push(rest);
+    this.sink(this.decoder.decode(concat(parts, size)), this.line);
   }
 }
 

@@ -1,8 +1,10 @@
 import * as v from 'valibot';
 import { issue, type Issue } from './issue.ts';
+import { compileCheck, type FastCheck } from './schema-compile.ts';
 import type { AnySchema } from './schemas/index.ts';
 
 const CONFIG = { abortEarly: false, abortPipeEarly: true } as const;
+const compiled = new WeakMap<AnySchema, FastCheck | null>();
 
 /** `prefix` + valibot path: keys as `.key`, array indexes as `[n]`. */
 export function joinPath(prefix: string, path: readonly { key: unknown }[] | undefined): string {
@@ -23,12 +25,29 @@ function toIssue(prefix: string, found: v.BaseIssue<unknown>): Issue {
   return issue(versionMismatch ? 'ARTIFACT_UNSUPPORTED_VERSION' : 'ARTIFACT_SCHEMA', joinPath(prefix, found.path), found.message);
 }
 
+function fastCheckOf(schema: AnySchema): FastCheck | null {
+  let check = compiled.get(schema);
+  if (check === undefined) {
+    check = compileCheck(schema) ?? null;
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
 /**
  * Checks one parsed value. Returns no array at all for a valid value (the common case on
- * the hot path allocates nothing).
+ * the hot path allocates nothing). The compiled predicate answers for valid values; valibot
+ * itself words every issue, so messages never depend on the fast path.
  */
 export function checkSchema(schema: AnySchema, value: unknown, prefix: string): Issue[] | undefined {
+  // Hint: valibot copies every row into a new output object; the compiled check does not.
+  if (fastCheckOf(schema)?.(value) === true) return undefined;
   const result = v.safeParse(schema, value, CONFIG);
   if (result.success) return undefined;
   return result.issues.map((found) => toIssue(prefix, found));
+}
+
+/** Whether the schema has a compiled fast path (for tests and the bench). */
+export function hasFastCheck(schema: AnySchema): boolean {
+  return fastCheckOf(schema) !== null;
 }

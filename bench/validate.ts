@@ -1,0 +1,158 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findingSchema } from '../formats/schemas/findings.ts';
+import { generateRun, readManifest, writeManifest } from '../fixtures/generate-run.ts';
+import { runBatch } from '../main/batch/run-batch.ts';
+import type { Io } from '../main/cli/io.ts';
+import { checkJsonlFile } from '../workers/validate/jsonl-artifact.ts';
+import { readHashParse } from './baseline.ts';
+import { line, measure, ratio } from './measure.ts';
+
+const SILENT: Io = { out() {}, err() {}, errRaw() {}, stderrIsTTY: false };
+const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
+
+export interface ValidateBenchOptions {
+  readonly runs: number;
+  readonly runBytes: number;
+  readonly bigMb: number;
+}
+
+/** The validator's four figures, each against a baseline measured in this same run. */
+export async function benchValidate(options: ValidateBenchOptions): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'laneward-bench-'));
+  try {
+    await rowsPerSecond(root);
+    await batchThroughput(root, options);
+    bigFileRss(root, options.bigMb);
+    await cliStart(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** (a) findings rows/s, end to end from the file, against bare JSON.parse of the same lines. */
+async function rowsPerSecond(root: string): Promise<void> {
+  const dir = join(root, 'rows');
+  generateRun(dir, { findingsPerVoice: 10_000 });
+  const file = join(dir, 'findings.jsonl');
+  const lines = readFileSync(file, 'utf8').replace(/\n$/, '').split('\n');
+  const rows = lines.length;
+  let issues = 0;
+  const result = await measure(
+    {
+      'JSON.parse': () => {
+        for (const text of lines) JSON.parse(text);
+      },
+      validate: () => {
+        issues += checkJsonlFile(file, { display: 'findings.jsonl', schema: findingSchema, runId: 'run1' }).issues.length;
+      },
+    },
+    { iterations: 12 },
+  );
+  if (issues !== 0) throw new Error(`bench findings file reported ${issues} issues`);
+  const base = rows / (result['JSON.parse']!.p50 / 1000);
+  const ours = rows / (result['validate']!.p50 / 1000);
+  line('(a) findings rows/s', `${fmt(ours)} rows/s vs JSON.parse ${fmt(base)} rows/s = ${ratio(ours, base)} (target >= 0.40x; ${rows} rows)`);
+}
+
+/** (b) batch runs/s and MB/s with 1 and 2 workers, against single-thread read+hash+parse. */
+async function batchThroughput(root: string, options: ValidateBenchOptions): Promise<void> {
+  const archive = join(root, 'archive');
+  const dirs: string[] = [];
+  let bytes = 0;
+  for (let i = 0; i < options.runs; i++) {
+    const dir = join(archive, `lane-${i % 10}`, `run-${String(i).padStart(4, '0')}`);
+    bytes += generateRun(dir, { seed: i + 1, targetBytes: options.runBytes }).bytes;
+    dirs.push(dir);
+  }
+  let invalid = 0;
+  const batch = (jobs: number) => async () => {
+    const { summary } = await runBatch([archive], { json: false, jobs }, SILENT);
+    invalid += summary.invalid;
+  };
+  const result = await measure(
+    { baseline: () => readHashParse(dirs), 'one worker': batch(1), 'two workers': batch(2) },
+    { iterations: 3 },
+  );
+  if (invalid !== 0) throw new Error(`bench archive reported ${invalid} invalid runs`);
+  const mb = bytes / 1e6;
+  const show = (name: string) => {
+    const seconds = result[name]!.p50 / 1000;
+    return `${fmt(options.runs / seconds)} runs/s ${fmt(mb / seconds)} MB/s`;
+  };
+  const base = result['baseline']!.p50;
+  const one = result['one worker']!.p50;
+  const two = result['two workers']!.p50;
+  line('(b) batch, baseline read+hash+parse', `${show('baseline')} (${options.runs} runs, ${mb.toFixed(0)} MB)`);
+  line('(b) batch, 1 worker', `${show('one worker')} = ${ratio(base, one)} of baseline speed`);
+  line('(b) batch, 2 workers', `${show('two workers')} = ${ratio(base, two)} of baseline speed (target >= 0.91x)`);
+  line('(b) 2 workers against 1', `${ratio(one, two)} (target >= 1.60x)`);
+}
+
+/** (c) peak RSS of one CLI validation of a run whose findings.jsonl is about `mb` MB. */
+function bigFileRss(root: string, mb: number): void {
+  const dir = join(root, 'big');
+  generateRun(dir, { findingsPerVoice: 2 });
+  const file = join(dir, 'findings.jsonl');
+  const head = readFileSync(file);
+  const hash = createHash('sha256').update(head);
+  const fd = openSync(file, 'a');
+  let rows = head.toString('utf8').split('\n').length - 1;
+  let size = head.length;
+  const filler = 'x'.repeat(180);
+  try {
+    for (let n = 1; size < mb * 1e6; ) {
+      const chunk: string[] = [];
+      for (let k = 0; k < 5_000; k++, n++) {
+        chunk.push(
+          `{"schema_version":1,"run":"run1","id":"run1-eng-native-${1000 + n}","phase":"eng","voice":"native","severity":"Low","title":"finding ${n} ${filler}","line":${n % 900}}\n`,
+        );
+      }
+      const data = Buffer.from(chunk.join(''));
+      writeSync(fd, data);
+      hash.update(data);
+      size += data.length;
+      rows += chunk.length;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  const manifest = readManifest(dir);
+  manifest['artifacts']['findings.jsonl'].sha256 = hash.digest('hex');
+  manifest['counts'].findings = rows;
+  writeManifest(dir, manifest);
+  const probe = 'data:text/javascript,process.on("exit",()=>process.stderr.write("MAXRSS "+process.resourceUsage().maxRSS+"\\n"))';
+  const child = spawnSync(process.execPath, ['--import', probe, CLI, 'artifact', 'validate', dir], { encoding: 'utf8' });
+  const kb = Number(/MAXRSS (\d+)/.exec(child.stderr)?.[1] ?? Number.NaN);
+  const verdict = child.stdout.trim();
+  const empty = spawnSync(process.execPath, ['--import', probe, '-e', ''], { encoding: 'utf8' });
+  const emptyKb = Number(/MAXRSS (\d+)/.exec(empty.stderr)?.[1] ?? Number.NaN);
+  line('(c) peak RSS, 1 GB findings.jsonl', `${(kb / 1024).toFixed(0)} MB for ${(size / 1e6).toFixed(0)} MB, ${fmt(rows)} rows (${verdict}); bare node ${(emptyKb / 1024).toFixed(0)} MB (target < 512 MB)`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** (d) wall time of one `artifact validate` process against node running an empty file. */
+async function cliStart(root: string): Promise<void> {
+  const dir = join(root, 'one');
+  generateRun(dir);
+  const empty = join(root, 'empty.mjs');
+  writeFileSync(empty, '');
+  const run = (args: string[]) => () => {
+    const child = spawnSync(process.execPath, args, { stdio: 'ignore' });
+    if (child.status !== 0) throw new Error(`${args.join(' ')} exited ${child.status}`);
+  };
+  const result = await measure(
+    { 'node empty file': run([empty]), 'artifact validate': run([CLI, 'artifact', 'validate', dir]) },
+    { iterations: 20, warmupIterations: 2 },
+  );
+  const base = result['node empty file']!.p50;
+  const ours = result['artifact validate']!.p50;
+  line('(d) one artifact validate, wall', `${ours.toFixed(1)} ms vs node empty file ${base.toFixed(1)} ms = +${(ours - base).toFixed(1)} ms (target <= +30 ms)`);
+}
+
+function fmt(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}

@@ -1,0 +1,178 @@
+import { readFileSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { EXIT } from '../../formats/codes.ts';
+import { errnoCode } from '../../formats/error.ts';
+import { decisionRows } from '../../formats/gate-decisions.ts';
+import { answerGate } from '../../formats/gate-reply.ts';
+import { gateAllItems, gatePageCount, gatePageItems, renderGatePage } from '../../formats/gate-render.ts';
+import { issue, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
+import { checkSchema } from '../../formats/schema-check.ts';
+import { gateSchema, type Gate } from '../../formats/schemas/gate.ts';
+import { intOption, parseCommand, usage } from './args.ts';
+import type { Io } from './io.ts';
+
+export const GATE_HELP = `usage: laneward gate <render|parse|decisions> <gate.json> ... [--json]
+
+  render <gate.json> [--page N | --all]             the gate's items, seven to a page
+  parse <gate.json> --reply TEXT --gate-rev N       resolve a reply into one choice per item
+  decisions <gate.json> --reply TEXT --gate-rev N   the same, as decisions.jsonl rows
+
+Replies: rec | rec except <id><option>... | as-is | <id><option>... (bare yes/no is refused).
+Exit status: 0 ok, 1 refused reply or invalid gate.json, 2 usage or page out of range.`;
+
+export const RENDER_HELP = `usage: laneward gate render <gate.json> [--page N | --all] [--json]
+
+Prints GATE: run=<run> gate_rev=<n> page=<p>/<pages> items=<total>, then each item as
+"<n>. <id> [<kind>] <title>" with one "   <key>) <text>" line per option (marked
+(recommended), and (keeps the plan) on the keep option) and, for auto items,
+"   if unanswered: <key>"; then the REPLY grammar and the ANSWER command. Pages hold seven
+items, numbered across pages. --page N picks a page (default 1; GATE_PAGE_OUT_OF_RANGE,
+exit 2, when there is none); --all prints every page in turn. --json prints
+{run, gate_rev, page, pages, items} (page null with --all; items carry "number").`;
+
+export const PARSE_HELP = `usage: laneward gate parse <gate.json> --reply TEXT --gate-rev N [--json]
+
+Resolves the reply against the gate: GATE_REPLY: gate_rev=<n> mode=<mode> answered=<k>
+pending=<m>, then CHOICE: id=<id> chosen=<key|-> source=<source> status=<status> per item.
+A --gate-rev other than the file's is GATE_REV_STALE, a reply that does not parse is
+GATE_REPLY_UNPARSED: both exit 1 with nothing applied. An unanswered auto item takes its
+recommendation; an unanswered approval item stays pending. --json prints
+{ok, gate_rev, mode, choices: [{id, chosen, source, status, owner_named}]}, or
+{ok: false, code, path, message, errors} when refused.`;
+
+export const DECISIONS_HELP = `usage: laneward gate decisions <gate.json> --reply TEXT --gate-rev N [--by WHO] [--json]
+
+Resolves the reply like gate parse, then prints one decisions v1 row per item as JSONL
+(append it to decisions.jsonl). Row ids are <run>-<id> at gate_rev 1 and
+<run>-r<rev>-<id> after. Resolved rows carry answered_at (now) and, with --by,
+answered_by. Refusals as in gate parse (exit 1). --json prints {ok, gate_rev, mode,
+decisions: [rows]}.`;
+
+const HELP = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } } as const;
+const RENDER_OPTIONS = { ...HELP, page: { type: 'string' }, all: { type: 'boolean' } } as const;
+const ANSWER_OPTIONS = { ...HELP, reply: { type: 'string' }, 'gate-rev': { type: 'string' }, by: { type: 'string' } } as const;
+
+/** `laneward gate <sub>`: parse the command line, call formats/, print lines. */
+export async function gateCommand(args: readonly string[], io: Io): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'render':
+      return renderCommand(rest, io);
+    case 'parse':
+    case 'decisions':
+      return answerCommand(sub, rest, io);
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      io.out(GATE_HELP);
+      return sub === undefined ? EXIT.usage : EXIT.ok;
+    default:
+      throw usage(`unknown gate subcommand ${JSON.stringify(sub)}`);
+  }
+}
+
+function renderCommand(args: readonly string[], io: Io): number {
+  const { values, positionals } = parseCommand(args, RENDER_OPTIONS);
+  if (values.help) return help(io, RENDER_HELP);
+  const file = onePath(positionals);
+  if (values.all === true && values.page !== undefined) throw usage('--page and --all exclude each other');
+  // Page 0 parses, so that it is reported as out of range like any page the gate lacks.
+  const page = intOption('page', values.page, 0, Number.MAX_SAFE_INTEGER) ?? 1;
+  const json = values.json === true;
+  const context = 'laneward gate render';
+  const gate = loadGate(file);
+  if (Array.isArray(gate)) return refuse(context, gate, json, io, EXIT.fail);
+  const pages = gatePageCount(gate);
+  if (values.all !== true && (page < 1 || page > pages)) {
+    return refuse(context, [issue('GATE_PAGE_OUT_OF_RANGE', '--page', `page ${page} of ${pages}`)], json, io, EXIT.usage);
+  }
+  const shown = values.all === true ? Array.from({ length: pages }, (_, i) => i + 1) : [page];
+  if (json) {
+    const items = values.all === true ? gateAllItems(gate) : gatePageItems(gate, page);
+    io.out(JSON.stringify({ run: gate.run, gate_rev: gate.gate_rev, page: values.all === true ? null : page, pages, items }));
+  } else {
+    for (const p of shown) for (const line of renderGatePage(gate, p, file)) io.out(line);
+  }
+  return EXIT.ok;
+}
+
+function answerCommand(sub: 'parse' | 'decisions', args: readonly string[], io: Io): number {
+  const { values, positionals } = parseCommand(args, ANSWER_OPTIONS);
+  if (values.help) return help(io, sub === 'parse' ? PARSE_HELP : DECISIONS_HELP);
+  const file = onePath(positionals);
+  if (values.reply === undefined) throw usage('--reply <text> is required');
+  const gateRev = intOption('gate-rev', values['gate-rev'], 1, Number.MAX_SAFE_INTEGER);
+  if (gateRev === undefined) throw usage('--gate-rev <n> is required: the gate_rev the reply answers');
+  if (values.by !== undefined && sub === 'parse') throw usage('--by goes with gate decisions');
+  if (values.by !== undefined && values.by.trim() === '') throw usage('--by needs a name');
+  const json = values.json === true;
+  const context = `laneward gate ${sub}`;
+  const gate = loadGate(file);
+  if (Array.isArray(gate)) return refuse(context, gate, json, io, EXIT.fail);
+
+  const outcome = answerGate(gate, values.reply, gateRev);
+  if (!outcome.ok) {
+    const at = outcome.code === 'GATE_REV_STALE' ? '--gate-rev' : '--reply';
+    return refuse(context, [issue(outcome.code, at, outcome.detail)], json, io, EXIT.fail);
+  }
+  const { mode, choices } = outcome;
+  if (sub === 'decisions') {
+    const stamp = { reply: values.reply, at: new Date().toISOString(), ...(values.by === undefined ? {} : { by: values.by }) };
+    const rows = decisionRows(gate, outcome, stamp);
+    if (json) io.out(JSON.stringify({ ok: true, gate_rev: gate.gate_rev, mode, decisions: rows }));
+    else for (const row of rows) io.out(JSON.stringify(row));
+    return EXIT.ok;
+  }
+  if (json) {
+    io.out(JSON.stringify({ ok: true, gate_rev: gate.gate_rev, mode, choices }));
+    return EXIT.ok;
+  }
+  const answered = choices.filter((found) => found.chosen !== null).length;
+  io.out(`GATE_REPLY: gate_rev=${gate.gate_rev} mode=${mode} answered=${answered} pending=${choices.length - answered}`);
+  for (const found of choices) {
+    io.out(`CHOICE: id=${found.id} chosen=${found.chosen ?? '-'} source=${found.source} status=${found.status}`);
+  }
+  return EXIT.ok;
+}
+
+function help(io: Io, text: string): number {
+  io.out(text);
+  return EXIT.ok;
+}
+
+function onePath(positionals: readonly string[]): string {
+  if (positionals.length !== 1) throw usage('expected exactly one gate.json');
+  return positionals[0]!;
+}
+
+/** Refusals are one error line each on stderr, or with --json one object on stdout. */
+function refuse(context: string, issues: readonly Issue[], json: boolean, io: Io, exit: number): number {
+  const first = issues[0]!;
+  if (json) io.out(JSON.stringify({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
+  else for (const found of issues) io.err(renderIssueLine(context, found));
+  return exit;
+}
+
+/** Reads and checks gate.json: the gate, or the issues that stop every subcommand. */
+function loadGate(file: string): Gate | Issue[] {
+  const name = basename(file);
+  try {
+    const stat = statSync(file);
+    if (!stat.isFile()) return [issue('ARTIFACT_MISSING', name, `${file} is not a regular file`)];
+    if (stat.size === 0) return [issue('ARTIFACT_INVALID_JSON', name, 'empty file')];
+    if (stat.size > MAX_LINE_BYTES) return [issue('ARTIFACT_INVALID_JSON', name, 'file over 16 MiB')];
+  } catch (error) {
+    return [issue('ARTIFACT_MISSING', name, `${file} ${errnoCode(error) === 'ENOENT' ? 'does not exist' : 'cannot be read'}`)];
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    // A read failure after a good stat (permissions, a race) is a missing file, not bad JSON.
+    if (errnoCode(error) !== undefined) return [issue('ARTIFACT_MISSING', name, `${file} cannot be read`)];
+    return [issue('ARTIFACT_INVALID_JSON', name, 'not valid JSON')];
+  }
+  return checkSchema(gateSchema, value, name) ?? (value as Gate);
+}
