@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
 import { renderIssueLine } from '../../formats/issue.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
@@ -64,8 +64,9 @@ export async function validateCommand(args: readonly string[], io: Io): Promise<
   return (await runBatch(positionals, { json, jobs }, io)).code;
 }
 
-/** A file, an absent path, or a directory holding run.json is one run; other directories are searched. */
+/** A path named run.json, a file, an absent path, or a directory holding run.json is one run; other directories are searched. */
 function isSingleRun(target: string): boolean {
+  if (basename(target) === 'run.json') return true;
   try {
     if (!statSync(target).isDirectory()) return true;
   } catch {
