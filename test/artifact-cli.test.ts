@@ -221,6 +221,11 @@ describe('laneward artifact schema', () => {
     expect(laneward(['artifact', 'schema', '--list']).stdout).toBe('findings\ndecisions\ntasks\ntiming\nrun\npregate\nship-receipt\ngate\n');
   });
 
+  test('should print the list and a schema as one JSON line each under --json', () => {
+    expect(JSON.parse(laneward(['artifact', 'schema', '--list', '--json']).stdout)).toHaveLength(8);
+    expect(laneward(['artifact', 'schema', 'tasks', '--json']).stdout.trim().split('\n')).toHaveLength(1);
+  });
+
   test.each(['findings', 'decisions', 'tasks', 'timing', 'run', 'pregate', 'ship-receipt', 'gate'])('should print the %s JSON Schema, draft 2020-12', (name) => {
     const result = laneward(['artifact', 'schema', name]);
     expect(result.code).toBe(0);

@@ -98,15 +98,18 @@ export function findCycles(edges: readonly (readonly number[])[]): number[][] {
         component.push(member);
       } while (member !== node);
       const selfLoop = component.length === 1 && edges[node]!.includes(node);
-      if (component.length > 1 || selfLoop) cycles.push(cycleWithin(edges, new Set(component)));
+      if (component.length > 1 || selfLoop) cycles.push(cycleWithin(edges, component));
     }
   }
   return cycles.sort((a, b) => a[0]! - b[0]!);
 }
 
 /** A path from the component's first node back to it, staying inside the component. */
-function cycleWithin(edges: readonly (readonly number[])[], members: ReadonlySet<number>): number[] {
-  const start = Math.min(...members);
+function cycleWithin(edges: readonly (readonly number[])[], component: readonly number[]): number[] {
+  const members = new Set(component);
+  // A loop, not Math.min(...component): a component can outgrow the argument limit.
+  let start = component[0]!;
+  for (const member of component) if (member < start) start = member;
   const cameFrom = new Map<number, number>();
   const queue = [start];
   for (let head = 0; head < queue.length; head++) {
