@@ -87,8 +87,8 @@ async function batchThroughput(root: string, options: ValidateBenchOptions): Pro
   const one = result['one worker']!.p50;
   const two = result['two workers']!.p50;
   line('(b) batch, baseline read+hash+parse', `${show('baseline')} (${options.runs} runs, ${mb.toFixed(0)} MB)`);
-  line('(b) batch, 1 worker', `${show('one worker')} = ${ratio(base, one)} of baseline speed`);
-  line('(b) batch, 2 workers', `${show('two workers')} = ${ratio(base, two)} of baseline speed (target >= 0.91x)`);
+  line('(b) batch, 1 worker', `${show('one worker')}, time ${ratio(one, base)} of baseline`);
+  line('(b) batch, 2 workers', `${show('two workers')}, time ${ratio(two, base)} of baseline (target <= 1.10x, goal 0.75x)`);
   line('(b) 2 workers against 1', `${ratio(one, two)} (target >= 1.60x)`);
 }
 
