@@ -86,6 +86,78 @@ export const RESULT_CODES = {
     summary: 'the gate has no such page',
     fix: 'ask for a page between 1 and the page count the render prints',
   },
+  DEADLINE_EXPIRED: {
+    summary: 'the deadline passed before the work finished',
+    fix: 'report the probe not-run or timed out; never replace the receipt or restart the clock',
+  },
+  PROBE_BUDGET_EXHAUSTED: {
+    summary: 'the receipt allows no more probes',
+    fix: 'mark the next probe not-run; the probe count is part of the budget',
+  },
+  RECEIPT_INVALID: {
+    summary: 'the deadline receipt is missing, malformed or unsafe',
+    fix: 'start a new guard with laneward deadline start in a fresh, canonical probe directory',
+  },
+  RECEIPT_EXISTS: {
+    summary: 'a receipt already exists at that path and is never replaced',
+    fix: 'use the existing receipt (laneward deadline status) or a new probe directory',
+  },
+  COMMAND_NOT_FOUND: {
+    summary: 'the command to run was not found',
+    fix: 'name an executable on PATH or by its path',
+  },
+  COMMAND_NOT_EXECUTABLE: {
+    summary: 'the command was found but cannot be executed',
+    fix: 'make the file executable, or run it through its interpreter',
+  },
+  GUARD_IO: {
+    summary: 'the guard could not write its receipt lines',
+    fix: 'check that stderr and the receipt log are writable and not blocked',
+  },
+  DESCRIPTOR_INVALID: {
+    summary: 'the action descriptor is unsigned, tampered, malformed or of another version',
+    fix: 'sign the descriptor with laneward actions sign and verify it with the trusted public key',
+  },
+  PROGRESS_CHANNEL_UNAVAILABLE: {
+    summary: 'the progress channel could not be set up before launch; nothing was started',
+    fix: 'check the descriptor progress source and the process limits (file descriptors)',
+  },
+  PROGRESS_CHANNEL_LOST: {
+    summary: 'the progress channel closed while the provider kept running',
+    fix: 'keep fd 3 open for the provider lifetime; the attempt is over and is not replayed',
+  },
+  LEASE_EXPIRED: {
+    summary: 'no admitted progress arrived within the inactivity lease',
+    fix: 'emit structured progress (tool or step lifecycle) more often than the lease, or raise --timeout-ms',
+  },
+  PROGRESS_INVALID: {
+    summary: 'the progress source sent an invalid or non-monotonic mark',
+    fix: 'send only 0x01 bytes on fd 3, or a strictly increasing {"progress": n}',
+  },
+  POST_PROVIDER_TIMEOUT: {
+    summary: 'output draining and cleanup after the provider exited overran their budget',
+    fix: 'close inherited stdout/stderr in background descendants, or raise post_provider_ms',
+  },
+  OUTPUT_LIMIT: {
+    summary: 'the provider wrote more output than the limit allows',
+    fix: 'write large results to a file and print its path, or raise the output limit',
+  },
+  CANCELLED: {
+    summary: 'the supervisor was interrupted and stopped the provider',
+    fix: 'start a new attempt deliberately; a cancelled attempt is never replayed',
+  },
+  TEARDOWN_UNPROVEN: {
+    summary: 'the provider process group could not be proven gone',
+    fix: 'inspect the process group by hand; a descendant may have left it or ignored SIGKILL in a D state',
+  },
+  SPAWN_FAILED: {
+    summary: 'the provider could not be started',
+    fix: 'check the command, its permissions and the process limits',
+  },
+  CHILD_FAILED: {
+    summary: 'the provider exited with a failure status',
+    fix: 'read the provider output; its exit status is passed through',
+  },
   USAGE: {
     summary: 'the command line is not one laneward accepts',
     fix: 'see laneward <command> --help',

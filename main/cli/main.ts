@@ -12,6 +12,9 @@ usage: laneward <command> ...
 
   artifact validate|schema|ack|urgent   the artifact contract and the completion check
   gate render|parse|decisions           the final gate and its reply grammar
+  deadline start|status|run             the probe deadline guard
+  lease run                             supervise a provider under a total deadline or a progress lease
+  actions keygen|sign|verify            signed action descriptors
   demo                                  build a sample archive once and batch-validate it
 
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
@@ -27,6 +30,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await (await import('./artifact.ts')).artifactCommand(rest, io);
       case 'gate':
         return await (await import('./gate.ts')).gateCommand(rest, io);
+      case 'deadline':
+        return await (await import('./deadline.ts')).deadlineCommand(rest, io);
+      case 'lease':
+        return await (await import('./lease.ts')).leaseCommand(rest, io);
+      case 'actions':
+        return await (await import('./actions.ts')).actionsCommand(rest, io);
       case 'demo':
         return await (await import('./demo.ts')).demoCommand(rest, io);
       case '--version':
