@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import { errnoCode } from '../../formats/error.ts';
+
+export interface GroupSpawn {
+  readonly argv: readonly string[];
+  readonly stdio: StdioOptions;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+}
+
+/**
+ * Starts argv[0] with its arguments, never through a shell, as the leader of a new
+ * session and process group (pgid = pid), so the whole tree can be signalled at once.
+ * Spawn failures arrive as the child's 'error' event, as Node reports them.
+ */
+export function spawnGroup(options: GroupSpawn): ChildProcess {
+  const [command, ...args] = options.argv;
+  return spawn(command!, args, {
+    detached: true,
+    stdio: options.stdio,
+    env: options.env ?? process.env,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    windowsHide: true,
+  });
+}
+
+/** Signals every process of the group; a group already gone is not an error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+/**
+ * Pids of the group's processes that can still run. Zombies are excluded: a zombie has
+ * exited and only waits to be reaped (here PID 1 reaps orphans seconds late), yet it
+ * keeps `kill(-pgid, 0)` succeeding, so that call proves nothing.
+ */
+export function liveGroupMembers(pgid: number): number[] {
+  const live: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return fallbackMembers(pgid);
+  }
+  for (const name of entries) {
+    const first = name.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch {
+      continue; // exited while we looked
+    }
+    // Fields after the command name, which may itself hold spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') live.push(Number(name));
+  }
+  return live;
+}
+
+/** Without /proc the best available answer is whether the group accepts signals. */
+function fallbackMembers(pgid: number): number[] {
+  try {
+    process.kill(-pgid, 0);
+    return [pgid];
+  } catch {
+    return [];
+  }
+}
+
+/** The conventional exit status of a process killed by `signal`: 128 + its number. */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 0);
+}

@@ -1,0 +1,51 @@
+import { liveGroupMembers, signalGroup } from './process-group.ts';
+
+export interface TeardownOptions {
+  /** SIGTERM first, then SIGKILL after this grace; 0 sends SIGKILL at once. */
+  readonly graceMs: number;
+  /** Teardown's own budget, never the remainder of another. */
+  readonly budgetMs: number;
+}
+
+export interface TeardownResult {
+  /** True only when no process of the group can still run. */
+  readonly confirmed: boolean;
+  /** The first signal sent, if any process was there to receive it. */
+  readonly firstSignal: NodeJS.Signals | null;
+  readonly durationMs: number;
+}
+
+const POLL_MS = 5;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Stops a whole process group and proves it gone: SIGTERM (or SIGKILL at once), a grace,
+ * SIGKILL, then polls until no member can run. The leader having been reaped is not
+ * proof (its children keep the group), and `kill(-pgid, 0)` is not either (zombies
+ * answer it), so membership is read from /proc.
+ */
+export async function teardownGroup(pgid: number, options: TeardownOptions): Promise<TeardownResult> {
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  let firstSignal: NodeJS.Signals | null = null;
+  const send = (signal: NodeJS.Signals) => {
+    if (signalGroup(pgid, signal)) firstSignal ??= signal;
+  };
+  send(options.graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+  let killed = options.graceMs <= 0;
+  for (;;) {
+    if (liveGroupMembers(pgid).length === 0) return { confirmed: true, firstSignal, durationMs: elapsed() };
+    // Once past the grace, SIGKILL again on every poll: a member forked between two
+    // signals is caught by the next one.
+    if (killed || elapsed() >= options.graceMs) {
+      send('SIGKILL');
+      killed = true;
+    }
+    if (elapsed() >= options.budgetMs) {
+      if (!killed) send('SIGKILL');
+      return { confirmed: liveGroupMembers(pgid).length === 0, firstSignal, durationMs: elapsed() };
+    }
+    await sleep(POLL_MS);
+  }
+}
