@@ -5,7 +5,7 @@ import type { Io } from '../main/cli/io.ts';
 function recorder(tty: boolean): Io & { raw: string[]; lines: string[] } {
   const raw: string[] = [];
   const lines: string[] = [];
-  return { raw, lines, out: (line) => lines.push(line), err: (line) => lines.push(line), errRaw: (text) => raw.push(text), stderrIsTTY: tty };
+  return { raw, lines, out: (line) => lines.push(line), err: (line) => lines.push(line), errRaw: (text) => raw.push(String(text)), stderrIsTTY: tty };
 }
 
 describe('ProgressBar', () => {

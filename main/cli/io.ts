@@ -4,8 +4,10 @@ import { write } from 'node:fs';
 export interface Io {
   out(line: string): void;
   err(line: string): void;
-  /** Raw stderr writes for a progress display or guard lines (no newline added). */
-  errRaw(text: string): void;
+  /** Raw stderr writes for a progress display, guard lines or a child's output. */
+  errRaw(data: string | Uint8Array): void;
+  /** Raw stdout writes, for a supervised child's own output. */
+  outRaw?(data: string | Uint8Array): void;
   /**
    * Writes `text` to stderr within `timeoutMs`; false when the write failed. When stderr
    * stays blocked past the budget the process ends with exit 2 (see processIo).
@@ -17,7 +19,8 @@ export interface Io {
 export const processIo: Io = {
   out: (line) => void process.stdout.write(`${line}\n`),
   err: (line) => void process.stderr.write(`${line}\n`),
-  errRaw: (text) => void process.stderr.write(text),
+  errRaw: (data) => void process.stderr.write(data),
+  outRaw: (data) => void process.stdout.write(data),
   flushErr: (text, timeoutMs) =>
     new Promise((resolve) => {
       // Hint: process.stderr writes to a pipe synchronously, so a reader that stopped

@@ -1,0 +1,110 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/error.ts';
+import { checkSchema } from '../../formats/schema-check.ts';
+import {
+  actionDescriptorSchema,
+  DESCRIPTOR_VERSION,
+  type ActionDescriptor,
+  type ActionSpec,
+} from '../../formats/schemas/actions.ts';
+import { readPublicKey } from './keys.ts';
+import { decodeSignature, sha256Hex, signatureFileOf, verifySignature } from './signature.ts';
+
+// A descriptor is a few hundred bytes; a cap keeps a wrong path (a log, a device) from
+// being read whole into memory before the signature check refuses it.
+const MAX_FILE_BYTES = 1024 * 1024;
+
+/** A descriptor whose signature, schema and version were all checked on the same bytes. */
+export interface VerifiedDescriptor {
+  readonly descriptor: ActionDescriptor;
+  /** sha256 hex of the exact file bytes that were verified and parsed. */
+  readonly sha256: string;
+}
+
+const invalid = (message: string, path: string, cause?: unknown) =>
+  new LanewardError('DESCRIPTOR_INVALID', message, cause === undefined ? { path } : { path, cause });
+
+/**
+ * Reads `file` once, checks FILE.sig over those exact bytes with the trusted public key
+ * (`trustPub`, an SPKI PEM file), then parses the same bytes and checks the schema and
+ * version. Every failure, including an unreadable trust key, is DESCRIPTOR_INVALID:
+ * whoever asks must fail closed, never fall back to a default timeout mode.
+ */
+export function loadVerifiedDescriptor(file: string, trustPub: string): VerifiedDescriptor {
+  const bytes = readOnce(file, 'descriptor');
+  const sigFile = signatureFileOf(file);
+  const signature = decodeSignature(readOnce(sigFile, 'signature file').toString('latin1'));
+  if (signature === undefined) throw invalid('the signature file is not one base64 Ed25519 signature', sigFile);
+  let publicKey;
+  try {
+    publicKey = readPublicKey(trustPub);
+  } catch (error) {
+    throw invalid(`the trusted public key is unusable: ${toError(error).message}`, trustPub, error);
+  }
+  // Verify before parsing: unauthenticated bytes never reach the JSON parser.
+  if (!verifySignature(bytes, signature, publicKey)) {
+    throw invalid('the signature does not match the file bytes under the trusted key', file);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (error) {
+    throw invalid(`not one JSON document: ${toError(error).message}`, file, error);
+  }
+  // The version is checked first and on its own: a descriptor from another version may
+  // have another shape, and "newer writer" must not read as "broken fields".
+  const version = (value as { schema_version?: unknown } | null)?.schema_version;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && version !== DESCRIPTOR_VERSION) {
+    throw invalid(`schema_version ${JSON.stringify(version) ?? 'absent'} is not ${DESCRIPTOR_VERSION}`, file);
+  }
+  const issues = checkSchema(actionDescriptorSchema, value, basename(file));
+  if (issues !== undefined) {
+    throw invalid(issues.map((found) => `${found.path}: ${found.message}`).join('; '), file);
+  }
+  return { descriptor: value as ActionDescriptor, sha256: sha256Hex(bytes) };
+}
+
+/**
+ * The verified spec of one action, for a supervisor to call before anything is spawned.
+ * Throws DESCRIPTOR_INVALID for any problem with the file, its signature, or a name the
+ * descriptor does not list.
+ */
+export function loadVerifiedAction(file: string, trustPub: string, action: string): { spec: ActionSpec; sha256: string } {
+  const { descriptor, sha256 } = loadVerifiedDescriptor(file, trustPub);
+  // Own keys only: "toString" or "__proto__" must not resolve through the prototype.
+  if (!Object.hasOwn(descriptor.actions, action)) {
+    throw invalid(`no action named ${JSON.stringify(action)} in the descriptor`, file);
+  }
+  return { spec: descriptor.actions[action]!, sha256 };
+}
+
+/**
+ * Reads a regular file whole through one descriptor. O_NONBLOCK keeps a FIFO at that
+ * path from blocking the open; fstat on the same descriptor then refuses it.
+ */
+function readOnce(file: string, what: string): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    if (what === 'signature file' && errnoCode(error) === 'ENOENT') {
+      throw invalid('the descriptor is unsigned (no signature file)', file, error);
+    }
+    throw invalid(`cannot read the ${what}: ${toError(error).message}`, file, error);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw invalid(`the ${what} is not a regular file`, file);
+    if (stat.size > MAX_FILE_BYTES) throw invalid(`the ${what} is larger than ${MAX_FILE_BYTES} bytes`, file);
+    const bytes = readFileSync(fd);
+    // It may have grown between fstat and the read.
+    if (bytes.length > MAX_FILE_BYTES) throw invalid(`the ${what} is larger than ${MAX_FILE_BYTES} bytes`, file);
+    return bytes;
+  } catch (error) {
+    if (isLanewardError(error)) throw error;
+    throw invalid(`cannot read the ${what}: ${toError(error).message}`, file, error);
+  } finally {
+    closeSync(fd);
+  }
+}

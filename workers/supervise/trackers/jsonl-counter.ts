@@ -1,0 +1,38 @@
+import type { ProgressTracker, Verdict } from './tracker.ts';
+import { eventObject } from './tracker.ts';
+
+// Every counter line names this key; others are never parsed.
+const NEEDLES = ['"progress"'];
+const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
+const MARK: Verdict = Object.freeze({ kind: 'mark', count: 1 });
+
+/**
+ * A generic counter: lines `{"progress": n}` with n a non-negative integer. The first n
+ * (even 0) and every n above the last admitted one admit one mark, however large the
+ * step; an equal n admits nothing; a lower n is `invalid` (PROGRESS_INVALID), since a
+ * source that counts backwards cannot be trusted to count at all. A line that is not
+ * such an object, or whose n is not a non-negative safe integer, is prose.
+ */
+export class JsonlCounterTracker implements ProgressTracker {
+  private last: number | undefined;
+  private admitted = 0;
+
+  /** Marks admitted so far. */
+  get marks(): number {
+    return this.admitted;
+  }
+
+  /** Feeds one stdout line; see the class comment for what admits a mark. Never throws. */
+  feed(line: string): Verdict {
+    const n = eventObject(line, NEEDLES)?.progress;
+    // Safe integers only: above 2^53 a higher n can parse equal to the last one.
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return IGNORE;
+    if (this.last !== undefined && n <= this.last) {
+      // The last admitted n stays: the supervisor fails closed on `invalid` anyway.
+      return n === this.last ? IGNORE : { kind: 'invalid', reason: `progress went from ${this.last} to ${n}` };
+    }
+    this.last = n;
+    this.admitted += 1;
+    return MARK;
+  }
+}
