@@ -179,7 +179,13 @@ const TURN_DONE = '{"type":"turn.completed","usage":{"input_tokens":10,"output_t
 describe('codex-json', () => {
   test.each<Row>([
     ['should admit an item start and its completion', [started(cmd('item_0')), completed(cmd('item_0'))], [M(), M()], 2],
-    ['should admit exactly one for an item first seen completed', [completed({ id: 'item_1', type: 'agent_message', text: 'hi' }), completed({ id: 'item_1' })], [M(), I], 1],
+    ['should admit exactly one for an item first seen completed', [completed(cmd('item_1')), completed({ id: 'item_1' })], [M(), I], 1],
+    [
+      'should never admit reasoning or agent messages, which are thinking and prose',
+      [started({ id: 'r1', type: 'reasoning' }), completed({ id: 'r1', type: 'reasoning' }), completed({ id: 'm1', type: 'agent_message', text: 'hi' })],
+      [I, I, I],
+      0,
+    ],
     ['should not admit a repeated start or a second completion', [started(cmd('item_0')), started(cmd('item_0')), completed(cmd('item_0')), completed(cmd('item_0'))], [M(), I, M(), I], 2],
     ['should not reopen a completed item', [completed(cmd('item_0')), started(cmd('item_0'))], [M(), I], 1],
     ['should keep items apart', [started(cmd('item_0')), started(cmd('item_1')), completed(cmd('item_1')), completed(cmd('item_0'))], [M(), M(), M(), M()], 4],
