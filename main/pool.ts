@@ -18,7 +18,12 @@ export function defaultThreads(): number {
  * only here, so commands without a pool never pay for it. An error outside any task is
  * handed to `onError` rather than crashing the coordinator.
  */
-export async function createPool(name: string, threads: number, onError: (error: Error) => void): Promise<Piscina> {
+export async function createPool(
+  name: string,
+  threads: number,
+  onError: (error: Error) => void,
+  options: { concurrentTasksPerWorker?: number } = {},
+): Promise<Piscina> {
   const { Piscina } = await import('piscina');
   const pool = new Piscina({
     filename: workerFile(name),
@@ -26,6 +31,7 @@ export async function createPool(name: string, threads: number, onError: (error:
     maxThreads: threads,
     idleTimeout: 1_000,
     workerData: { buildId: BUILD_ID },
+    ...options,
   });
   pool.on('error', onError);
   return pool;

@@ -24,6 +24,7 @@ const id = buildId();
 const entries = {
   laneward: 'main/cli/entry.ts',
   validate: 'workers/validate/task.ts',
+  supervise: 'workers/supervise/task.ts',
   bench: 'bench/main.ts',
 };
 

@@ -2,10 +2,10 @@ import { EXIT } from '../../formats/codes.ts';
 import { isLanewardError } from '../../formats/error.ts';
 import { issue, renderIssueLine } from '../../formats/issue.ts';
 import { superviseLease } from '../../workers/supervise/lease.ts';
-import { LEASE_DEFAULTS, type LeaseOutcome, type LeaseSpec } from '../../workers/supervise/lease-types.ts';
+import type { LeaseOutcome } from '../../workers/supervise/lease-types.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
-import { loadVerifiedAction } from '../actions/load-descriptor.ts';
-import { intOption, parseCommand, usage } from './args.ts';
+import { interruptSignal, isDescriptorRefusal, LEASE_OPTIONS, leaseRequest, leaseSpecFor, refusedOutcome, splitCommand } from '../lease/lease-options.ts';
+import { parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
 
 export const LEASE_HELP = `usage: laneward lease run --actions FILE --trust PUB --action NAME --timeout-ms N
@@ -30,97 +30,46 @@ stdout ({status, code, exitCode, signal, providerStarted, attempts, marks, durat
 cleanupConfirmed, ...}) and sends the child's stdout to stderr.
 Exit: the child's own status when it finished by itself; 124 deadline, lease or
 post-provider timeout; 3 refused before launch; 126/127 command not executable/found;
-130/143/129 cancelled; 1 other failures; 2 usage.`;
+130/143/129 cancelled; 1 other failures; 2 usage.
 
-const OPTIONS = {
-  actions: { type: 'string' },
-  trust: { type: 'string' },
-  action: { type: 'string' },
-  'timeout-ms': { type: 'string' },
-  'grace-ms': { type: 'string' },
-  'teardown-ms': { type: 'string' },
-  'stdout-limit': { type: 'string' },
-  'stderr-limit': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const MAX_MS = 2_147_483_647;
+laneward lease fleet --count N [--jobs N] <the same options> -- COMMAND ARGS...
+runs N copies at once across the worker pool (each child gets LANEWARD_FLEET_INDEX),
+prints one outcome per child as it ends (--json) and LEASE_FLEET: children=... at the end.`;
 
 export async function leaseCommand(args: readonly string[], io: Io): Promise<number> {
   const startedAt = nowMs();
   const [sub, ...rest] = args;
   if (sub === '--help' || sub === '-h' || sub === 'help') return (io.out(LEASE_HELP), EXIT.ok);
-  if (sub !== 'run') throw usage(sub === undefined ? 'expected lease run' : `unknown lease subcommand ${JSON.stringify(sub)}`);
-  const split = rest.indexOf('--');
-  const { values, positionals } = parseCommand(split === -1 ? rest : rest.slice(0, split), OPTIONS, false);
+  if (sub === 'fleet') return (await import('./lease-fleet.ts')).fleetCommand(rest, io, startedAt);
+  if (sub !== 'run') throw usage(sub === undefined ? 'expected lease run or lease fleet' : `unknown lease subcommand ${JSON.stringify(sub)}`);
+  const { own, argv } = splitCommand(rest);
+  const { values, positionals } = parseCommand(own, LEASE_OPTIONS, false);
   if (values.help) return (io.out(LEASE_HELP), EXIT.ok);
-  const argv = split === -1 ? [] : rest.slice(split + 1);
   if (positionals.length > 0 || argv.length === 0) throw usage('expected -- COMMAND ARGS... after the options');
-  const required = (name: 'actions' | 'trust' | 'action') => values[name] ?? (() => { throw usage(`--${name} is required`); })();
-  const timeoutMs = intOption('timeout-ms', values['timeout-ms'], 1, MAX_MS) ?? (() => { throw usage('--timeout-ms is required'); })();
+  const request = leaseRequest(values);
   const json = values.json === true;
-  const [file, trust, name] = [required('actions'), required('trust'), required('action')];
 
-  let action;
+  let built;
   try {
-    action = loadVerifiedAction(file, trust, name);
+    built = leaseSpecFor(request, argv, startedAt);
   } catch (error) {
-    if (!isLanewardError(error) || error.code !== 'DESCRIPTOR_INVALID') throw error;
+    if (!isDescriptorRefusal(error) || !isLanewardError(error)) throw error;
     // Fails closed: nothing was spawned, and the outcome says so.
     io.err(renderIssueLine('laneward lease run', issue(error.code, error.path, error.message)));
-    return report(io, json, { ...refusedOutcome(startedAt), action: name }, EXIT.refused);
+    return report(io, json, { ...refusedOutcome(startedAt), action: request.action }, EXIT.refused);
   }
-  const { spec: descriptor } = action;
-  const spec: LeaseSpec = {
-    argv,
-    mode: descriptor.timeout_mode,
-    progress: descriptor.timeout_mode === 'admitted_progress_inactivity' ? descriptor.progress : null,
-    timeoutMs,
-    cleanupReserveMs: descriptor.cleanup_reserve_ms,
-    postProviderMs: descriptor.post_provider_ms,
-    graceMs: intOption('grace-ms', values['grace-ms'], 0, MAX_MS) ?? LEASE_DEFAULTS.graceMs,
-    teardownMs: intOption('teardown-ms', values['teardown-ms'], 1, MAX_MS) ?? LEASE_DEFAULTS.teardownMs,
-    stdoutLimit: intOption('stdout-limit', values['stdout-limit'], 1, MAX_MS) ?? LEASE_DEFAULTS.stdoutLimit,
-    stderrLimit: intOption('stderr-limit', values['stderr-limit'], 1, MAX_MS) ?? LEASE_DEFAULTS.stderrLimit,
-    startedAt,
-  };
-
-  const cancel = new AbortController();
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  const onSignal = (signal: NodeJS.Signals) => cancel.abort(signal);
-  for (const signal of signals) process.on(signal, onSignal);
+  const { spec, sha256 } = built;
+  const interrupt = interruptSignal();
   try {
     const toStdout = json ? io.errRaw : (io.outRaw ?? io.errRaw);
-    const outcome = await superviseLease(spec, { onStdout: (chunk) => toStdout(chunk), onStderr: (chunk) => io.errRaw(chunk) }, cancel.signal);
+    const outcome = await superviseLease(spec, { onStdout: (chunk) => toStdout(chunk), onStderr: (chunk) => io.errRaw(chunk) }, interrupt.signal);
     if (outcome.code !== null && outcome.code !== 'CHILD_FAILED') {
-      io.err(renderIssueLine('laneward lease run', issue(outcome.code, '', `action ${name} (${spec.mode}) after ${Math.round(outcome.durationMs)} ms`)));
+      io.err(renderIssueLine('laneward lease run', issue(outcome.code, '', `action ${request.action} (${spec.mode}) after ${Math.round(outcome.durationMs)} ms`)));
     }
-    return report(io, json, { ...outcome, action: name, timeoutMode: spec.mode, descriptorSha256: action.sha256 }, outcome.exitCode);
+    return report(io, json, { ...outcome, action: request.action, timeoutMode: spec.mode, descriptorSha256: sha256 }, outcome.exitCode);
   } finally {
-    for (const signal of signals) process.off(signal, onSignal);
+    interrupt.release();
   }
-}
-
-function refusedOutcome(startedAt: number): LeaseOutcome {
-  return {
-    status: 'refused',
-    code: 'DESCRIPTOR_INVALID',
-    exitCode: EXIT.refused,
-    childExitCode: null,
-    signal: null,
-    providerStarted: false,
-    attempts: 0,
-    marks: 0,
-    durationMs: nowMs() - startedAt,
-    cleanupConfirmed: true,
-    timedOut: false,
-    leaseExpired: false,
-    cancelled: false,
-    expiryLateMs: null,
-    firstSignalMs: null,
-    goneMs: null,
-  };
 }
 
 function report(io: Io, json: boolean, outcome: LeaseOutcome & Record<string, unknown>, exitCode: number): number {

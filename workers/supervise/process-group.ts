@@ -37,19 +37,36 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
+/** One reading of /proc shared by every teardown polling in this thread at that moment. */
+let census: { at: number; live: Map<number, number[]> } | undefined;
+const CENSUS_MS = 2;
+
 /**
  * Pids of the group's processes that can still run. Zombies are excluded: a zombie has
  * exited and only waits to be reaped (here PID 1 reaps orphans seconds late), yet it
- * keeps `kill(-pgid, 0)` succeeding, so that call proves nothing.
+ * keeps `kill(-pgid, 0)` succeeding, so that call proves only absence. When it fails the
+ * group is gone; otherwise /proc is read, once per couple of milliseconds for all groups
+ * (hundreds of concurrent teardowns would otherwise each read every process's stat).
  */
 export function liveGroupMembers(pgid: number): number[] {
-  const live: number[] = [];
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    if (errnoCode(error) === 'ESRCH') return [];
+  }
+  const now = performance.now();
+  if (census === undefined || now - census.at > CENSUS_MS) census = readCensus(now);
+  return census?.live.get(pgid) ?? fallbackMembers(pgid);
+}
+
+function readCensus(at: number): { at: number; live: Map<number, number[]> } | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return fallbackMembers(pgid);
+    return undefined;
   }
+  const live = new Map<number, number[]>();
   for (const name of entries) {
     const first = name.charCodeAt(0);
     if (first < 48 || first > 57) continue;
@@ -61,19 +78,18 @@ export function liveGroupMembers(pgid: number): number[] {
     }
     // Fields after the command name, which may itself hold spaces and parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') live.push(Number(name));
+    if (fields[0] === 'Z' || fields[0] === 'X') continue;
+    const group = Number(fields[2]);
+    const members = live.get(group);
+    if (members === undefined) live.set(group, [Number(name)]);
+    else members.push(Number(name));
   }
-  return live;
+  return { at, live };
 }
 
 /** Without /proc the best available answer is whether the group accepts signals. */
 function fallbackMembers(pgid: number): number[] {
-  try {
-    process.kill(-pgid, 0);
-    return [pgid];
-  } catch {
-    return [];
-  }
+  return census === undefined ? [pgid] : [];
 }
 
 /** The conventional exit status of a process killed by `signal`: 128 + its number. */
