@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
+import { benchLease } from './lease.ts';
 import { benchValidate } from './validate.ts';
 
-const SUITES = ['validate'] as const;
+const SUITES = ['validate', 'lease'] as const;
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -10,6 +11,8 @@ const { values, positionals } = parseArgs({
     runs: { type: 'string', default: '1000' },
     'run-kb': { type: 'string', default: '300' },
     'big-mb': { type: 'string', default: '1024' },
+    samples: { type: 'string', default: '40' },
+    fleet: { type: 'string', default: '200' },
   },
 });
 
@@ -25,5 +28,7 @@ for (const suite of chosen) {
   process.stdout.write(`\n== ${suite}\n`);
   if (suite === 'validate') {
     await benchValidate({ runs: Number(values.runs), runBytes: Number(values['run-kb']) * 1000, bigMb: Number(values['big-mb']) });
+  } else if (suite === 'lease') {
+    await benchLease({ samples: Number(values.samples), fleet: Number(values.fleet) });
   }
 }

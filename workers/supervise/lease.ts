@@ -59,6 +59,7 @@ class LeaseRun {
   private signal: string | null = null;
   private stdoutBytes = 0;
   private stderrBytes = 0;
+  private leaderExit: Promise<void> | undefined;
   private readonly onAbort = () => this.fail(cancelCode(this.cancel?.reason));
 
   constructor(spec: LeaseSpec, hooks: LeaseHooks, cancel: AbortSignal | undefined) {
@@ -82,7 +83,7 @@ class LeaseRun {
     );
     this.cancel?.addEventListener('abort', this.onAbort, { once: true });
     const child = this.child!;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const exited = this.leaderExit!;
     const drained = Promise.all(child.stdio.filter((s): s is Readable => s !== null && s !== undefined && 'read' in s).map(streamEnd));
 
     // Wait for the provider to exit by itself, or for a failure's teardown to end it.
@@ -140,6 +141,7 @@ class LeaseRun {
 
   private watch(child: ChildProcess): void {
     const { spec, hooks } = this;
+    this.leaderExit = new Promise((resolve) => child.once('exit', () => resolve()));
     child.once('exit', (code, signal) => {
       this.exited = true;
       this.signal = signal;
@@ -209,7 +211,11 @@ class LeaseRun {
   private startTeardown(): void {
     if (this.teardown !== undefined || this.child?.pid === undefined) return;
     this.teardownStartedAt = nowMs();
-    this.teardown = teardownGroup(this.child.pid, { graceMs: this.spec.graceMs, budgetMs: this.spec.teardownMs });
+    this.teardown = teardownGroup(this.child.pid, {
+      graceMs: this.spec.graceMs,
+      budgetMs: this.spec.teardownMs,
+      ...(this.leaderExit === undefined ? {} : { leaderExit: this.leaderExit }),
+    });
   }
 
   private async outcome(cause: Cause | undefined, started: boolean, cleanupConfirmed: boolean): Promise<LeaseOutcome> {

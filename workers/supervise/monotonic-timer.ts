@@ -4,13 +4,13 @@ export function nowMs(): number {
 }
 
 /**
- * One timer for an absolute monotonic deadline. Timers may fire early (by up to a
- * millisecond) and late; when it fires early it re-arms for the rest, so `fire` never
- * runs before the deadline. `rearm` moves the deadline (a lease renewal) without
- * creating a second timer.
+ * One timer for an absolute monotonic deadline. Timers fire early (by up to a
+ * millisecond) and late; an early wake re-arms for the rest, so `fire` never runs before
+ * the deadline. `rearm` moves the deadline (a lease renewal) without a second timer.
  */
 export class DeadlineTimer {
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private deadline: number;
   private readonly fire: (lateMs: number) => void;
 
@@ -25,28 +25,30 @@ export class DeadlineTimer {
   }
 
   rearm(deadline: number): void {
+    // Hint: renewing only moves the deadline; the running timer checks it when it wakes
+    // and sleeps again for the rest, so a burst of marks costs no timer churn.
     this.deadline = deadline;
-    // Hint: renewing only moves the deadline; the running timer checks it when it fires
-    // and re-arms for the rest, so a burst of marks costs no timer churn.
   }
 
   clear(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.immediate !== undefined) clearImmediate(this.immediate);
     this.timer = undefined;
+    this.immediate = undefined;
   }
 
   private arm(): void {
-    const wait = Math.max(0, this.deadline - nowMs());
-    this.timer = setTimeout(() => this.check(), Math.ceil(wait));
+    // Hint: Node rounds timers to whole milliseconds; arming for the floor and finishing
+    // the last fraction on setImmediate keeps lateness near the loop's own.
+    this.timer = setTimeout(() => this.check(), Math.max(0, Math.floor(this.deadline - nowMs())));
   }
 
   private check(): void {
     this.timer = undefined;
+    this.immediate = undefined;
     const late = nowMs() - this.deadline;
-    if (late < 0) {
-      this.arm();
-      return;
-    }
-    this.fire(late);
+    if (late >= 0) this.fire(late);
+    else if (late > -1) this.immediate = setImmediate(() => this.check());
+    else this.arm();
   }
 }

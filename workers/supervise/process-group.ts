@@ -39,7 +39,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
 
 /** One reading of /proc shared by every teardown polling in this thread at that moment. */
 let census: { at: number; live: Map<number, number[]> } | undefined;
-const CENSUS_MS = 2;
+const CENSUS_MS = 4;
 
 /**
  * Pids of the group's processes that can still run. Zombies are excluded: a zombie has

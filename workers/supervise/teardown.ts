@@ -5,6 +5,8 @@ export interface TeardownOptions {
   readonly graceMs: number;
   /** Teardown's own budget, never the remainder of another. */
   readonly budgetMs: number;
+  /** Settles when the group leader has exited and been reaped: the first check waits for it. */
+  readonly leaderExit?: Promise<unknown>;
 }
 
 export interface TeardownResult {
@@ -15,7 +17,9 @@ export interface TeardownResult {
   readonly durationMs: number;
 }
 
-const POLL_MS = 5;
+/** Polls start fast (most groups die within milliseconds) and back off to this. */
+const POLL_FIRST_MS = 2;
+const POLL_MAX_MS = 40;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -34,7 +38,16 @@ export async function teardownGroup(pgid: number, options: TeardownOptions): Pro
   };
   send(options.graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
   let killed = options.graceMs <= 0;
+  let pause = POLL_FIRST_MS;
+  let leaderGone = false;
+  void options.leaderExit?.then(() => (leaderGone = true));
   for (;;) {
+    // Wait before looking: a group just signalled cannot be gone yet, and once the leader
+    // is reaped a group with no other member answers ESRCH without a /proc census.
+    // Hint: hundreds of teardowns at once would otherwise turn the loop into a /proc reader.
+    const wait = Math.min(pause, Math.max(1, options.budgetMs - elapsed()));
+    await (leaderGone || options.leaderExit === undefined ? sleep(wait) : Promise.race([sleep(wait), options.leaderExit]));
+    pause = Math.min(pause * 2, POLL_MAX_MS);
     if (liveGroupMembers(pgid).length === 0) return { confirmed: true, firstSignal, durationMs: elapsed() };
     // Once past the grace, SIGKILL again on every poll: a member forked between two
     // signals is caught by the next one.
@@ -43,9 +56,9 @@ export async function teardownGroup(pgid: number, options: TeardownOptions): Pro
       killed = true;
     }
     if (elapsed() >= options.budgetMs) {
-      if (!killed) send('SIGKILL');
-      return { confirmed: liveGroupMembers(pgid).length === 0, firstSignal, durationMs: elapsed() };
+      // Out of budget: unproven. SIGKILL still goes out so nothing is left running.
+      send('SIGKILL');
+      return { confirmed: false, firstSignal, durationMs: elapsed() };
     }
-    await sleep(POLL_MS);
   }
 }

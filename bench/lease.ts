@@ -1,0 +1,149 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { superviseMany } from '../main/lease/supervise-many.ts';
+import { runUnderDeadline } from '../workers/supervise/deadline-run.ts';
+import { superviseLease } from '../workers/supervise/lease.ts';
+import { LEASE_DEFAULTS, type LeaseSpec } from '../workers/supervise/lease-types.ts';
+import { nowMs } from '../workers/supervise/monotonic-timer.ts';
+import { line, measure, ratio } from './measure.ts';
+
+const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
+const PROVIDER = new URL('../fixtures/providers/provider.mjs', import.meta.url).pathname;
+
+function spec(argv: string[], overrides: Partial<LeaseSpec> = {}): LeaseSpec {
+  return {
+    argv,
+    mode: 'admitted_progress_inactivity',
+    progress: 'fd',
+    timeoutMs: 5_000,
+    cleanupReserveMs: 0,
+    postProviderMs: 5_000,
+    ...LEASE_DEFAULTS,
+    startedAt: nowMs(),
+    ...overrides,
+  };
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+const pair = (values: readonly number[]) => `p50 ${ms(percentile(values, 50))} p99 ${ms(percentile(values, 99))}`;
+
+/** The supervision figures, each against a baseline measured in this same run. */
+export async function benchLease(options: { samples: number; fleet: number }): Promise<void> {
+  await markToRenewal();
+  await expiryLatency(options.samples);
+  await probeOverhead();
+  await fleetExpiry(options.fleet);
+  await cliStart();
+}
+
+/** Mark written by the child (its monotonic stamp) to the lease renewed, against a bare pipe read. */
+async function markToRenewal(): Promise<void> {
+  const count = 300;
+  const stamps = (chunks: string[]) =>
+    chunks.join('').split('\n').filter((l) => l.startsWith('MARK_AT ')).map((l) => Number(BigInt(l.slice(8))) / 1e6);
+  const argv = [process.execPath, PROVIDER, 'stamped-marks', '3', String(count)];
+
+  const stderr: string[] = [];
+  const renewals: number[] = [];
+  await superviseLease(spec(argv), { onStderr: (c) => stderr.push(c.toString()), onRenewal: (at) => renewals.push(at) });
+  const leased = stamps(stderr).map((at, i) => renewals[i]! - at).filter(Number.isFinite);
+
+  const bareErr: string[] = [];
+  const arrivals: number[] = [];
+  await new Promise<void>((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], env: { ...process.env, LANEWARD_PROGRESS_FD: '3' } });
+    child.stderr!.on('data', (c: Buffer) => bareErr.push(c.toString()));
+    (child.stdio[3] as Readable).on('data', (c: Buffer) => {
+      const at = nowMs();
+      for (let i = 0; i < c.length; i++) arrivals.push(at);
+    });
+    child.on('close', () => resolve());
+  });
+  const bare = stamps(bareErr).map((at, i) => arrivals[i]! - at).filter(Number.isFinite);
+  line('mark to renewal', `${pair(leased)} vs bare pipe read ${pair(bare)} (target p99 < 1 ms; ${leased.length} marks)`);
+}
+
+/** Expiry to first signal and to the group proven gone, against plain setTimeout lateness. */
+async function expiryLatency(samples: number): Promise<void> {
+  const lateness: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const due = nowMs() + 20;
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+    lateness.push(nowMs() - due);
+  }
+  const guardSignal: number[] = [];
+  const leaseSignal: number[] = [];
+  const leaseGone: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const guard = await runUnderDeadline({ argv: ['sleep', '30'], remainingMs: 20 });
+    if (guard.kind === 'timedOut') guardSignal.push(guard.killLateMs);
+    const lease = await superviseLease(spec(['sleep', '30'], { timeoutMs: 20 }));
+    if (lease.expiryLateMs !== null && lease.firstSignalMs !== null) leaseSignal.push(lease.expiryLateMs + lease.firstSignalMs);
+    if (lease.expiryLateMs !== null && lease.goneMs !== null) leaseGone.push(lease.expiryLateMs + lease.goneMs);
+  }
+  line('setTimeout lateness (baseline)', pair(lateness));
+  line('guard: expiry to SIGKILL', `${pair(guardSignal)}; p99 ${ms(percentile(guardSignal, 99) - percentile(lateness, 99))} over timer lateness (target <= 5 ms)`);
+  line('lease: expiry to SIGTERM', `${pair(leaseSignal)}; p99 ${ms(percentile(leaseSignal, 99) - percentile(lateness, 99))} over timer lateness (target <= 5 ms)`);
+  line('lease: expiry to group proven gone', `${pair(leaseGone)} (${samples} samples)`);
+}
+
+/** Per-probe cost of in-process supervision of /bin/true against a bare spawn and GNU timeout. */
+async function probeOverhead(): Promise<void> {
+  const exit = (command: string, args: string[]) =>
+    new Promise<void>((resolve, reject) => spawn(command, args, { stdio: 'ignore' }).once('exit', () => resolve()).once('error', reject));
+  const result = await measure(
+    {
+      'bare spawn': () => exit('/bin/true', []),
+      'GNU timeout': () => exit('timeout', ['5', '/bin/true']),
+      guard: async () => void (await runUnderDeadline({ argv: ['/bin/true'], remainingMs: 5_000 })),
+      lease: async () => void (await superviseLease(spec(['/bin/true'], { mode: 'total_deadline', progress: null }))),
+    },
+    { iterations: 200, warmupIterations: 10 },
+  );
+  const bare = result['bare spawn']!.p50;
+  const show = (name: string) => `${ms(result[name]!.p50)} = ${ratio(result[name]!.p50, bare)} of bare spawn`;
+  line('bare spawn+reap of /bin/true', ms(bare));
+  line('GNU timeout 5 /bin/true', show('GNU timeout'));
+  line('guard (in-process) /bin/true', `${show('guard')} (target < 1.20x)`);
+  line('lease (in-process, pipes, proof) /bin/true', `${show('lease')} (target < 1.20x)`);
+}
+
+/** Expiry latency with many concurrent leases in one coordinator, across the pool. */
+async function fleetExpiry(count: number): Promise<void> {
+  const specs = Array.from({ length: count }, () => spec(['sleep', '30'], { timeoutMs: 1_500 }));
+  const started = nowMs();
+  const outcomes = await superviseMany(specs, { threads: 2 });
+  const expired = outcomes.filter((o) => o.code === 'LEASE_EXPIRED' && o.expiryLateMs !== null);
+  const signal = expired.map((o) => o.expiryLateMs! + (o.firstSignalMs ?? 0));
+  const gone = expired.map((o) => o.expiryLateMs! + (o.goneMs ?? 0));
+  line(`${count} concurrent leases: expiry to SIGTERM`, `${pair(signal)}; to gone ${pair(gone)}; ${expired.length}/${count} expired, ${outcomes.filter((o) => o.cleanupConfirmed).length} proven gone, ${((nowMs() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Start-up of `deadline status` against node running an empty file. */
+async function cliStart(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'laneward-bench-lease-'));
+  try {
+    const receipt = join(root, 'deadline.json');
+    spawnSync(process.execPath, [CLI, 'deadline', 'start', receipt, '3600'], { stdio: 'ignore' });
+    const empty = join(root, 'empty.mjs');
+    writeFileSync(empty, '');
+    const run = (args: string[]) => () => {
+      const child = spawnSync(process.execPath, args, { stdio: 'ignore' });
+      if (child.status !== 0) throw new Error(`${args.join(' ')} exited ${child.status}`);
+    };
+    const result = await measure({ empty: run([empty]), status: run([CLI, 'deadline', 'status', receipt]) }, { iterations: 20, warmupIterations: 2 });
+    const base = result['empty']!.p50;
+    const ours = result['status']!.p50;
+    line('deadline status start-up', `${ms(ours)} vs node empty file ${ms(base)} = +${ms(ours - base)} (target <= +30 ms)`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
