@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+const root = tempRoot('fleet');
+const actions = join(root, 'actions.json');
+const trust = join(root, 'keys', 'actions.pub');
+
+beforeAll(() => {
+  ensureBuilt();
+  expect(laneward(['actions', 'keygen', '--out', join(root, 'keys')]).code).toBe(0);
+  writeFileSync(
+    actions,
+    JSON.stringify({
+      schema_version: 1,
+      actions: {
+        'review.repository': { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 2000 },
+      },
+    }),
+  );
+  expect(laneward(['actions', 'sign', actions, '--key', join(root, 'keys', 'actions.key')]).code).toBe(0);
+});
+
+/** Pids listed in `file` (one per line) that can still run: neither gone nor a zombie. */
+function running(file: string): number[] {
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+        return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
+      } catch {
+        return false;
+      }
+    });
+}
+
+const fleet = (count: number, timeoutMs: number, script: string) => [
+  'lease', 'fleet', '--count', String(count), '--jobs', '2', '--json',
+  '--actions', actions, '--trust', trust, '--action', 'review.repository', '--timeout-ms', String(timeoutMs),
+  '--', 'bash', '-c', script,
+];
+
+describe('laneward lease fleet', () => {
+  test('should supervise 200 concurrent children from one coordinator, renewing each lease', () => {
+    const result = laneward(fleet(200, 3000, 'for i in 1 2 3 4 5 6; do sleep 0.5; printf "\\001" >&3; done'));
+    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const outcomes = lines.filter((line) => line.index !== undefined);
+    expect(outcomes).toHaveLength(200);
+    expect(new Set(outcomes.map((o) => o.index)).size).toBe(200);
+    expect(outcomes.every((o) => o.status === 'ok' && o.attempts === 1 && o.marks === 6 && o.cleanupConfirmed)).toBe(true);
+    expect(lines.at(-1)).toEqual({ summary: { children: 200, ok: 200, timeout: 0, failed: 0, cancelled: 0, cleanupUnproven: 0, codes: {} } });
+    expect(result.code).toBe(0);
+  });
+
+  test('should expire every silent child and prove each group gone, grandchildren included', () => {
+    const pids = join(root, 'expire-pids');
+    const result = laneward(fleet(200, 1500, `trap "" TERM; sleep 30 & echo $! >> ${pids}; wait`));
+    expect(result.code).toBe(1);
+    const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+    expect(summary).toEqual({ summary: { children: 200, ok: 0, timeout: 200, failed: 0, cancelled: 0, cleanupUnproven: 0, codes: { LEASE_EXPIRED: 200 } } });
+    expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(200);
+    expect(running(pids)).toEqual([]);
+  });
+
+  test('should cancel every child by message when the coordinator gets SIGTERM', async () => {
+    const pidfile = join(root, 'started');
+    const child = spawn(process.execPath, [BUNDLE, ...fleet(50, 60_000, `trap "" TERM; sleep 30 & echo $! >> ${pidfile}; wait`)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      let started = 0;
+      try {
+        started = readFileSync(pidfile, 'utf8').trim().split('\n').length;
+      } catch {
+        // not yet
+      }
+      if (started === 50) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(143);
+    const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(summary.summary).toMatchObject({ children: 50, cancelled: 50, cleanupUnproven: 0, codes: { CANCELLED: 50 } });
+    expect(running(pidfile)).toEqual([]);
+  });
+});
