@@ -113,11 +113,11 @@ async function run(args: readonly string[], io: Io): Promise<number> {
   if (values.help) return (io.out(DEADLINE_HELP), EXIT.ok);
   if (positionals.length !== 1) throw usage('expected FILE -- COMMAND ARGS...');
   if (command.length === 0) throw usage('expected a COMMAND after --');
-  const file = checkReceiptPath(positionals[0]!);
   const line = (payload: GuardEvent) => io.errRaw(guardLine(payload, true));
-
+  let file: string;
   let receipt: Receipt;
   try {
+    file = checkReceiptPath(positionals[0]!);
     receipt = readReceipt(file);
   } catch (error) {
     if (isLanewardError(error)) line(event('error', null, { code: error.code, message: error.message }));

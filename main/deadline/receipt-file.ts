@@ -78,6 +78,8 @@ export function readReceipt(file: string): Receipt {
     const n = readSync(fd, bytes, 0, bytes.length, 0);
     const parsed = parseReceipt(bytes.toString('utf8', 0, n));
     if (typeof parsed === 'string') throw refuse(parsed, file);
+    // A receipt that starts later than now would grant more than its budget.
+    if (Date.parse(parsed.startedAt) > Date.now()) throw refuse('startedAt is in the future', file);
     return parsed;
   } finally {
     closeSync(fd);

@@ -1,3 +1,5 @@
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** Milliseconds on the one monotonic clock every budget uses (same origin in every thread). */
 export function nowMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
@@ -40,7 +42,9 @@ export class DeadlineTimer {
   private arm(): void {
     // Hint: Node rounds timers to whole milliseconds; arming for the floor and finishing
     // the last fraction on setImmediate keeps lateness near the loop's own.
-    this.timer = setTimeout(() => this.check(), Math.max(0, Math.floor(this.deadline - nowMs())));
+    // Longer than a runtime timer can hold: wake at the limit and sleep again.
+    const wait = Math.min(MAX_TIMER_MS, Math.max(0, Math.floor(this.deadline - nowMs())));
+    this.timer = setTimeout(() => this.check(), wait);
   }
 
   private check(): void {
