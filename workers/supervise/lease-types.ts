@@ -58,7 +58,10 @@ export interface LeaseOutcome {
 export interface LeaseHooks {
   readonly onStdout?: (chunk: Buffer) => void;
   readonly onStderr?: (chunk: Buffer) => void;
-  /** Called right after a mark renewed the lease, with the monotonic time of the renewal. */
+  /**
+   * Called right after admitted progress renewed the lease, with the monotonic time of the
+   * renewal: once per renewal, and one chunk or line may carry several marks.
+   */
   readonly onRenewal?: (atMs: number) => void;
 }
 

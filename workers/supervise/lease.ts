@@ -74,30 +74,41 @@ class LeaseRun {
     const firstDeadline = spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs;
     if (nowMs() >= firstDeadline) return this.outcome({ code: 'DEADLINE_EXPIRED', ...STATUS_OF.DEADLINE_EXPIRED!, at: nowMs(), lateMs: null }, false, true);
     if (this.cancel?.aborted) return this.outcome(cancelCode(this.cancel.reason), false, true);
+    // Listening from here to the end: a cancel during launch or while output drains wins too.
+    this.cancel?.addEventListener('abort', this.onAbort, { once: true });
+    try {
+      return await this.supervise(firstDeadline);
+    } finally {
+      this.cancel?.removeEventListener('abort', this.onAbort);
+    }
+  }
 
+  private async supervise(firstDeadline: number): Promise<LeaseOutcome> {
+    const { spec } = this;
     const started = await this.launch();
     if (started !== true) return this.outcome(started, false, true);
-
-    this.timer = new DeadlineTimer(firstDeadline, (late) =>
-      this.fail({ ...(spec.mode === 'admitted_progress_inactivity' ? leaseExpired() : deadlineExpired()), at: nowMs(), lateMs: late }),
-    );
-    this.cancel?.addEventListener('abort', this.onAbort, { once: true });
+    // A cancel that arrived while the spawn was under way finds the child only now.
+    if (this.cause !== undefined) this.startTeardown();
+    else {
+      this.timer = new DeadlineTimer(firstDeadline, (late) =>
+        this.fail({ ...(spec.mode === 'admitted_progress_inactivity' ? leaseExpired() : deadlineExpired()), at: nowMs(), lateMs: late }),
+      );
+    }
     const child = this.child!;
     const exited = this.leaderExit!;
     const drained = Promise.all(child.stdio.filter((s): s is Readable => s !== null && s !== undefined && 'read' in s).map(streamEnd));
 
     // Wait for the provider to exit by itself, or for a failure's teardown to end it.
-    await Promise.race([exited, this.whenFailed().then(() => Promise.race([exited, this.teardown!.then(() => delay(1_000))]))]);
-    this.timer.clear();
-    this.cancel?.removeEventListener('abort', this.onAbort);
+    await Promise.race([exited, this.failed.then(() => Promise.race([exited, this.teardown!.then(() => delay(1_000))]))]);
+    this.timer?.clear();
 
     let cleanupConfirmed: boolean;
     if (this.cause === undefined) {
       // The provider finished: its group (background descendants) goes too, and the
-      // output drains within one fresh post-provider budget.
+      // output drains within one fresh post-provider budget (a cancel still wins).
       this.startTeardown();
-      const inTime = await Promise.race([drained.then(() => true), delay(spec.postProviderMs).then(() => false)]);
-      if (!inTime) this.fail({ code: 'POST_PROVIDER_TIMEOUT', ...STATUS_OF.POST_PROVIDER_TIMEOUT!, at: nowMs(), lateMs: null });
+      const end = await Promise.race([drained.then(() => 'drained'), delay(spec.postProviderMs).then(() => 'late'), this.failed.then(() => 'failed')]);
+      if (end === 'late') this.fail({ code: 'POST_PROVIDER_TIMEOUT', ...STATUS_OF.POST_PROVIDER_TIMEOUT!, at: nowMs(), lateMs: null });
       cleanupConfirmed = (await this.teardown!).confirmed;
     } else {
       cleanupConfirmed = (await this.teardown!).confirmed;
@@ -194,10 +205,8 @@ class LeaseRun {
   }
 
   private failedResolve: (() => void) | undefined;
+  /** Settles at the first failure. */
   private readonly failed = new Promise<void>((resolve) => (this.failedResolve = resolve));
-  private whenFailed(): Promise<void> {
-    return this.failed;
-  }
 
   /** Records the first cause (later ones are consequences) and tears the group down. */
   private fail(cause: Cause): void {
@@ -239,8 +248,12 @@ class LeaseRun {
       leaseExpired: cause?.code === 'LEASE_EXPIRED',
       cancelled: cause?.status === 'cancelled',
       expiryLateMs: cause?.lateMs ?? null,
-      firstSignalMs: at !== null && this.teardownStartedAt !== null && teardown?.firstSignal ? this.teardownStartedAt - at : null,
-      goneMs: at !== null && teardown?.confirmed === true && this.teardownStartedAt !== null ? this.teardownStartedAt + teardown.durationMs - at : null,
+      // A teardown that began before the failure (after the provider exited) counts as 0.
+      firstSignalMs: at !== null && this.teardownStartedAt !== null && teardown?.firstSignal ? Math.max(0, this.teardownStartedAt - at) : null,
+      goneMs:
+        at !== null && teardown?.confirmed === true && this.teardownStartedAt !== null
+          ? Math.max(0, this.teardownStartedAt + teardown.durationMs - at)
+          : null,
     };
   }
 }

@@ -1,0 +1,288 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { superviseLease } from '../workers/supervise/lease.ts';
+import type { LeaseOutcome, LeaseSpec } from '../workers/supervise/lease-types.ts';
+import { nowMs } from '../workers/supervise/monotonic-timer.ts';
+import { ROOT } from './helpers/cli.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+// The lease engine in-process (superviseLease), with real provider processes. Time is
+// only bounded generously from above, or from below where the provider's own schedule
+// makes the bound a certainty.
+
+const root = tempRoot('lease');
+const NODE = process.execPath;
+const PROVIDER = join(ROOT, 'fixtures/providers/provider.mjs');
+
+// Every provider inherits this variable (spec.env extends process.env), so a leak is
+// found by identity, never by a guessed pid.
+const TAG_VALUE = `${process.pid}-${Date.now()}`;
+const TAG = `LANEWARD_LEASE_TEST=${TAG_VALUE}`;
+
+let counter = 0;
+const file = (name: string) => join(mkdtempSync(join(root, `${counter++}-`)), name);
+const provider = (mode: string, ...args: (string | number)[]) => [NODE, PROVIDER, mode, ...args.map(String)];
+/** Runs argv through bash, which appends its pid (the provider's, after exec) to `pidfile`. */
+const counted = (pidfile: string, argv: string[]) => ['bash', '-c', 'echo $$ >> "$0"; exec "$@"', pidfile, ...argv];
+const pidsIn = (pidfile: string) => readFileSync(pidfile, 'utf8').split('\n').filter((line) => line !== '').map(Number);
+
+function spec(overrides: Partial<LeaseSpec> & Pick<LeaseSpec, 'argv'>): LeaseSpec {
+  return {
+    mode: 'admitted_progress_inactivity',
+    progress: 'fd',
+    timeoutMs: 300,
+    cleanupReserveMs: 0,
+    postProviderMs: 3_000,
+    graceMs: 500,
+    teardownMs: 5_000,
+    stdoutLimit: 1 << 20,
+    stderrLimit: 1 << 20,
+    env: { LANEWARD_LEASE_TEST: TAG_VALUE },
+    startedAt: nowMs(),
+    ...overrides,
+  };
+}
+
+afterEach(async () => {
+  const leaked = await settle(3_000);
+  for (const pid of leaked) kill(pid);
+  expect(leaked, 'processes of this test still running').toEqual([]);
+});
+
+function stat(pid: number): { state: string; pgid: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0]!, pgid: Number(fields[2]) };
+}
+const canRun = (pid: number) => {
+  const found = stat(pid);
+  return found !== undefined && found.state !== 'Z' && found.state !== 'X';
+};
+const pids = () => readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+const groupMembers = (pgid: number) => pids().filter((pid) => stat(pid)?.pgid === pgid && canRun(pid));
+function tagged(): number[] {
+  return pids().filter((pid) => {
+    if (pid === process.pid || !canRun(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(TAG);
+    } catch {
+      return false;
+    }
+  });
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function settle(ms: number): Promise<number[]> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const left = tagged();
+    if (left.length === 0 || Date.now() > end) return left;
+    await sleep(50);
+  }
+}
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+function kill(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+describe('superviseLease: renewal', () => {
+  test('marks every 100 ms for 1.5 s keep a 300 ms lease alive past its length: ok, one attempt', async () => {
+    const pidfile = file('renew.pid');
+    const renewals: number[] = [];
+    const outcome = await superviseLease(spec({ argv: counted(pidfile, provider('marks', 100, 15)) }), { onRenewal: (at) => renewals.push(at) });
+    expect(outcome).toMatchObject({ status: 'ok', code: null, exitCode: 0, childExitCode: 0, attempts: 1, providerStarted: true, marks: 15, cleanupConfirmed: true, leaseExpired: false });
+    expect(outcome.durationMs).toBeGreaterThan(300);
+    expect(outcome.durationMs).toBeLessThan(20_000);
+    expect(renewals).toHaveLength(15);
+    expect(pidsIn(pidfile)).toHaveLength(1);
+  });
+
+  test('the same provider under total_deadline is not renewed: DEADLINE_EXPIRED', async () => {
+    const renewals: number[] = [];
+    const outcome = await superviseLease(spec({ mode: 'total_deadline', progress: null, argv: provider('marks', 100, 15) }), { onRenewal: (at) => renewals.push(at) });
+    expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', exitCode: 124, childExitCode: 143, attempts: 1, marks: 0, leaseExpired: false, timedOut: true, cleanupConfirmed: true });
+    expect(renewals).toEqual([]);
+  });
+});
+
+describe('superviseLease: the first mark must come within timeout - cleanup_reserve', () => {
+  test('first mark at 250 ms, timeout 300, reserve 100: LEASE_EXPIRED before any mark', async () => {
+    const outcome = await superviseLease(spec({ argv: provider('marks', 250, 3), timeoutMs: 300, cleanupReserveMs: 100 }));
+    expect(outcome).toMatchObject({ status: 'timeout', code: 'LEASE_EXPIRED', exitCode: 124, attempts: 1, providerStarted: true, marks: 0, leaseExpired: true, cleanupConfirmed: true });
+  });
+
+  test('the reserve, not the timeout, bounds the first mark: the same provider passes without it', async () => {
+    // First mark about 600 ms after launch: inside a 2000 ms timeout, past 2000 - 1800.
+    const argv = provider('marks', 600, 2);
+    const reserved = await superviseLease(spec({ argv, timeoutMs: 2_000, cleanupReserveMs: 1_800 }));
+    expect(reserved).toMatchObject({ code: 'LEASE_EXPIRED', marks: 0, attempts: 1 });
+    const unreserved = await superviseLease(spec({ argv, timeoutMs: 2_000, cleanupReserveMs: 0 }));
+    expect(unreserved).toMatchObject({ status: 'ok', code: null, marks: 2, attempts: 1 });
+  });
+
+  test('the reserve comes out of the budget before launch: too little left means no spawn', async () => {
+    const marker = file('never.pid');
+    const startedAt = nowMs() - 150;
+    // 1000 - 900 - 150 already spent: nothing left for the provider.
+    const outcome = await superviseLease(spec({ argv: counted(marker, provider('marks', 10, 3)), timeoutMs: 1_000, cleanupReserveMs: 900, startedAt }));
+    expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', exitCode: 124, attempts: 0, providerStarted: false, marks: 0 });
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('superviseLease: the budget already spent before launch', () => {
+  test.each(['admitted_progress_inactivity', 'total_deadline'] as const)('%s, startedAt far in the past: DEADLINE_EXPIRED, no attempt', async (mode) => {
+    const marker = file('never.pid');
+    const outcome = await superviseLease(
+      spec({ mode, progress: mode === 'total_deadline' ? null : 'fd', argv: counted(marker, provider('marks', 10, 3)), timeoutMs: 5_000, startedAt: nowMs() - 60_000 }),
+    );
+    expect(outcome).toMatchObject({
+      status: 'timeout',
+      code: 'DEADLINE_EXPIRED',
+      exitCode: 124,
+      childExitCode: null,
+      attempts: 0,
+      providerStarted: false,
+      marks: 0,
+      cleanupConfirmed: true,
+      timedOut: true,
+      leaseExpired: false,
+      cancelled: false,
+    });
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('superviseLease: cancellation through the AbortSignal', () => {
+  async function cancelled(reason: unknown[]): Promise<{ outcome: LeaseOutcome; pgid: number }> {
+    const pidfile = file('cancel.pid');
+    const controller = new AbortController();
+    let started = false;
+    const running = superviseLease(
+      spec({ argv: counted(pidfile, provider('marks', 100, 100)), timeoutMs: 5_000 }),
+      { onStdout: () => (started = true) },
+      controller.signal,
+    );
+    await until(() => started, 15_000, 'the provider to print');
+    const [pgid] = pidsIn(pidfile);
+    expect(groupMembers(pgid!).length).toBeGreaterThan(0);
+    controller.abort(...reason);
+    const outcome = await running;
+    expect(groupMembers(pgid!)).toEqual([]);
+    return { outcome, pgid: pgid! };
+  }
+
+  const common = { status: 'cancelled', code: 'CANCELLED', providerStarted: true, attempts: 1, cleanupConfirmed: true, cancelled: true, timedOut: false, leaseExpired: false };
+
+  test("abort('SIGINT'): CANCELLED, exit 130, the group gone", async () => {
+    const { outcome } = await cancelled(['SIGINT']);
+    expect(outcome).toMatchObject({ ...common, exitCode: 130 });
+  });
+
+  test("abort('SIGTERM'): exit 143", async () => {
+    const { outcome } = await cancelled(['SIGTERM']);
+    expect(outcome).toMatchObject({ ...common, exitCode: 143 });
+  });
+
+  test('abort() without a signal name counts as SIGTERM: exit 143', async () => {
+    const { outcome } = await cancelled([]);
+    expect(outcome).toMatchObject({ ...common, exitCode: 143 });
+  });
+
+  test('a signal aborted before the call: CANCELLED, nothing spawned', async () => {
+    const marker = file('never.pid');
+    const controller = new AbortController();
+    controller.abort('SIGINT');
+    const outcome = await superviseLease(spec({ argv: counted(marker, provider('marks', 10, 3)) }), {}, controller.signal);
+    expect(outcome).toMatchObject({ status: 'cancelled', code: 'CANCELLED', exitCode: 130, attempts: 0, providerStarted: false, cancelled: true });
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('superviseLease: hooks.onRenewal', () => {
+  test('is called once per fd mark, in order, each after the launch', async () => {
+    const before = nowMs();
+    const renewals: number[] = [];
+    const outcome = await superviseLease(spec({ argv: provider('marks', 60, 8), timeoutMs: 2_000 }), { onRenewal: (at) => renewals.push(at) });
+    expect(outcome).toMatchObject({ status: 'ok', marks: 8 });
+    expect(renewals).toHaveLength(outcome.marks);
+    expect(renewals.every((at, i) => at >= before && (i === 0 || at >= renewals[i - 1]!))).toBe(true);
+  });
+
+  test.each(['step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter'] as const)(
+    'is called once per tracker mark (%s), never for prose or the terminal event',
+    async (kind) => {
+      const renewals: number[] = [];
+      const outcome = await superviseLease(spec({ progress: kind, argv: provider('events', kind, 60, 5), timeoutMs: 2_000 }), {
+        onRenewal: (at) => renewals.push(at),
+      });
+      expect(outcome).toMatchObject({ status: 'ok', marks: 10 });
+      expect(renewals).toHaveLength(10);
+    },
+  );
+
+  test('is never called when nothing is admitted', async () => {
+    const renewals: number[] = [];
+    const outcome = await superviseLease(spec({ progress: 'claude-stream-json', argv: provider('chatty', 10_000), timeoutMs: 400 }), {
+      onRenewal: (at) => renewals.push(at),
+    });
+    expect(outcome).toMatchObject({ code: 'LEASE_EXPIRED', marks: 0 });
+    expect(renewals).toEqual([]);
+  });
+});
+
+describe('superviseLease: cancellation wins in every phase', () => {
+  test('should cancel when the abort comes while the spawn is pending', async () => {
+    const controller = new AbortController();
+    // superviseLease spawns synchronously and waits for 'spawn'; the abort lands then.
+    const running = superviseLease(spec({ argv: provider('marks', 100, 10), timeoutMs: 2_000 }), {}, controller.signal);
+    controller.abort('SIGINT');
+    const outcome = await running;
+    expect(outcome).toMatchObject({ code: 'CANCELLED', status: 'cancelled', exitCode: 130, cleanupConfirmed: true });
+  });
+
+  test('should cancel when the abort comes while the output drains after the provider exit', async () => {
+    const pidfile = file('leader.pid');
+    const escapedFile = file('escaped.pid');
+    const controller = new AbortController();
+    const running = superviseLease(spec({ argv: counted(pidfile, provider('escape', escapedFile)), postProviderMs: 2_000, timeoutMs: 2_000 }), {}, controller.signal);
+    try {
+      // The provider exits at once; a descendant in its own session keeps stdout open.
+      // Reaped (not merely a zombie): this process waited for it, so the supervisor has
+      // seen its exit and is draining.
+      await until(() => existsSync(escapedFile) && existsSync(pidfile) && stat(pidsIn(pidfile)[0]!) === undefined, 15_000, 'the provider to be reaped');
+      controller.abort('SIGINT');
+      const outcome = await running;
+      expect(outcome.code).toBe('CANCELLED');
+    } finally {
+      await running;
+      if (existsSync(escapedFile)) kill(pidsIn(escapedFile)[0]!);
+    }
+  });
+
+  test('should never report a negative goneMs for POST_PROVIDER_TIMEOUT', async () => {
+    const escapedFile = file('escaped.pid');
+    try {
+      const outcome = await superviseLease(spec({ argv: provider('escape', escapedFile), postProviderMs: 300, timeoutMs: 2_000 }));
+      expect(outcome.code).toBe('POST_PROVIDER_TIMEOUT');
+      expect(outcome.goneMs === null || outcome.goneMs >= 0).toBe(true);
+    } finally {
+      if (existsSync(escapedFile)) kill(pidsIn(escapedFile)[0]!);
+    }
+  });
+});
