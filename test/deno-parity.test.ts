@@ -1,4 +1,6 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { CATALOGUE } from '../fixtures/catalogue.ts';
 import { generateRun } from '../fixtures/generate-run.ts';
@@ -34,6 +36,41 @@ describe('the bundle under deno', () => {
     const gate = join(root, 'valid', 'gate.json');
     for (const args of [['gate', 'render', gate], ['gate', 'parse', gate, '--reply', 'rec except d1b', '--gate-rev', '1'], ['gate', 'parse', gate, '--reply', 'yes', '--gate-rev', '1']]) {
       expect(laneward(args, { runtime: 'deno' })).toEqual(laneward(args));
+    }
+  });
+});
+
+describe('supervision under deno', () => {
+  const provider = fileURLToPath(new URL('../fixtures/providers/provider.mjs', import.meta.url));
+  const actions = join(root, 'actions.json');
+
+  beforeAll(() => {
+    expect(laneward(['actions', 'keygen', '--out', join(root, 'keys')]).code).toBe(0);
+    writeFileSync(actions, JSON.stringify({ schema_version: 1, actions: { review: { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 1000 } } }));
+    expect(laneward(['actions', 'sign', actions, '--key', join(root, 'keys', 'actions.key')]).code).toBe(0);
+  });
+
+  test.each([
+    [['marks', '100', '8'], 0, 'ok', null],
+    [['chatty', '3000'], 124, 'timeout', 'LEASE_EXPIRED'],
+    [['bad-mark'], 1, 'failed', 'PROGRESS_INVALID'],
+  ])('should supervise provider %j with the outcome node gives', (mode, exit, status, code) => {
+    const args = ['lease', 'run', '--json', '--actions', actions, '--trust', join(root, 'keys', 'actions.pub'), '--action', 'review', '--timeout-ms', '500', '--', process.execPath, provider, ...mode];
+    for (const runtime of ['node', 'deno'] as const) {
+      const result = laneward(args, { runtime });
+      expect(result.code).toBe(exit);
+      expect(JSON.parse(result.stdout)).toMatchObject({ status, code, attempts: 1, cleanupConfirmed: true });
+    }
+  });
+
+  test('should run the deadline guard to expiry as node does', () => {
+    for (const runtime of ['node', 'deno'] as const) {
+      const receipt = join(root, `deadline-${runtime}.json`);
+      expect(laneward(['deadline', 'start', receipt, '1'], { runtime }).code).toBe(0);
+      const result = laneward(['deadline', 'run', receipt, '--', 'bash', '-c', 'sleep 5'], { runtime });
+      expect(result.code).toBe(124);
+      const events = result.stderr.split('\n').filter((line) => line.startsWith('QA_DEADLINE ')).map((line) => JSON.parse(line.slice(12)).event);
+      expect(events).toEqual(['started', 'expired']);
     }
   });
 });
