@@ -140,7 +140,8 @@ class LeaseRun {
         return;
       }
       this.child = child;
-      child.once('error', (error) => {
+      // 'error' before 'spawn' is a launch failure; later ones (a failed kill) change nothing.
+      child.on('error', (error) => {
         if (child.pid === undefined) refuse(error);
       });
       child.once('spawn', () => {
@@ -152,14 +153,16 @@ class LeaseRun {
 
   private watch(child: ChildProcess): void {
     const { spec, hooks } = this;
-    this.leaderExit = new Promise((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', (code, signal) => {
-      this.exited = true;
-      this.signal = signal;
-      this.childExitCode = code ?? signalExitCode(signal ?? 'SIGKILL');
-      // A total deadline ends with the provider; a lease is not needed once it exited.
-      this.timer?.clear();
-    });
+    this.leaderExit = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.exited = true;
+        this.signal = signal;
+        this.childExitCode = code ?? signalExitCode(signal ?? 'SIGKILL');
+        // A total deadline ends with the provider; a lease is not needed once it exited.
+        this.timer?.clear();
+        resolve();
+      }),
+    );
     const splitter = this.tracker === undefined ? undefined : new JsonlLineSplitter((line) => this.feed(line));
     child.stdout!.on('data', (chunk: Buffer) => {
       this.stdoutBytes += chunk.length;

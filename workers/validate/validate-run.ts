@@ -138,7 +138,7 @@ interface TaskRefs {
 function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: Issue[]): void {
   let runDirReal: string;
   try {
-    runDirReal = realpathSync(runDir);
+    runDirReal = realpathSync.native(runDir);
   } catch {
     errors.push(issue('ARTIFACT_MISSING', name, `run directory ${runDir} cannot be resolved`));
     return;
@@ -205,7 +205,11 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   if (unattended) {
     if (guardSeen === undefined && !Object.hasOwn(run.artifacts, 'review-record.md')) {
       const resolved = resolveInRunDir(runDir, runDirReal, 'review-record.md');
-      if (resolved.ok) guardSeen = scanFor(resolved.file, GUARD_TOKEN).seen;
+      try {
+        if (resolved.ok) guardSeen = scanFor(resolved.file, GUARD_TOKEN).seen;
+      } catch {
+        // Not a readable file: reported below as a missing guard line.
+      }
     }
     if (guardSeen !== true) {
       const why = guardSeen === undefined ? 'review-record.md cannot be read' : 'review-record.md has no GUARD_NOT_INSTALLED line';
