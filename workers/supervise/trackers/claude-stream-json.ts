@@ -1,5 +1,5 @@
-import type { ProgressTracker, Verdict } from './tracker.ts';
-import { createLifecycles, eventObject, identity, markOrIgnore, objectAt } from './tracker.ts';
+import type { ProgressTracker, Verdict } from './verdict.ts';
+import { createLifecycles, eventObject, identity, markOrIgnore, objectAt } from './_event.ts';
 
 // Every admissible or terminal line names one of these; text, thinking and stream
 // deltas that do not are never parsed. ("tool_use_id" does not contain `"tool_use"`.)

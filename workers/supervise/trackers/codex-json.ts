@@ -1,5 +1,5 @@
-import type { ProgressTracker, Verdict } from './tracker.ts';
-import { createLifecycles, eventObject, identity, markOrIgnore, objectAt } from './tracker.ts';
+import type { ProgressTracker, Verdict } from './verdict.ts';
+import { createLifecycles, eventObject, identity, markOrIgnore, objectAt } from './_event.ts';
 
 // Every admissible or terminal line names one of these event types.
 const NEEDLES = ['"item.started"', '"item.completed"', '"turn.completed"'];

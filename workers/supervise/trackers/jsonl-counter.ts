@@ -1,5 +1,5 @@
-import type { ProgressTracker, Verdict } from './tracker.ts';
-import { eventObject } from './tracker.ts';
+import type { ProgressTracker, Verdict } from './verdict.ts';
+import { eventObject } from './_event.ts';
 
 // Every counter line names this key; others are never parsed.
 const NEEDLES = ['"progress"'];

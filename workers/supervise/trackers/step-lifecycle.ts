@@ -1,5 +1,5 @@
-import type { ProgressTracker, Verdict } from './tracker.ts';
-import { createLifecycles, eventObject, identity, markOrIgnore } from './tracker.ts';
+import type { ProgressTracker, Verdict } from './verdict.ts';
+import { createLifecycles, eventObject, identity, markOrIgnore } from './_event.ts';
 
 // Every admissible line names one of these types; others are never parsed.
 const NEEDLES = ['"step_update"', '"native_tool_v4"'];
