@@ -3,6 +3,7 @@ import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, rea
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT, type CliResult } from './helpers/cli.ts';
+import { canRun, killQuietly, liveGroupMembers, sleep } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('deadline-cli');
@@ -137,40 +138,6 @@ function started(name: string, seconds: string, ...extra: string[]): { dir: stri
 const groups = new Set<number>();
 const guards = new Set<ChildProcess>();
 
-interface ProcStat {
-  readonly state: string;
-  readonly pgrp: number;
-}
-
-function procStat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, pgrp: Number(fields[2]) };
-}
-
-/** A process that can still run: present in /proc and neither a zombie nor dead. */
-function alive(pid: number): boolean {
-  const stat = procStat(pid);
-  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
-}
-
-function liveMembers(pgid: number): number[] {
-  const live: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = procStat(Number(name));
-    if (stat !== undefined && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') live.push(Number(name));
-  }
-  return live;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Polls until `check` holds or `ms` pass; returns whether it held. */
 async function within(ms: number, check: () => boolean): Promise<boolean> {
   const end = Date.now() + ms;
@@ -234,14 +201,10 @@ async function closedWithin(guard: LiveGuard, ms: number): Promise<{ code: numbe
 afterAll(async () => {
   for (const guard of guards) if (guard.exitCode === null && guard.signalCode === null) guard.kill('SIGKILL');
   for (const pgid of groups) {
-    if (liveMembers(pgid).length === 0) continue;
-    try {
-      process.kill(-pgid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
+    if (liveGroupMembers(pgid).length === 0) continue;
+    killQuietly(-pgid);
   }
-  await within(2_000, () => [...groups].every((pgid) => liveMembers(pgid).length === 0));
+  await within(2_000, () => [...groups].every((pgid) => liveGroupMembers(pgid).length === 0));
 });
 
 // ---------------------------------------------------------------------------------------
@@ -666,7 +629,7 @@ describe('laneward deadline run', () => {
     const group = result.lines[0]!['pid'] as number;
     const background = Number(readFileSync(bg, 'utf8'));
     expect(background).toBeGreaterThan(0);
-    expect(await within(2_000, () => !alive(background) && liveMembers(group).length === 0)).toBe(true);
+    expect(await within(2_000, () => !canRun(background) && liveGroupMembers(group).length === 0)).toBe(true);
 
     const finish = readLog(file).filter((record) => record.event === 'finish');
     expect(finish).toHaveLength(1);
@@ -682,7 +645,7 @@ describe('laneward deadline run', () => {
     const group = result.lines[0]!['pid'] as number;
     const background = Number(readFileSync(bg, 'utf8'));
     expect(background).toBeGreaterThan(0);
-    expect(await within(2_000, () => !alive(background) && liveMembers(group).length === 0)).toBe(true);
+    expect(await within(2_000, () => !canRun(background) && liveGroupMembers(group).length === 0)).toBe(true);
   });
 
   test('should start nothing and exit 124 on a receipt already expired', async () => {
@@ -807,8 +770,8 @@ describe('laneward deadline run', () => {
       trackStarted([startedLine]);
       const group = startedLine['pid'] as number;
       const background = Number(readFileSync(bg, 'utf8'));
-      expect(alive(background)).toBe(true);
-      expect(liveMembers(group).length).toBeGreaterThan(0);
+      expect(canRun(background)).toBe(true);
+      expect(liveGroupMembers(group).length).toBeGreaterThan(0);
 
       guard.child.kill(signal);
       const outcome = await closedWithin(guard, 10_000);
@@ -816,7 +779,7 @@ describe('laneward deadline run', () => {
       const lines = runLines(guard.stderr);
       expect(lines.map((line) => line.event)).toEqual(['started', 'finished']);
       expect(lines[1]).toMatchObject({ event: 'finished', cancelled: true, code: 'CANCELLED', exitCode, timedOut: false });
-      expect(await within(2_000, () => !alive(background) && liveMembers(group).length === 0)).toBe(true);
+      expect(await within(2_000, () => !canRun(background) && liveGroupMembers(group).length === 0)).toBe(true);
     } finally {
       if (guard.child.exitCode === null && guard.child.signalCode === null) guard.child.kill('SIGKILL');
     }
@@ -872,7 +835,7 @@ describe('laneward deadline usage', () => {
 
 test('should leave no process it started running', async () => {
   // Runs last in file order: every group the guard reported is gone.
-  expect(await within(2_000, () => [...groups].every((pgid) => liveMembers(pgid).length === 0))).toBe(true);
+  expect(await within(2_000, () => [...groups].every((pgid) => liveGroupMembers(pgid).length === 0))).toBe(true);
   expect([...guards].every((guard) => guard.exitCode !== null || guard.signalCode !== null)).toBe(true);
 });
 

@@ -1,9 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { CATALOGUE } from '../fixtures/catalogue.ts';
 import { generateRun } from '../fixtures/generate-run.ts';
+import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { ensureBuilt, laneward } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -42,12 +42,10 @@ describe('the bundle under deno', () => {
 
 describe('supervision under deno', () => {
   const provider = fileURLToPath(new URL('../fixtures/providers/provider.mjs', import.meta.url));
-  const actions = join(root, 'actions.json');
+  let descriptor: SignedActions;
 
   beforeAll(() => {
-    expect(laneward(['actions', 'keygen', '--out', join(root, 'keys')]).code).toBe(0);
-    writeFileSync(actions, JSON.stringify({ schema_version: 1, actions: { review: { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 1000 } } }));
-    expect(laneward(['actions', 'sign', actions, '--key', join(root, 'keys', 'actions.key')]).code).toBe(0);
+    descriptor = signedActions(root, { review: { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 1000 } });
   });
 
   test.each([
@@ -55,7 +53,7 @@ describe('supervision under deno', () => {
     [['chatty', '3000'], 124, 'timeout', 'LEASE_EXPIRED'],
     [['bad-mark'], 1, 'failed', 'PROGRESS_INVALID'],
   ])('should supervise provider %j with the outcome node gives', (mode, exit, status, code) => {
-    const args = ['lease', 'run', '--json', '--actions', actions, '--trust', join(root, 'keys', 'actions.pub'), '--action', 'review', '--timeout-ms', '500', '--', process.execPath, provider, ...mode];
+    const args = ['lease', 'run', '--json', '--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'review', '--timeout-ms', '500', '--', process.execPath, provider, ...mode];
     for (const runtime of ['node', 'deno'] as const) {
       const result = laneward(args, { runtime });
       expect(result.code).toBe(exit);

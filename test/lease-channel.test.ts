@@ -1,22 +1,17 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
+import { signedActions, type SignedActions } from './helpers/actions.ts';
+import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('channel');
-const actions = join(root, 'actions.json');
-const trust = join(root, 'keys', 'actions.pub');
+let descriptor: SignedActions;
 
 beforeAll(() => {
   ensureBuilt();
-  expect(laneward(['actions', 'keygen', '--out', join(root, 'keys')]).code).toBe(0);
-  writeFileSync(
-    actions,
-    JSON.stringify({ schema_version: 1, actions: { review: { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 1000 } } }),
-  );
-  expect(laneward(['actions', 'sign', actions, '--key', join(root, 'keys', 'actions.key')]).code).toBe(0);
+  descriptor = signedActions(root, { review: { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 1000 } });
 });
 
 describe('laneward lease run, progress channel', () => {
@@ -28,7 +23,7 @@ describe('laneward lease run, progress channel', () => {
       const marker = join(root, `ran-${limit}`);
       const child = spawnSync(
         'bash',
-        ['-c', `ulimit -n ${limit}; exec "$0" "$@"`, process.execPath, BUNDLE, 'lease', 'run', '--json', '--actions', actions, '--trust', trust, '--action', 'review', '--timeout-ms', '5000', '--', 'touch', marker],
+        ['-c', `ulimit -n ${limit}; exec "$0" "$@"`, process.execPath, BUNDLE, 'lease', 'run', '--json', '--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'review', '--timeout-ms', '5000', '--', 'touch', marker],
         { encoding: 'utf8' },
       );
       if (child.status !== 3) continue;

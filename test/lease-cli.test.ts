@@ -1,8 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { signedActions } from './helpers/actions.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT, type CliResult } from './helpers/cli.ts';
+import { canRun, killQuietly, liveGroupMembers, pidsIn, settleTagged, sleep, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // `laneward lease run` end to end: the built CLI, a signed descriptor, real provider
@@ -22,14 +24,11 @@ process.env.LANEWARD_LEASE_CLI_TEST = TAG.slice(TAG.indexOf('=') + 1);
 
 const TRACKERS = ['step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter'] as const;
 const lease = (source: string) => ({ timeout_mode: 'admitted_progress_inactivity', progress: source, cleanup_reserve_ms: 50, post_provider_ms: 3000 });
-const DESCRIPTOR = {
-  schema_version: 1,
-  actions: {
-    fd: lease('fd'),
-    ...Object.fromEntries(TRACKERS.map((kind) => [kind, lease(kind)])),
-    total: { timeout_mode: 'total_deadline', cleanup_reserve_ms: 50, post_provider_ms: 3000 },
-    'short-post': { ...lease('fd'), post_provider_ms: 300 },
-  },
+const ACTIONS = {
+  fd: lease('fd'),
+  ...Object.fromEntries(TRACKERS.map((kind) => [kind, lease(kind)])),
+  total: { timeout_mode: 'total_deadline', cleanup_reserve_ms: 50, post_provider_ms: 3000 },
+  'short-post': { ...lease('fd'), post_provider_ms: 300 },
 };
 
 let keys = { key: '', pub: '' };
@@ -39,18 +38,15 @@ const file = (name: string) => join(root, `${counter++}-${name}`);
 
 beforeAll(() => {
   ensureBuilt();
-  const dir = join(root, 'keys');
-  expect(laneward(['actions', 'keygen', '--out', dir]).code).toBe(0);
-  keys = { key: join(dir, 'actions.key'), pub: join(dir, 'actions.pub') };
-  actions = join(root, 'actions.json');
-  writeFileSync(actions, `${JSON.stringify(DESCRIPTOR, null, 2)}\n`);
-  expect(laneward(['actions', 'sign', actions, '--key', keys.key]).code).toBe(0);
+  const signed = signedActions(root, ACTIONS);
+  keys = { key: signed.key, pub: signed.trust };
+  actions = signed.file;
 });
 
 afterEach(async () => {
   // Nothing a test started may outlive it: wait for stragglers, then kill and fail.
-  const leaked = await settle(3_000);
-  for (const pid of leaked) kill(pid);
+  const leaked = await settleTagged(TAG, 3_000);
+  for (const pid of leaked) killQuietly(pid);
   expect(leaked, 'processes of this test still running').toEqual([]);
 });
 
@@ -79,7 +75,6 @@ interface Outcome {
 const provider = (mode: string, ...args: (string | number)[]) => [NODE, PROVIDER, mode, ...args.map(String)];
 /** Runs argv through bash, which appends its pid (the provider's, after exec) to `pidfile`. */
 const counted = (pidfile: string, argv: string[]) => ['bash', '-c', 'echo $$ >> "$0"; exec "$@"', pidfile, ...argv];
-const pidsIn = (pidfile: string) => readFileSync(pidfile, 'utf8').split('\n').filter((line) => line !== '').map(Number);
 
 function leaseArgs(action: string, timeoutMs: number, options: string[] = [], descriptor = actions, trust = keys.pub): string[] {
   return ['lease', 'run', '--actions', descriptor, '--trust', trust, '--action', action, '--timeout-ms', String(timeoutMs), ...options];
@@ -94,73 +89,6 @@ function run(action: string, timeoutMs: number, argv: string[], options: string[
 
 /** The rendered issue codes on stderr, without the child's own output lines. */
 const issueCodes = (stderr: string) => codesOf(stderr).filter((code) => !code.startsWith('UNRENDERED'));
-
-interface ProcStat {
-  readonly state: string;
-  readonly pgid: number;
-}
-
-function stat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, pgid: Number(fields[2]) };
-}
-
-const canRun = (pid: number) => {
-  const found = stat(pid);
-  return found !== undefined && found.state !== 'Z' && found.state !== 'X';
-};
-
-function pids(): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
-}
-
-/** Processes of the group that can still run (zombies only wait to be reaped). */
-const groupMembers = (pgid: number) => pids().filter((pid) => stat(pid)?.pgid === pgid && canRun(pid));
-
-/** Running processes carrying this file's tag, other than this worker. */
-function tagged(): number[] {
-  return pids().filter((pid) => {
-    if (pid === process.pid || !canRun(pid)) return false;
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(TAG);
-    } catch {
-      return false;
-    }
-  });
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-async function settle(ms: number): Promise<number[]> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const left = tagged();
-    if (left.length === 0 || Date.now() > end) return left;
-    await sleep(50);
-  }
-}
-
-function kill(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // already gone
-  }
-}
 
 /** Resolves once `pid` has exited (gone, or a zombie waiting for its reaper). */
 const goneOrZombie = (pid: number, ms = 3_000) => until(() => !canRun(pid), ms, `pid ${pid} to exit`);
@@ -299,7 +227,7 @@ describe('laneward lease run: refusals before launch spawn nothing', () => {
 
   test('a descriptor of another schema_version, validly signed', () => {
     const other = file('v2.json');
-    writeFileSync(other, JSON.stringify({ ...DESCRIPTOR, schema_version: 2 }));
+    writeFileSync(other, JSON.stringify({ schema_version: 2, actions: ACTIONS }));
     expect(laneward(['actions', 'sign', other, '--key', keys.key]).code).toBe(0);
     expectRefused(other);
   });
@@ -396,7 +324,7 @@ describe('laneward lease run: failures after launch are typed, exit as the contr
     } finally {
       if (existsSync(pidfile)) {
         const [escaped] = pidsIn(pidfile);
-        kill(escaped!);
+        killQuietly(escaped!);
         await goneOrZombie(escaped!);
       }
     }
@@ -445,7 +373,7 @@ describe('laneward lease run: failures after launch are typed, exit as the contr
         // Unproven is not abandoned: the SIGKILL was sent, so it still goes.
         await goneOrZombie(orphan!);
       } finally {
-        kill(orphan!);
+        killQuietly(orphan!);
       }
     },
   );
@@ -462,7 +390,7 @@ describe('laneward lease run: failures after launch are typed, exit as the contr
       expect(outcome.goneMs).toBeGreaterThanOrEqual(450);
       await goneOrZombie(grandchild!);
     } finally {
-      kill(grandchild!);
+      killQuietly(grandchild!);
     }
   });
 });
@@ -484,7 +412,7 @@ describe('laneward lease run: cancellation', () => {
       // The provider ran and its output reached laneward: supervision is under way.
       await until(() => existsSync(pidfile) && stderr.includes('working on step 0'), 15_000, 'the provider to start');
       const [pgid] = pidsIn(pidfile);
-      expect(groupMembers(pgid!).length).toBeGreaterThan(0);
+      expect(liveGroupMembers(pgid!).length).toBeGreaterThan(0);
       cli.kill(signal);
       const code = await Promise.race([closed, sleep(15_000).then(() => 'still running')]);
       expect(code).toBe(exit);
@@ -500,7 +428,7 @@ describe('laneward lease run: cancellation', () => {
         leaseExpired: false,
       });
       expect(issueCodes(stderr)).toEqual(['CANCELLED']);
-      expect(groupMembers(pgid!)).toEqual([]);
+      expect(liveGroupMembers(pgid!)).toEqual([]);
       expect(pidsIn(pidfile)).toHaveLength(1);
     } finally {
       if (cli.exitCode === null && cli.signalCode === null) cli.kill('SIGKILL');

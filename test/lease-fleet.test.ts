@@ -1,48 +1,28 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
+import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
+import { canRun, pidsIn, sleep } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('fleet');
-const actions = join(root, 'actions.json');
-const trust = join(root, 'keys', 'actions.pub');
+let descriptor: SignedActions;
 
 beforeAll(() => {
   ensureBuilt();
-  expect(laneward(['actions', 'keygen', '--out', join(root, 'keys')]).code).toBe(0);
-  writeFileSync(
-    actions,
-    JSON.stringify({
-      schema_version: 1,
-      actions: {
-        'review.repository': { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 2000 },
-      },
-    }),
-  );
-  expect(laneward(['actions', 'sign', actions, '--key', join(root, 'keys', 'actions.key')]).code).toBe(0);
+  descriptor = signedActions(root, {
+    'review.repository': { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 2000 },
+  });
 });
 
 /** Pids listed in `file` (one per line) that can still run: neither gone nor a zombie. */
-function running(file: string): number[] {
-  return readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .map(Number)
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-        return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
-      } catch {
-        return false;
-      }
-    });
-}
+const running = (file: string) => pidsIn(file).filter(canRun);
 
 const fleet = (count: number, timeoutMs: number, script: string) => [
   'lease', 'fleet', '--count', String(count), '--jobs', '2', '--json',
-  '--actions', actions, '--trust', trust, '--action', 'review.repository', '--timeout-ms', String(timeoutMs),
+  '--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'review.repository', '--timeout-ms', String(timeoutMs),
   '--', 'bash', '-c', script,
 ];
 
@@ -84,7 +64,7 @@ describe('laneward lease fleet', () => {
         // not yet
       }
       if (started === 50) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { superviseLease } from '../workers/supervise/lease.ts';
 import type { LeaseOutcome, LeaseSpec } from '../workers/supervise/lease-types.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import { ROOT } from './helpers/cli.ts';
+import { killQuietly, liveGroupMembers, pidsIn, procStat, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // The lease engine in-process (superviseLease), with real provider processes. Time is
@@ -25,7 +26,6 @@ const file = (name: string) => join(mkdtempSync(join(root, `${counter++}-`)), na
 const provider = (mode: string, ...args: (string | number)[]) => [NODE, PROVIDER, mode, ...args.map(String)];
 /** Runs argv through bash, which appends its pid (the provider's, after exec) to `pidfile`. */
 const counted = (pidfile: string, argv: string[]) => ['bash', '-c', 'echo $$ >> "$0"; exec "$@"', pidfile, ...argv];
-const pidsIn = (pidfile: string) => readFileSync(pidfile, 'utf8').split('\n').filter((line) => line !== '').map(Number);
 
 function spec(overrides: Partial<LeaseSpec> & Pick<LeaseSpec, 'argv'>): LeaseSpec {
   return {
@@ -45,60 +45,10 @@ function spec(overrides: Partial<LeaseSpec> & Pick<LeaseSpec, 'argv'>): LeaseSpe
 }
 
 afterEach(async () => {
-  const leaked = await settle(3_000);
-  for (const pid of leaked) kill(pid);
+  const leaked = await settleTagged(TAG, 3_000);
+  for (const pid of leaked) killQuietly(pid);
   expect(leaked, 'processes of this test still running').toEqual([]);
 });
-
-function stat(pid: number): { state: string; pgid: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, pgid: Number(fields[2]) };
-}
-const canRun = (pid: number) => {
-  const found = stat(pid);
-  return found !== undefined && found.state !== 'Z' && found.state !== 'X';
-};
-const pids = () => readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
-const groupMembers = (pgid: number) => pids().filter((pid) => stat(pid)?.pgid === pgid && canRun(pid));
-function tagged(): number[] {
-  return pids().filter((pid) => {
-    if (pid === process.pid || !canRun(pid)) return false;
-    try {
-      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(TAG);
-    } catch {
-      return false;
-    }
-  });
-}
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function settle(ms: number): Promise<number[]> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const left = tagged();
-    if (left.length === 0 || Date.now() > end) return left;
-    await sleep(50);
-  }
-}
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
-  }
-}
-function kill(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
 
 describe('superviseLease: renewal', () => {
   test('marks every 100 ms for 1.5 s keep a 300 ms lease alive past its length: ok, one attempt', async () => {
@@ -180,10 +130,10 @@ describe('superviseLease: cancellation through the AbortSignal', () => {
     );
     await until(() => started, 15_000, 'the provider to print');
     const [pgid] = pidsIn(pidfile);
-    expect(groupMembers(pgid!).length).toBeGreaterThan(0);
+    expect(liveGroupMembers(pgid!).length).toBeGreaterThan(0);
     controller.abort(...reason);
     const outcome = await running;
-    expect(groupMembers(pgid!)).toEqual([]);
+    expect(liveGroupMembers(pgid!)).toEqual([]);
     return { outcome, pgid: pgid! };
   }
 
@@ -265,13 +215,13 @@ describe('superviseLease: cancellation wins in every phase', () => {
       // The provider exits at once; a descendant in its own session keeps stdout open.
       // Reaped (not merely a zombie): this process waited for it, so the supervisor has
       // seen its exit and is draining.
-      await until(() => existsSync(escapedFile) && existsSync(pidfile) && stat(pidsIn(pidfile)[0]!) === undefined, 15_000, 'the provider to be reaped');
+      await until(() => existsSync(escapedFile) && existsSync(pidfile) && procStat(pidsIn(pidfile)[0]!) === undefined, 15_000, 'the provider to be reaped');
       controller.abort('SIGINT');
       const outcome = await running;
       expect(outcome.code).toBe('CANCELLED');
     } finally {
       await running;
-      if (existsSync(escapedFile)) kill(pidsIn(escapedFile)[0]!);
+      if (existsSync(escapedFile)) killQuietly(pidsIn(escapedFile)[0]!);
     }
   });
 
@@ -282,7 +232,7 @@ describe('superviseLease: cancellation wins in every phase', () => {
       expect(outcome.code).toBe('POST_PROVIDER_TIMEOUT');
       expect(outcome.goneMs === null || outcome.goneMs >= 0).toBe(true);
     } finally {
-      if (existsSync(escapedFile)) kill(pidsIn(escapedFile)[0]!);
+      if (existsSync(escapedFile)) killQuietly(pidsIn(escapedFile)[0]!);
     }
   });
 });

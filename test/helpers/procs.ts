@@ -1,0 +1,86 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+// Linux /proc helpers for tests that start real processes and must prove them gone.
+
+export interface ProcStat {
+  /** The one-letter state (R, S, D, Z, X, ...). */
+  readonly state: string;
+  /** The process group id. */
+  readonly pgid: number;
+}
+
+/** State and process group of `pid` from /proc/<pid>/stat, or undefined once it is gone (reaped). */
+export function procStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // The command name may hold spaces and parentheses: the fields start after the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0]!, pgid: Number(fields[2]) };
+}
+
+/** A process that can still run: present in /proc and neither a zombie nor dead. */
+export function canRun(pid: number): boolean {
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+}
+
+/** Every pid in /proc. */
+export function allPids(): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+/** Processes of the group that can still run (zombies only wait to be reaped). */
+export function liveGroupMembers(pgid: number): number[] {
+  return allPids().filter((pid) => procStat(pid)?.pgid === pgid && canRun(pid));
+}
+
+/** Processes that can still run and carry `tag` (a whole `NAME=value` entry) in their environment, other than this one. */
+export function taggedPids(tag: string): number[] {
+  return allPids().filter((pid) => {
+    if (pid === process.pid || !canRun(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(tag);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The pids a pidfile lists, one a line. */
+export function pidsIn(pidfile: string): number[] {
+  return readFileSync(pidfile, 'utf8').split('\n').filter((line) => line !== '').map(Number);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` every 20 ms; throws if it does not hold within `ms`, naming `what` was awaited. */
+export async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Waits up to `ms` for every process carrying `tag` to end; returns those still running then. */
+export async function settleTagged(tag: string, ms: number): Promise<number[]> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const left = taggedPids(tag);
+    if (left.length === 0 || Date.now() > end) return left;
+    await sleep(50);
+  }
+}
+
+/** Sends `signal` (SIGKILL unless told) to a pid, or to a group as -pgid; a process already gone is no error. */
+export function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
