@@ -23,7 +23,8 @@ group with SIGKILL at the deadline and always when COMMAND finishes; every launc
 finish is appended to FILE.log.
 
 Lines: QA_DEADLINE <json> (start and status on stdout, run on stderr on a line of its
-own); --json prints the bare JSON object instead (start, status).
+own); --json prints the bare JSON object instead (start, status; run accepts it
+and keeps its lines, which are JSON already).
 Exit: 0 ok (run: the command's own status, 128+signal when killed), 124 expired or
 timed out (a pre-expired or over-budget run starts nothing), 2 guard error, 126 command
 not executable, 127 command not found, 130/143/129 guard interrupted.`;
