@@ -47,7 +47,9 @@ export async function runBatch(
   if (runs.length > 0) {
     const threads = Math.min(options.jobs ?? defaultThreads(), runs.length);
     let poolError: Error | undefined;
-    const pool = await createPool('validate', threads, (error) => (poolError ??= error));
+    // Hint: two tasks per worker, so the next run is already queued in the worker when one
+    // ends (validation is synchronous); the worker never idles through a round trip.
+    const pool = await createPool('validate', threads, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
     try {
       let next = 0;
       const lane = async () => {
@@ -63,8 +65,8 @@ export async function runBatch(
           report(path, result);
         }
       };
-      // Two lanes per thread keep every worker busy while a result crosses back.
-      await Promise.all(Array.from({ length: threads * 2 }, lane));
+      // Three lanes per thread: two in each worker, one crossing back with its result.
+      await Promise.all(Array.from({ length: threads * 3 }, lane));
     } finally {
       bar.finish();
       await pool.destroy();
