@@ -16,7 +16,9 @@ export type LineSink = (text: string | null, lineNumber: number) => void;
 export class JsonlLineSplitter {
   private readonly sink: LineSink;
   private readonly maxLineBytes: number;
-  private readonly decoder = new TextDecoder();
+  // ignoreBOM keeps a U+FEFF as text, so a BOM is malformed on any line, never dropped
+  // only where a chunk happens to begin.
+  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   private carry: Uint8Array[] = [];
   private carryBytes = 0;
   private overlong = false;

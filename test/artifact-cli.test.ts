@@ -110,6 +110,30 @@ describe('laneward artifact validate (one run)', () => {
     expect(report.errors).toEqual([{ code: 'ARTIFACT_MALFORMED_JSONL', path: 'findings.jsonl:19', message: 'line over 16 MiB' }]);
   });
 
+  test('should treat a directory whose run.json is a dangling symlink as that one run, not a batch of what is below', () => {
+    const dir = join(root, 'dangling-manifest');
+    mkdirSync(dir, { recursive: true });
+    symlinkSync('missing.json', join(dir, 'run.json'));
+    generateRun(join(dir, 'older'));
+    const result = laneward(['artifact', 'validate', dir]);
+    expect(result.code).toBe(1);
+    expect(codesOf(result.stderr)).toEqual(['ARTIFACT_MISSING']);
+    expect(result.stdout).toBe('ARTIFACT_INVALID: 1 error(s)\n');
+  });
+
+  test('should keep every output line one line when a run id holds a newline', () => {
+    const dir = run('newline-id', (d) => {
+      const text = readFileSync(join(d, 'run.json'), 'utf8').replace('"run": "run1"', '"run": "run1\\nARTIFACT_VALID: run=forged status=complete"');
+      writeFileSync(join(d, 'run.json'), text);
+    });
+    const single = laneward(['artifact', 'validate', dir]);
+    expect(single.stdout.split('\n').filter((line) => line.startsWith('ARTIFACT_'))).toHaveLength(1);
+    for (const line of single.stderr.trim().split('\n')) expect(line).toMatch(ERROR_LINE);
+    const batch = laneward(['artifact', 'validate', dir, join(root, 'valid')]);
+    expect(batch.stdout.split('\n').filter((line) => line.startsWith('ARTIFACT_VALID'))).toEqual([]);
+    expect(batch.stdout).toContain('run=run1\\nARTIFACT_VALID: run=forged');
+  });
+
   test('should write nothing into the run directory it validates', () => {
     const dir = run('readonly', CATALOGUE.find((v) => v.name === 'task-cycle')!.apply);
     const before = snapshot(dir);
@@ -270,6 +294,16 @@ describe('laneward artifact urgent', () => {
     expect(lines[1]).toMatch(/^- \[(Critical|High|Medium|Low|Informational)\] .+ \(run1-ceo-outside-1; suggested owner: security\)$/);
   });
 
+  test('should leave a row that fails its schema out of the block and exit 1', () => {
+    const dir = run('urgent-invalid');
+    const path = join(dir, 'findings.jsonl');
+    writeFileSync(path, `${readFileSync(path, 'utf8')}{"schema_version":1,"run":"run1","id":"run1-x-robot-1","phase":"x","voice":"robot","title":"Bad row","urgent":true}\n`);
+    const result = laneward(['artifact', 'urgent', path]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).not.toContain('Bad row');
+    expect(new Set(codesOf(result.stderr))).toEqual(new Set(['ARTIFACT_SCHEMA']));
+  });
+
   test('should print None. when nothing is urgent', () => {
     const dir = run('urgent-none');
     const path = join(dir, 'findings.jsonl');
@@ -280,4 +314,26 @@ describe('laneward artifact urgent', () => {
 
 test('error lines all follow the one rendered format', () => {
   expect(ERROR_LINE.test('laneward artifact validate: a file no longer matches the sha256 recorded in run.json (x at y); fix: export (ARTIFACT_STALE)')).toBe(true);
+});
+
+describe('laneward demo', () => {
+  test('should refuse to generate into a directory it did not make, and leave it as it was', () => {
+    const dir = join(root, 'not-an-archive');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'notes.txt'), 'keep me');
+    const result = laneward(['demo', '--dir', dir, '--runs', '3']);
+    expect(result.code).toBe(2);
+    expect(codesOf(result.stderr)).toEqual(['USAGE']);
+    expect(readdirSync(dir)).toEqual(['notes.txt']);
+  });
+
+  test('should generate an archive once, then validate it, flagging exactly the planted runs', () => {
+    const dir = join(root, 'demo-archive');
+    const first = laneward(['demo', '--dir', dir, '--runs', '41', '--jobs', '2']);
+    expect(first.code).toBe(0);
+    expect(first.stdout.trim().split('\n').at(-1)).toMatch(/^ARTIFACT_SUMMARY: runs=41 valid=38 invalid=3 /);
+    const again = laneward(['demo', '--dir', dir, '--runs', '41', '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!).summary).toMatchObject({ runs: 41, valid: 38, invalid: 3 });
+  });
 });

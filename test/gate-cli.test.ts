@@ -224,10 +224,15 @@ describe('gate parse', () => {
     expect(JSON.parse(ran.out[0]!)).toMatchObject({ ok: false, code });
   });
 
+  test('should call a reply bound to gate_rev 0 stale, like any other revision, with exit 1', () => {
+    const ran = gate('parse', 'gate.json', '--reply', 'rec', '--gate-rev', '0');
+    expect(ran.code).toBe(1);
+    expect(codes(ran.err)).toEqual(['GATE_REV_STALE']);
+  });
+
   test.each([
     [['gate.json', '--reply', 'rec']],
     [['gate.json', '--gate-rev', '1']],
-    [['gate.json', '--reply', 'rec', '--gate-rev', '0']],
     [['gate.json', '--reply', 'rec', '--gate-rev', 'x']],
     [['gate.json', '--reply', 'rec', '--gate-rev', '1', '--by', 'me']],
     [['--reply', 'rec', '--gate-rev', '1']],

@@ -51,6 +51,14 @@ describe('JsonlLineSplitter', () => {
   });
 });
 
+describe('JsonlLineSplitter and byte order marks', () => {
+  test.each([1, 5, 4096])('should keep a BOM as text on every line, whatever the chunk size (%i)', (size) => {
+    const lines = split('\uFEFF{"a":1}\n\uFEFF{"b":2}\n', size);
+    expect(lines.map(([text]) => text)).toEqual(['\uFEFF{"a":1}', '\uFEFF{"b":2}']);
+    expect(lines.map(([text]) => parseJsonlRow(text))).toEqual([{ malformed: 'line is not valid JSON' }, { malformed: 'line is not valid JSON' }]);
+  });
+});
+
 describe('parseJsonlRow', () => {
   test.each([
     ['', 'blank line'],

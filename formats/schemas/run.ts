@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { integer, nonNegativeInteger, schemaVersion, sha256Hex, stringArray } from './common.ts';
+import { integer, namedRecord, plainObject, schemaVersion, sha256Hex, stringArray } from './common.ts';
 
 export const RUN_STATUSES = [
   'complete', 'reviewed', 'gate_pending', 'incomplete', 'interrupted', 'refused', 'awaiting_result', 'running',
@@ -17,35 +17,37 @@ export const voiceSchema = v.looseObject({
   output: v.optional(v.string()),
 });
 
-export const phaseSchema = v.looseObject({
-  snapshot: v.optional(v.string()),
-  native: v.optional(voiceSchema),
-  outside: v.optional(voiceSchema),
-});
+export const phaseSchema = plainObject(
+  v.looseObject({
+    snapshot: v.optional(v.string()),
+    native: v.optional(voiceSchema),
+    outside: v.optional(voiceSchema),
+  }),
+);
 
 export const artifactEntrySchema = v.looseObject({
   path: v.string(),
   sha256: sha256Hex,
 });
 
-/** Counts that are null are not checked; others must be whole numbers. */
-const countSchema = v.optional(v.nullable(nonNegativeInteger));
+/** A count is a number or null; null is not checked, a number must equal the rows (step 4). */
+const countSchema = v.optional(v.nullable(v.number()));
 
 export const runSchema = v.looseObject({
   schema_version: schemaVersion(1),
   run: v.pipe(v.string(), v.minLength(1)),
   status: v.picklist(RUN_STATUSES),
   required_phases: stringArray,
-  phases: v.record(v.string(), phaseSchema),
-  artifacts: v.record(v.string(), artifactEntrySchema),
+  phases: namedRecord(phaseSchema, 'phase'),
+  artifacts: namedRecord(artifactEntrySchema, 'artifact'),
   base: v.optional(v.string()),
   host: v.optional(v.string()),
   session_kind: v.optional(v.string()),
   counts: v.optional(
-    v.looseObject({ decisions: countSchema, decisions_pending: countSchema, findings: countSchema, tasks: countSchema }),
+    plainObject(v.looseObject({ decisions: countSchema, decisions_pending: countSchema, findings: countSchema, tasks: countSchema })),
   ),
   gate_rev: v.optional(integer),
-  gate: v.optional(v.looseObject({})),
+  gate: v.optional(plainObject(v.looseObject({}))),
   consumed_by: v.optional(v.array(v.looseObject({ consumer: v.string(), at: v.string() }))),
   deviations: v.optional(stringArray),
 });

@@ -1,4 +1,4 @@
-import { opendirSync, statSync } from 'node:fs';
+import { lstatSync, opendirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface Discovered {
@@ -60,9 +60,10 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/** Any entry, a dangling symlink included: a run.json that is broken is still a run to report. */
 function exists(path: string): boolean {
   try {
-    statSync(path);
+    lstatSync(path);
     return true;
   } catch {
     return false;

@@ -1,6 +1,6 @@
 import { EXIT, type ResultCode } from '../../formats/codes.ts';
 import { toError } from '../../formats/error.ts';
-import { issue } from '../../formats/issue.ts';
+import { issue, oneLine } from '../../formats/issue.ts';
 import type { RunReport } from '../../workers/validate/report.ts';
 import type { Io } from '../cli/io.ts';
 import { createPool, defaultThreads } from '../pool.ts';
@@ -88,7 +88,7 @@ function printRun(path: string, result: RunReport, json: boolean, io: Io): void 
   }
   if (result.valid) return;
   const codes = [...new Set(result.errors.map((found) => found.code))].sort();
-  io.out(`ARTIFACT_INVALID: run=${result.run ?? '-'} path=${path} errors=${result.errors.length} codes=${codes.join(',')}`);
+  io.out(`ARTIFACT_INVALID: run=${oneLine(result.run ?? '-')} path=${oneLine(path)} errors=${result.errors.length} codes=${codes.join(',')}`);
 }
 
 function printSummary(summary: BatchSummary, json: boolean, io: Io): void {

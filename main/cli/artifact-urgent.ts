@@ -27,10 +27,8 @@ export function urgentCommand(args: readonly string[], io: Io): number {
   }
   if (positionals.length !== 1) throw usage('expected exactly one findings.jsonl');
   const urgent: UrgentRow[] = [];
-  const { errors } = validateFile(positionals[0]!, 'findings', undefined, (row) => {
-    if (row['urgent'] === true && typeof row['id'] === 'string' && typeof row['title'] === 'string') {
-      urgent.push(row as unknown as UrgentRow);
-    }
+  const { errors } = validateFile(positionals[0]!, 'findings', undefined, (row, _line, valid) => {
+    if (valid && row['urgent'] === true) urgent.push(row as unknown as UrgentRow);
   });
   if (values.json) {
     io.out(JSON.stringify({ urgent, errors }));

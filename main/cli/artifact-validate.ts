@@ -1,7 +1,7 @@
-import { statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
-import { renderIssueLine } from '../../formats/issue.ts';
+import { oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
 import type { RunReport } from '../../workers/validate/report.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
@@ -73,7 +73,8 @@ function isSingleRun(target: string): boolean {
     return true;
   }
   try {
-    statSync(join(target, 'run.json'));
+    // lstat: a run.json that is a dangling symlink still makes this a run directory.
+    lstatSync(join(target, 'run.json'));
     return true;
   } catch {
     return false;
@@ -89,7 +90,7 @@ export function printSingle(report: RunReport, json: boolean, io: Io): void {
   for (const found of report.errors) io.err(renderIssueLine(CONTEXT, found));
   if (report.valid) {
     const attested = report.attested > 0 ? ` attested=${report.attested}` : '';
-    io.out(`ARTIFACT_VALID: run=${report.run} status=${report.status}${attested}`);
+    io.out(`ARTIFACT_VALID: run=${oneLine(report.run ?? '-')} status=${report.status}${attested}`);
   } else {
     io.out(`ARTIFACT_INVALID: ${report.errors.length} error(s)`);
   }

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
 import { CATALOGUE } from '../../fixtures/catalogue.ts';
 import { generateRun } from '../../fixtures/generate-run.ts';
 import { runBatch } from '../batch/run-batch.ts';
-import { intOption, parseCommand } from './args.ts';
+import { intOption, parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
 
 export const DEMO_HELP = `usage: laneward demo [--dir DIR] [--runs N] [--jobs N] [--json]
@@ -35,6 +35,9 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
   const broken = Math.floor((runs - 1) / BROKEN_EVERY) + 1;
   if (existsSync(join(dir, '.complete'))) {
     io.err(`DEMO: archive ${dir} already generated; validating it`);
+  } else if (existsSync(dir) && readdirSync(dir).length > 0) {
+    // Never clear a directory the demo did not make.
+    throw usage(`${dir} exists and is not a sample archive; name an empty or new --dir`);
   } else {
     generateArchive(dir, runs, io);
   }
@@ -57,6 +60,6 @@ function generateArchive(dir: string, runs: number, io: Io): void {
     if (i % BROKEN_EVERY === 0) PLANTED[(i / BROKEN_EVERY) % PLANTED.length]!.apply(runDir);
   }
   writeFileSync(join(staging, '.complete'), `${runs}\n`);
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true }); // empty or absent: checked by the caller
   renameSync(staging, dir);
 }

@@ -103,7 +103,7 @@ function answerCommand(sub: 'parse' | 'decisions', args: readonly string[], io: 
   if (values.help) return help(io, sub === 'parse' ? PARSE_HELP : DECISIONS_HELP);
   const file = onePath(positionals);
   if (values.reply === undefined) throw usage('--reply <text> is required');
-  const gateRev = intOption('gate-rev', values['gate-rev'], 1, Number.MAX_SAFE_INTEGER);
+  const gateRev = intOption('gate-rev', values['gate-rev'], 0, Number.MAX_SAFE_INTEGER);
   if (gateRev === undefined) throw usage('--gate-rev <n> is required: the gate_rev the reply answers');
   if (values.by !== undefined && sub === 'parse') throw usage('--by goes with gate decisions');
   if (values.by !== undefined && values.by.trim() === '') throw usage('--by needs a name');

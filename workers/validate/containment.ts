@@ -27,6 +27,7 @@ export function resolveInRunDir(runDir: string, runDirReal: string, relPath: str
     const why = errnoCode(error) === 'ELOOP' ? 'is a symlink loop' : 'does not exist';
     return { ok: false, code: 'ARTIFACT_MISSING', message: `${relPath} ${why}` };
   }
+  if (real === runDirReal) return { ok: false, code: 'ARTIFACT_MISSING', message: `${relPath} is the run directory, not a file` };
   if (!real.startsWith(runDirReal + sep)) {
     return { ok: false, code: 'ARTIFACT_PATH_ESCAPE', message: `${relPath} resolves outside the run directory` };
   }

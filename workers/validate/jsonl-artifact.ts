@@ -12,8 +12,8 @@ export interface JsonlCheck {
   readonly schema: AnySchema;
   /** The manifest's run id; rows are bound to it. Undefined skips the binding check. */
   readonly runId: string | undefined;
-  /** Called for each line that is a JSON object, whether or not it passed its schema. */
-  readonly onRow?: (row: Record<string, unknown>, line: number) => void;
+  /** Called for each line that is a JSON object; `valid` says whether it passed its schema. */
+  readonly onRow?: (row: Record<string, unknown>, line: number, valid: boolean) => void;
 }
 
 export interface JsonlResult extends StreamedFile {
@@ -46,7 +46,7 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
     const row = parsed.row;
     const rowIssues = checkSchema(schema, row, `${display}:${line}`);
     if (rowIssues !== undefined) for (const found of rowIssues) issues.push(found);
-    onRow?.(row, line);
+    onRow?.(row, line, rowIssues === undefined);
     const id = row['id'];
     if (typeof id !== 'string') return;
     if (runId !== undefined && (row['run'] !== runId || !id.startsWith(prefix))) {

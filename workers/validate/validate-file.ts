@@ -25,7 +25,7 @@ export function validateFile(
   file: string,
   schema: SchemaName,
   runId: string | undefined,
-  onRow?: (row: Record<string, unknown>, line: number) => void,
+  onRow?: (row: Record<string, unknown>, line: number, valid: boolean) => void,
 ): FileReport {
   const entry = SCHEMAS[schema];
   const display = basename(file);
