@@ -216,13 +216,14 @@ describe('jsonl-counter', () => {
     ['should ignore an equal value', [p(3), p(3), p(4), p(4)], [M(), I, M(), I], 2],
     ['should report a lower value as invalid and keep the last admitted one', [p(5), p(3), p(4), p(5), p(6)], [M(), X('progress went from 5 to 3'), X('progress went from 5 to 4'), I, M()], 2],
     ['should report a drop to 0 as invalid', [p(0), p(1), p(0)], [M(), M(), X('progress went from 1 to 0')], 2],
+    ['should report any number below the last as invalid, negative or fractional', [p(5), p(-1), p(4.5)], [M(), X('progress went from 5 to -1'), X('progress went from 5 to 4.5')], 1],
     [
       'should ignore values that are not non-negative safe integers',
       [p(-1), p(1.5), p('3'), p(null), p(true), p([1]), p({ n: 1 }), p(2 ** 53), '{"progress":1e400}', '{"count":3}', '{}'],
       [I, I, I, I, I, I, I, I, I, I, I],
       0,
     ],
-    ['should not let ignored values move the counter', [p(2), p(-1), p(1.5), p(3)], [M(), I, I, M()], 2],
+    ['should not let ignored values move the counter', [p(2), p(2.5), p(2 ** 60), p(3)], [M(), I, I, M()], 2],
     ['should accept extra fields, whitespace and integral exponents', [' {"progress":1,"phase":"scan"} ', '{"progress":2.0}', '{"progress":3e0}'], [M(), M(), M()], 3],
     ['should ignore prose and malformed lines between values', [...PROSE, p(1), '{"progress":', p(2)], [...PROSE.map(() => I), M(), I, M()], 2],
   ])('%s', (...row) => expectRow('jsonl-counter', row));

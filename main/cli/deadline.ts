@@ -7,6 +7,7 @@ import { runUnderDeadline } from '../../workers/supervise/deadline-run.ts';
 import { claimProbe, appendProbeRecord, probeLogPath, readProbeRecords } from '../deadline/probe-log.ts';
 import { checkReceiptPath, publishReceipt, readReceipt } from '../deadline/receipt-file.ts';
 import { intOption, parseCommand, usage } from './args.ts';
+import { interruptSignal } from './interrupt.ts';
 import type { Io } from './io.ts';
 
 export const DEADLINE_HELP = `usage:
@@ -124,8 +125,8 @@ async function run(args: readonly string[], io: Io): Promise<number> {
     if (isLanewardError(error)) line(event('error', null, { code: error.code, message: error.message }));
     throw error;
   }
-  const remainingMs = Date.parse(receipt.deadlineAt) - Date.now();
-  if (remainingMs <= 0) {
+  const deadline = Date.parse(receipt.deadlineAt);
+  if (deadline - Date.now() <= 0) {
     line(event('expired', receipt, { code: 'DEADLINE_EXPIRED', launched: false }));
     return EXPIRED;
   }
@@ -136,11 +137,15 @@ async function run(args: readonly string[], io: Io): Promise<number> {
     line(event('expired', receipt, { code: 'PROBE_BUDGET_EXHAUSTED', launched: false, probe: claim.index }));
     return EXPIRED;
   }
+  // The clock is read again after the claim: reading a long probe log takes time too.
+  const remainingMs = deadline - Date.now();
+  if (remainingMs <= 0) {
+    appendProbeRecord(log, { event: 'finish', probe, at: new Date().toISOString(), exitCode: EXPIRED, timedOut: true, launched: false });
+    line(event('expired', receipt, { code: 'DEADLINE_EXPIRED', launched: false, probe: claim.index }));
+    return EXPIRED;
+  }
 
-  const interrupt = new AbortController();
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
-  for (const signal of signals) process.on(signal, onSignal);
+  const interrupt = interruptSignal();
   try {
     const outcome = await runUnderDeadline(
       { argv: command, remainingMs, onStarted: (pid) => line(event('started', receipt, { pid, probe: claim.index, argv0: command[0] })) },
@@ -153,6 +158,7 @@ async function run(args: readonly string[], io: Io): Promise<number> {
       return (await flush(io, event('error', receipt, { code, message: `${command[0]}: ${outcome.errno}`, exitCode: outcome.exitCode }))) ? outcome.exitCode : EXIT.usage;
     }
     const timedOut = outcome.kind === 'timedOut';
+    const outputBroken = interrupt.signal.aborted && interrupt.signal.reason === 'SIGPIPE';
     appendProbeRecord(log, { event: 'finish', probe, at: finishedAt, exitCode: outcome.exitCode, timedOut, durationMs: Math.round(outcome.durationMs) });
     const payload = event(timedOut ? 'expired' : 'finished', receipt, {
       timedOut,
@@ -162,9 +168,10 @@ async function run(args: readonly string[], io: Io): Promise<number> {
       ...(outcome.kind === 'cancelled' ? { cancelled: true, code: 'CANCELLED' } : {}),
       ...(timedOut ? { code: 'DEADLINE_EXPIRED' } : {}),
     });
-    return (await flush(io, payload)) ? outcome.exitCode : EXIT.usage;
+    // Broken output is a guard error (exit 2) even though the child was stopped cleanly.
+    return (await flush(io, payload)) && !outputBroken ? outcome.exitCode : EXIT.usage;
   } finally {
-    for (const signal of signals) process.off(signal, onSignal);
+    interrupt.release();
   }
 }
 

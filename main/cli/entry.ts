@@ -1,12 +1,18 @@
 import { EXIT } from '../../formats/codes.ts';
 import { errnoCode, toError } from '../../formats/error.ts';
+import { outputClosed } from './interrupt.ts';
 import { processIo } from './io.ts';
 import { main } from './main.ts';
 
-// A reader that stops early (`| head`) closes the pipe: that ends the command quietly.
+// A reader that stops early (`| head`) closes the pipe. A command supervising children
+// takes that as a cancellation and tears them down first; any other ends quietly.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error) => {
-    if (errnoCode(error) === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+    const code = errnoCode(error);
+    if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED') {
+      if (!outputClosed()) process.exit(process.exitCode ?? EXIT.ok);
+      return;
+    }
     throw error;
   });
 }

@@ -4,9 +4,10 @@ import { issue, renderIssueLine } from '../../formats/issue.ts';
 import type { LeaseOutcome } from '../../workers/supervise/lease-types.ts';
 import { signalExitCode } from '../../workers/supervise/process-group.ts';
 import { superviseMany } from '../lease/supervise-many.ts';
-import { interruptSignal, isDescriptorRefusal, LEASE_OPTIONS, leaseRequest, leaseSpecFor, splitCommand } from '../lease/lease-options.ts';
+import { isDescriptorRefusal, LEASE_OPTIONS, leaseRequest, leaseSpecFor, splitCommand } from '../lease/lease-options.ts';
 import { defaultThreads } from '../pool.ts';
 import { intOption, parseCommand, usage } from './args.ts';
+import { interruptSignal } from './interrupt.ts';
 import type { Io } from './io.ts';
 
 /**

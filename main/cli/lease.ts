@@ -4,8 +4,9 @@ import { issue, renderIssueLine } from '../../formats/issue.ts';
 import { superviseLease } from '../../workers/supervise/lease.ts';
 import type { LeaseOutcome } from '../../workers/supervise/lease-types.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
-import { interruptSignal, isDescriptorRefusal, LEASE_OPTIONS, leaseRequest, leaseSpecFor, refusedOutcome, splitCommand } from '../lease/lease-options.ts';
+import { isDescriptorRefusal, LEASE_OPTIONS, leaseRequest, leaseSpecFor, refusedOutcome, splitCommand } from '../lease/lease-options.ts';
 import { parseCommand, usage } from './args.ts';
+import { interruptSignal } from './interrupt.ts';
 import type { Io } from './io.ts';
 
 export const LEASE_HELP = `usage: laneward lease run --actions FILE --trust PUB --action NAME --timeout-ms N

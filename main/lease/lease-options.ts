@@ -109,12 +109,3 @@ export function refusedOutcome(startedAt: number): LeaseOutcome {
     goneMs: null,
   };
 }
-
-/** SIGINT, SIGTERM and SIGHUP to laneward become one abort, with the signal as reason. */
-export function interruptSignal(): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
-  for (const signal of signals) process.on(signal, onSignal);
-  return { signal: controller.signal, release: () => signals.forEach((signal) => process.off(signal, onSignal)) };
-}

@@ -1,6 +1,6 @@
 import { errnoCode } from '../../formats/error.ts';
 import { DeadlineTimer, nowMs } from './monotonic-timer.ts';
-import { signalExitCode, signalGroup, spawnGroup } from './process-group.ts';
+import { signalExitCode, signalTree, spawnGroup } from './process-group.ts';
 
 export interface DeadlineRunSpec {
   readonly argv: readonly string[];
@@ -27,7 +27,14 @@ export type DeadlineRunOutcome =
 export function runUnderDeadline(spec: DeadlineRunSpec, cancel?: AbortSignal): Promise<DeadlineRunOutcome> {
   return new Promise((resolve) => {
     const started = nowMs();
-    const child = spawnGroup({ argv: spec.argv, stdio: 'inherit', ...pick(spec) });
+    let child: ReturnType<typeof spawnGroup>;
+    try {
+      child = spawnGroup({ argv: spec.argv, stdio: 'inherit', ...pick(spec) });
+    } catch (error) {
+      const errno = errnoCode(error) ?? 'UNKNOWN';
+      resolve({ kind: 'spawnFailed', exitCode: errno === 'ENOENT' ? 127 : 126, errno });
+      return;
+    }
     let timedOut = false;
     let killLateMs = 0;
     let cancelledBy: NodeJS.Signals | undefined;
@@ -35,7 +42,7 @@ export function runUnderDeadline(spec: DeadlineRunSpec, cancel?: AbortSignal): P
 
     const onCancel = () => {
       cancelledBy = (cancel?.reason as NodeJS.Signals | undefined) ?? 'SIGTERM';
-      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+      if (child.pid !== undefined) signalTree(child.pid, 'SIGKILL');
     };
     child.once('error', (error) => {
       timer?.clear();
@@ -50,7 +57,7 @@ export function runUnderDeadline(spec: DeadlineRunSpec, cancel?: AbortSignal): P
       timer = new DeadlineTimer(started + spec.remainingMs, (late) => {
         timedOut = true;
         killLateMs = late;
-        signalGroup(pid, 'SIGKILL');
+        signalTree(pid, 'SIGKILL');
       });
       if (cancel?.aborted) onCancel();
       else cancel?.addEventListener('abort', onCancel, { once: true });
@@ -59,7 +66,7 @@ export function runUnderDeadline(spec: DeadlineRunSpec, cancel?: AbortSignal): P
       timer?.clear();
       cancel?.removeEventListener('abort', onCancel);
       // The probe is done: nothing it left in its group may keep running.
-      signalGroup(child.pid!, 'SIGKILL');
+      signalTree(child.pid!, 'SIGKILL');
       const durationMs = nowMs() - started;
       if (cancelledBy !== undefined) {
         resolve({ kind: 'cancelled', exitCode: signalExitCode(cancelledBy), signal, durationMs });

@@ -72,8 +72,9 @@ class LeaseRun {
   async run(): Promise<LeaseOutcome> {
     const { spec } = this;
     const firstDeadline = spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs;
-    if (nowMs() >= firstDeadline) return this.outcome({ code: 'DEADLINE_EXPIRED', ...STATUS_OF.DEADLINE_EXPIRED!, at: nowMs(), lateMs: null }, false, true);
+    // Cancellation wins over everything, an expired budget included.
     if (this.cancel?.aborted) return this.outcome(cancelCode(this.cancel.reason), false, true);
+    if (nowMs() >= firstDeadline) return this.outcome({ code: 'DEADLINE_EXPIRED', ...STATUS_OF.DEADLINE_EXPIRED!, at: nowMs(), lateMs: null }, false, true);
     // Listening from here to the end: a cancel during launch or while output drains wins too.
     this.cancel?.addEventListener('abort', this.onAbort, { once: true });
     try {

@@ -17,7 +17,9 @@ export interface GroupSpawn {
  */
 export function spawnGroup(options: GroupSpawn): ChildProcess {
   const [command, ...args] = options.argv;
-  return spawn(command!, args, {
+  // An empty name is a command that cannot be found, not an invalid argument.
+  if (command === undefined || command === '') throw Object.assign(new Error('empty command name'), { code: 'ENOENT' });
+  return spawn(command, args, {
     detached: true,
     stdio: options.stdio,
     env: options.env ?? process.env,
@@ -26,8 +28,26 @@ export function spawnGroup(options: GroupSpawn): ChildProcess {
   });
 }
 
-/** Signals every process of the group; a group already gone is not an error. */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+/**
+ * Signals the supervised tree: the leader's process group at once, then every other
+ * process of the leader's session (a descendant that moved to a group of its own stays in
+ * the session; only one that calls setsid leaves it). True when anything was signalled.
+ */
+export function signalTree(leader: number, signal: NodeJS.Signals): boolean {
+  let sent = signalGroup(leader, signal);
+  const strays = currentCensus()?.bySession.get(leader) ?? [];
+  for (const pid of strays) {
+    try {
+      process.kill(pid, signal);
+      sent = true;
+    } catch {
+      // Gone since the census.
+    }
+  }
+  return sent;
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   try {
     process.kill(-pgid, signal);
     return true;
@@ -37,36 +57,56 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** One reading of /proc shared by every teardown polling in this thread at that moment. */
-let census: { at: number; live: Map<number, number[]> } | undefined;
-const CENSUS_MS = 4;
-
-/**
- * Pids of the group's processes that can still run. Zombies are excluded: a zombie has
- * exited and only waits to be reaped (here PID 1 reaps orphans seconds late), yet it
- * keeps `kill(-pgid, 0)` succeeding, so that call proves only absence. When it fails the
- * group is gone; otherwise /proc is read, once per couple of milliseconds for all groups
- * (hundreds of concurrent teardowns would otherwise each read every process's stat).
- */
-export function liveGroupMembers(pgid: number): number[] {
-  try {
-    process.kill(-pgid, 0);
-  } catch (error) {
-    if (errnoCode(error) === 'ESRCH') return [];
-  }
-  const now = performance.now();
-  if (census === undefined || now - census.at > CENSUS_MS) census = readCensus(now);
-  return census?.live.get(pgid) ?? fallbackMembers(pgid);
+interface Census {
+  readonly at: number;
+  /** Live (non-zombie) pids by process group, and by session. */
+  readonly byGroup: Map<number, number[]>;
+  readonly bySession: Map<number, number[]>;
 }
 
-function readCensus(at: number): { at: number; live: Map<number, number[]> } | undefined {
+/** One reading of /proc shared by every teardown polling in this thread at that moment. */
+let census: Census | undefined;
+const CENSUS_MS = 10;
+
+/**
+ * Pids of the tree (the leader's group and session) that can still run. Zombies are
+ * excluded: a zombie has exited and only waits to be reaped (here PID 1 reaps orphans
+ * seconds late), yet it keeps `kill(-pgid, 0)` succeeding, so that call proves nothing.
+ * /proc is read at most once per {@link CENSUS_MS} for all trees of this thread: hundreds
+ * of concurrent teardowns would otherwise each read every process's stat.
+ */
+export function liveTreeMembers(leader: number): number[] {
+  const seen = currentCensus();
+  if (seen === undefined) return fallbackMembers(leader);
+  const group = seen.byGroup.get(leader) ?? [];
+  const session = seen.bySession.get(leader) ?? [];
+  return session.length === 0 ? group : [...new Set([...group, ...session])];
+}
+
+/**
+ * The census, re-read when older than {@link CENSUS_MS}. A process forked since then is
+ * caught by the next poll: teardown re-sends SIGKILL on every poll after the grace.
+ */
+function currentCensus(): Census | undefined {
+  const now = performance.now();
+  if (census === undefined || now - census.at > CENSUS_MS) census = readCensus(now);
+  return census;
+}
+
+function readCensus(at: number): Census | undefined {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
     return undefined;
   }
-  const live = new Map<number, number[]>();
+  const byGroup = new Map<number, number[]>();
+  const bySession = new Map<number, number[]>();
+  const add = (map: Map<number, number[]>, key: number, pid: number) => {
+    const list = map.get(key);
+    if (list === undefined) map.set(key, [pid]);
+    else list.push(pid);
+  };
   for (const name of entries) {
     const first = name.charCodeAt(0);
     if (first < 48 || first > 57) continue;
@@ -76,20 +116,25 @@ function readCensus(at: number): { at: number; live: Map<number, number[]> } | u
     } catch {
       continue; // exited while we looked
     }
-    // Fields after the command name, which may itself hold spaces and parentheses.
+    // Fields after the command name, which may itself hold spaces and parentheses:
+    // state, ppid, pgrp, session.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     if (fields[0] === 'Z' || fields[0] === 'X') continue;
-    const group = Number(fields[2]);
-    const members = live.get(group);
-    if (members === undefined) live.set(group, [Number(name)]);
-    else members.push(Number(name));
+    const pid = Number(name);
+    add(byGroup, Number(fields[2]), pid);
+    add(bySession, Number(fields[3]), pid);
   }
-  return { at, live };
+  return { at, byGroup, bySession };
 }
 
 /** Without /proc the best available answer is whether the group accepts signals. */
 function fallbackMembers(pgid: number): number[] {
-  return census === undefined ? [pgid] : [];
+  try {
+    process.kill(-pgid, 0);
+    return [pgid];
+  } catch {
+    return [];
+  }
 }
 
 /** The conventional exit status of a process killed by `signal`: 128 + its number. */

@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+import { constants } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { BUILD_ID } from '../../formats/build-id.ts';
 import { superviseLease } from './lease.ts';
@@ -7,6 +8,20 @@ import type { LeaseOutcome, LeaseSpec } from './lease-types.ts';
 const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
 if (expected !== BUILD_ID) {
   throw new Error(`supervise worker is build ${BUILD_ID}, coordinator expects ${String(expected)}`);
+}
+
+/** What the coordinator hands a worker for one supervision. */
+export interface SuperviseTask {
+  readonly spec: LeaseSpec;
+  /** Carries a cancel request for this supervision while it runs. */
+  readonly port: MessagePort;
+  /** Shared by every task of one fleet: non-zero (a signal number) once it is cancelled. */
+  readonly cancelled: Int32Array;
+}
+
+function signalName(number: number): NodeJS.Signals {
+  const found = Object.entries(constants.signals).find(([, n]) => n === number);
+  return (found?.[0] ?? 'SIGTERM') as NodeJS.Signals;
 }
 
 /** A cancel request from the coordinator, by message: never a thread termination. */
@@ -20,11 +35,15 @@ export interface CancelMessage {
  * I/O and timers). Cancellation arrives on `port`, and this worker tears its own
  * children down: terminating the thread instead would orphan them.
  */
-export default async function supervise({ spec, port }: { spec: LeaseSpec; port: MessagePort }): Promise<LeaseOutcome> {
+export default async function supervise({ spec, port, cancelled }: SuperviseTask): Promise<LeaseOutcome> {
   const cancel = new AbortController();
   port.on('message', (message: CancelMessage) => {
     if (message?.type === 'cancel') cancel.abort(message.signal);
   });
+  // A task that reaches its worker after the fleet was cancelled starts nothing: the flag
+  // is shared memory, so it is seen before any message could be.
+  const signal = Atomics.load(cancelled, 0);
+  if (signal !== 0) cancel.abort(signalName(signal));
   try {
     return await superviseLease(spec, {}, cancel.signal);
   } finally {

@@ -1,4 +1,4 @@
-import { liveGroupMembers, signalGroup } from './process-group.ts';
+import { liveTreeMembers, signalTree } from './process-group.ts';
 
 export interface TeardownOptions {
   /** SIGTERM first, then SIGKILL after this grace; 0 sends SIGKILL at once. */
@@ -24,17 +24,17 @@ const POLL_MAX_MS = 40;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Stops a whole process group and proves it gone: SIGTERM (or SIGKILL at once), a grace,
- * SIGKILL, then polls until no member can run. The leader having been reaped is not
- * proof (its children keep the group), and `kill(-pgid, 0)` is not either (zombies
- * answer it), so membership is read from /proc.
+ * Stops a supervised tree (the leader's process group and session) and proves it gone:
+ * SIGTERM (or SIGKILL at once), a grace, SIGKILL, then polls until no member can run. The
+ * leader having been reaped is not proof (its children keep the group), and
+ * `kill(-pgid, 0)` is not either (zombies answer it), so membership is read from /proc.
  */
 export async function teardownGroup(pgid: number, options: TeardownOptions): Promise<TeardownResult> {
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   let firstSignal: NodeJS.Signals | null = null;
   const send = (signal: NodeJS.Signals) => {
-    if (signalGroup(pgid, signal)) firstSignal ??= signal;
+    if (signalTree(pgid, signal)) firstSignal ??= signal;
   };
   send(options.graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
   let killed = options.graceMs <= 0;
@@ -42,13 +42,13 @@ export async function teardownGroup(pgid: number, options: TeardownOptions): Pro
   let leaderGone = false;
   void options.leaderExit?.then(() => (leaderGone = true));
   for (;;) {
-    // Wait before looking: a group just signalled cannot be gone yet, and once the leader
-    // is reaped a group with no other member answers ESRCH without a /proc census.
-    // Hint: hundreds of teardowns at once would otherwise turn the loop into a /proc reader.
+    // Wait before looking: a tree just signalled cannot be gone yet, and the leader's reap
+    // is the earliest moment it can be. Hint: hundreds of teardowns share one /proc census
+    // and back off, or they would turn the loop into a /proc reader.
     const wait = Math.min(pause, Math.max(1, options.budgetMs - elapsed()));
     await (leaderGone || options.leaderExit === undefined ? sleep(wait) : Promise.race([sleep(wait), options.leaderExit]));
     pause = Math.min(pause * 2, POLL_MAX_MS);
-    if (liveGroupMembers(pgid).length === 0) return { confirmed: true, firstSignal, durationMs: elapsed() };
+    if (liveTreeMembers(pgid).length === 0) return { confirmed: true, firstSignal, durationMs: elapsed() };
     // Once past the grace, SIGKILL again on every poll: a member forked between two
     // signals is caught by the next one.
     if (killed || elapsed() >= options.graceMs) {
