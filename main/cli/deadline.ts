@@ -28,7 +28,8 @@ own); --json prints the bare JSON object instead (start, status; run accepts it
 and keeps its lines, which are JSON already).
 Exit: 0 ok (run: the command's own status, 128+signal when killed), 124 expired or
 timed out (a pre-expired or over-budget run starts nothing), 2 guard error, 126 command
-not executable, 127 command not found, 130/143/129 guard interrupted.`;
+not executable, 127 command not found, 130/143/129 guard interrupted (131/140/142 for
+SIGQUIT/SIGUSR2/SIGALRM; 2 when its own output breaks).`;
 
 const EXPIRED = 124;
 const FLUSH_MS = 5_000;

@@ -31,7 +31,8 @@ stdout ({status, code, exitCode, signal, providerStarted, attempts, marks, durat
 cleanupConfirmed, ...}) and sends the child's stdout to stderr.
 Exit: the child's own status when it finished by itself; 124 deadline, lease or
 post-provider timeout; 3 refused before launch; 126/127 command not executable/found;
-130/143/129 cancelled; 1 other failures; 2 usage.
+130/143/129 cancelled by SIGINT/SIGTERM/SIGHUP (131/140/142 by SIGQUIT/SIGUSR2/SIGALRM,
+141 when laneward's own output breaks); 1 other failures; 2 usage.
 
 laneward lease fleet --count N [--jobs N] <the same options> -- COMMAND ARGS...
 runs N copies at once across the worker pool (each child gets LANEWARD_FLEET_INDEX),
