@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { constants } from 'node:os';
 import { errnoCode } from '../../formats/error.ts';
 
@@ -29,19 +29,20 @@ export function spawnGroup(options: GroupSpawn): ChildProcess {
 }
 
 /**
- * Signals the supervised tree: the leader's process group at once, then every other
+ * Signals the supervised tree: the leader's process group at once, then any other
  * process of the leader's session (a descendant that moved to a group of its own stays in
  * the session; only one that calls setsid leaves it). True when anything was signalled.
+ * The group goes first so the first signal never waits for /proc.
  */
 export function signalTree(leader: number, signal: NodeJS.Signals): boolean {
   let sent = signalGroup(leader, signal);
-  const strays = currentCensus()?.bySession.get(leader) ?? [];
-  for (const pid of strays) {
+  for (const pid of liveTreeMembers(leader)) {
+    if (processGroupOf(pid) === leader) continue; // the group signal reached it
     try {
       process.kill(pid, signal);
       sent = true;
     } catch {
-      // Gone since the census.
+      // Gone since we looked.
     }
   }
   return sent;
@@ -57,74 +58,122 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-interface Census {
-  readonly at: number;
-  /** Live (non-zombie) pids by process group, and by session. */
-  readonly byGroup: Map<number, number[]>;
-  readonly bySession: Map<number, number[]>;
+interface ProcStat {
+  readonly state: string;
+  readonly pgid: number;
+  readonly sid: number;
 }
 
-/** One reading of /proc shared by every teardown polling in this thread at that moment. */
-let census: Census | undefined;
-const CENSUS_MS = 10;
+// Hint: open/read/close into one buffer costs a third of readFileSync, which stats the
+// file and allocates; a storm of teardowns reads thousands of these.
+const statBuffer = Buffer.allocUnsafe(1024);
+
+function readStat(pid: number): ProcStat | undefined {
+  let stat: string;
+  try {
+    const fd = openSync(`/proc/${pid}/stat`, 'r');
+    try {
+      stat = statBuffer.toString('latin1', 0, readSync(fd, statBuffer, 0, statBuffer.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined; // exited
+  }
+  // Fields after the command name, which may itself hold spaces and parentheses:
+  // state, ppid, pgrp, session.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0]!, pgid: Number(fields[2]), sid: Number(fields[3]) };
+}
+
+function processGroupOf(pid: number): number | undefined {
+  return known.get(pid)?.pgid;
+}
+
+/**
+ * Every process this thread has seen, with its group and session, kept up to date
+ * incrementally: each refresh lists /proc (one directory read) and reads the stat of new
+ * pids only. Hundreds of concurrent teardowns share it; each then re-reads only its own
+ * tree's pids, so a storm of expiries does not turn the loop into a /proc reader.
+ */
+const known = new Map<number, { pgid: number; sid: number }>();
+let listedAt = Number.NEGATIVE_INFINITY;
+let procReadable = true;
+const LIST_MS = 10;
+
+function refresh(force: boolean): void {
+  const now = performance.now();
+  if (!force && now - listedAt < LIST_MS) return;
+  listedAt = now;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    procReadable = false;
+    return;
+  }
+  const present = new Set<number>();
+  for (const name of names) {
+    const first = name.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    const pid = Number(name);
+    present.add(pid);
+    if (known.has(pid)) continue;
+    const stat = readStat(pid);
+    if (stat !== undefined) known.set(pid, { pgid: stat.pgid, sid: stat.sid });
+  }
+  for (const pid of known.keys()) if (!present.has(pid)) known.delete(pid);
+}
 
 /**
  * Pids of the tree (the leader's group and session) that can still run. Zombies are
  * excluded: a zombie has exited and only waits to be reaped (here PID 1 reaps orphans
  * seconds late), yet it keeps `kill(-pgid, 0)` succeeding, so that call proves nothing.
- * /proc is read at most once per {@link CENSUS_MS} for all trees of this thread: hundreds
- * of concurrent teardowns would otherwise each read every process's stat.
+ * Every candidate's stat is read afresh, so a pid that changed group or was reused is
+ * judged by what it is now.
  */
 export function liveTreeMembers(leader: number): number[] {
-  const seen = currentCensus();
-  if (seen === undefined) return fallbackMembers(leader);
-  const group = seen.byGroup.get(leader) ?? [];
-  const session = seen.bySession.get(leader) ?? [];
-  return session.length === 0 ? group : [...new Set([...group, ...session])];
+  refresh(false);
+  if (!procReadable) return fallbackMembers(leader);
+  return treeMembers(leader);
 }
+
+let waiting: { leader: number; resolve: (gone: boolean) => void }[] = [];
 
 /**
- * The census, re-read when older than {@link CENSUS_MS}. A process forked since then is
- * caught by the next poll: teardown re-sends SIGKILL on every poll after the grace.
+ * Whether the tree is gone, proven. "Gone" needs a /proc listing taken after every member
+ * was seen dead, or a child forked just before its parent died would be missed; the
+ * proofs asked for in one turn of the event loop share that one listing.
  */
-function currentCensus(): Census | undefined {
-  const now = performance.now();
-  if (census === undefined || now - census.at > CENSUS_MS) census = readCensus(now);
-  return census;
+export function treeGone(leader: number): Promise<boolean> {
+  if (liveTreeMembers(leader).length > 0) return Promise.resolve(false);
+  if (!procReadable) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    if (waiting.length === 0) setImmediate(settleProofs);
+    waiting.push({ leader, resolve });
+  });
 }
 
-function readCensus(at: number): Census | undefined {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  const byGroup = new Map<number, number[]>();
-  const bySession = new Map<number, number[]>();
-  const add = (map: Map<number, number[]>, key: number, pid: number) => {
-    const list = map.get(key);
-    if (list === undefined) map.set(key, [pid]);
-    else list.push(pid);
-  };
-  for (const name of entries) {
-    const first = name.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
-    } catch {
-      continue; // exited while we looked
+function settleProofs(): void {
+  const batch = waiting;
+  waiting = [];
+  refresh(true);
+  for (const { leader, resolve } of batch) resolve(treeMembers(leader).length === 0);
+}
+
+function treeMembers(leader: number): number[] {
+  const live: number[] = [];
+  for (const [pid, seen] of known) {
+    if (seen.pgid !== leader && seen.sid !== leader) continue;
+    const stat = readStat(pid);
+    if (stat === undefined) {
+      known.delete(pid);
+      continue;
     }
-    // Fields after the command name, which may itself hold spaces and parentheses:
-    // state, ppid, pgrp, session.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z' || fields[0] === 'X') continue;
-    const pid = Number(name);
-    add(byGroup, Number(fields[2]), pid);
-    add(bySession, Number(fields[3]), pid);
+    known.set(pid, { pgid: stat.pgid, sid: stat.sid });
+    if ((stat.pgid === leader || stat.sid === leader) && stat.state !== 'Z' && stat.state !== 'X') live.push(pid);
   }
-  return { at, byGroup, bySession };
+  return live;
 }
 
 /** Without /proc the best available answer is whether the group accepts signals. */

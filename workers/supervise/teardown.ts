@@ -1,4 +1,4 @@
-import { liveTreeMembers, signalTree } from './process-group.ts';
+import { signalTree, treeGone } from './process-group.ts';
 
 export interface TeardownOptions {
   /** SIGTERM first, then SIGKILL after this grace; 0 sends SIGKILL at once. */
@@ -48,7 +48,7 @@ export async function teardownGroup(pgid: number, options: TeardownOptions): Pro
     const wait = Math.min(pause, Math.max(1, options.budgetMs - elapsed()));
     await (leaderGone || options.leaderExit === undefined ? sleep(wait) : Promise.race([sleep(wait), options.leaderExit]));
     pause = Math.min(pause * 2, POLL_MAX_MS);
-    if (liveTreeMembers(pgid).length === 0) return { confirmed: true, firstSignal, durationMs: elapsed() };
+    if (await treeGone(pgid)) return { confirmed: true, firstSignal, durationMs: elapsed() };
     // Once past the grace, SIGKILL again on every poll: a member forked between two
     // signals is caught by the next one.
     if (killed || elapsed() >= options.graceMs) {
