@@ -1,5 +1,5 @@
 import { parseJsonlRow } from '../../../formats/jsonl-row.ts';
-import type { Verdict } from './verdict.ts';
+import type { ProgressTracker, Verdict } from './verdict.ts';
 
 // Internal helpers shared by the trackers (the leading underscore marks the module internal).
 
@@ -8,7 +8,28 @@ export function markOrIgnore(count: number): Verdict {
   return count > 0 ? { kind: 'mark', count } : IGNORE;
 }
 
-const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
+/** @internal The verdicts that carry no data, shared by every tracker. */
+export const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
+export const TERMINAL: Verdict = Object.freeze({ kind: 'terminal' });
+
+/** @internal The running total every tracker keeps; subclasses say what a line admits. */
+export abstract class CountingTracker implements ProgressTracker {
+  private admitted = 0;
+
+  /** Marks admitted so far. */
+  get marks(): number {
+    return this.admitted;
+  }
+
+  /** Feeds one stdout line; see the subclass comment for what admits a mark. Never throws. */
+  abstract feed(line: string): Verdict;
+
+  /** Records `count` admitted marks and returns the line's verdict. */
+  protected admit(count: number): Verdict {
+    this.admitted += count;
+    return markOrIgnore(count);
+  }
+}
 
 /**
  * @internal Parses `line` as one JSON object if it can be an event of a source whose

@@ -1,11 +1,9 @@
-import type { ProgressTracker, Verdict } from './verdict.ts';
-import { createLifecycles, eventObject, identity, markOrIgnore, objectAt } from './_event.ts';
+import type { Verdict } from './verdict.ts';
+import { CountingTracker, createLifecycles, eventObject, identity, IGNORE, objectAt, TERMINAL } from './_event.ts';
 
 // Every admissible or terminal line names one of these; text, thinking and stream
 // deltas that do not are never parsed. ("tool_use_id" does not contain `"tool_use"`.)
 const NEEDLES = ['"tool_use"', '"tool_result"', '"result"'];
-const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
-const TERMINAL: Verdict = Object.freeze({ kind: 'terminal' });
 
 /**
  * Claude Code's `--output-format stream-json`. An `assistant` message opens one identity
@@ -16,19 +14,11 @@ const TERMINAL: Verdict = Object.freeze({ kind: 'terminal' });
  * (text, thinking, system, usage, stream events) admit nothing; `{"type": "result"}` is
  * the terminal event.
  */
-export class ClaudeStreamJsonTracker implements ProgressTracker {
+export class ClaudeStreamJsonTracker extends CountingTracker {
   // Unlike Codex items, a tool_result always follows its tool_use in one stream, so a
   // close of an unseen id is not evidence of anything and is not stored.
   private readonly lifecycles = createLifecycles(false);
-  private admitted = 0;
-
-  /** Marks admitted so far. */
-  get marks(): number {
-    return this.admitted;
-  }
-
-  /** Feeds one stdout line; see the class comment for what admits a mark. Never throws. */
-  feed(line: string): Verdict {
+  override feed(line: string): Verdict {
     const event = eventObject(line, NEEDLES);
     if (event === undefined) return IGNORE;
     if (event.type === 'result') return TERMINAL;
@@ -49,7 +39,6 @@ export class ClaudeStreamJsonTracker implements ProgressTracker {
         if (id !== undefined) count += this.lifecycles.close(id);
       }
     }
-    this.admitted += count;
-    return markOrIgnore(count);
+    return this.admit(count);
   }
 }

@@ -1,10 +1,8 @@
-import type { ProgressTracker, Verdict } from './verdict.ts';
-import { createLifecycles, eventObject, identity, markOrIgnore, objectAt } from './_event.ts';
+import type { Verdict } from './verdict.ts';
+import { CountingTracker, createLifecycles, eventObject, identity, IGNORE, objectAt, TERMINAL } from './_event.ts';
 
 // Every admissible or terminal line names one of these event types.
 const NEEDLES = ['"item.started"', '"item.completed"', '"turn.completed"'];
-const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
-const TERMINAL: Verdict = Object.freeze({ kind: 'terminal' });
 
 /**
  * `codex exec --json`. `item.started` opens the identity `item.id` (a non-empty string)
@@ -13,19 +11,11 @@ const TERMINAL: Verdict = Object.freeze({ kind: 'terminal' });
  * event; `item.updated`, `thread.*`, `turn.started`, anonymous items, reasoning and
  * agent-message items and everything else admit nothing.
  */
-export class CodexJsonTracker implements ProgressTracker {
+export class CodexJsonTracker extends CountingTracker {
   // Codex emits some items only once they complete, so a close of an unseen id is that
   // item's first sighting, as in step-lifecycle.
   private readonly lifecycles = createLifecycles(true);
-  private admitted = 0;
-
-  /** Marks admitted so far. */
-  get marks(): number {
-    return this.admitted;
-  }
-
-  /** Feeds one stdout line; see the class comment for what admits a mark. Never throws. */
-  feed(line: string): Verdict {
+  override feed(line: string): Verdict {
     const event = eventObject(line, NEEDLES);
     if (event === undefined) return IGNORE;
     if (event.type === 'turn.completed') return TERMINAL;
@@ -38,7 +28,6 @@ export class CodexJsonTracker implements ProgressTracker {
     const id = identity(item?.id);
     if (id === undefined) return IGNORE;
     const count = opening ? this.lifecycles.open(id) : this.lifecycles.close(id);
-    this.admitted += count;
-    return markOrIgnore(count);
+    return this.admit(count);
   }
 }

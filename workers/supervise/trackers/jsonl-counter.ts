@@ -1,10 +1,8 @@
-import type { ProgressTracker, Verdict } from './verdict.ts';
-import { eventObject } from './_event.ts';
+import type { Verdict } from './verdict.ts';
+import { CountingTracker, eventObject, IGNORE } from './_event.ts';
 
 // Every counter line names this key; others are never parsed.
 const NEEDLES = ['"progress"'];
-const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
-const MARK: Verdict = Object.freeze({ kind: 'mark', count: 1 });
 
 /**
  * A generic counter: lines `{"progress": n}` with n a non-negative integer. The first n
@@ -14,17 +12,9 @@ const MARK: Verdict = Object.freeze({ kind: 'mark', count: 1 });
  * the last (-1, 4.5 after 5) counts backwards. Otherwise a line that is not such an
  * object, or whose n is not a non-negative safe integer, is prose.
  */
-export class JsonlCounterTracker implements ProgressTracker {
+export class JsonlCounterTracker extends CountingTracker {
   private last: number | undefined;
-  private admitted = 0;
-
-  /** Marks admitted so far. */
-  get marks(): number {
-    return this.admitted;
-  }
-
-  /** Feeds one stdout line; see the class comment for what admits a mark. Never throws. */
-  feed(line: string): Verdict {
+  override feed(line: string): Verdict {
     const n = eventObject(line, NEEDLES)?.progress;
     if (typeof n !== 'number' || Number.isNaN(n)) return IGNORE;
     // Any number below the last admitted one went backwards, whatever its form (-1, 4.5).
@@ -36,7 +26,6 @@ export class JsonlCounterTracker implements ProgressTracker {
       return n === this.last ? IGNORE : { kind: 'invalid', reason: `progress went from ${this.last} to ${n}` };
     }
     this.last = n;
-    this.admitted += 1;
-    return MARK;
+    return this.admit(1);
   }
 }

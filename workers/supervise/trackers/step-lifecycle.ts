@@ -1,9 +1,8 @@
-import type { ProgressTracker, Verdict } from './verdict.ts';
-import { createLifecycles, eventObject, identity, markOrIgnore } from './_event.ts';
+import type { Verdict } from './verdict.ts';
+import { CountingTracker, createLifecycles, eventObject, identity, IGNORE } from './_event.ts';
 
 // Every admissible line names one of these types; others are never parsed.
 const NEEDLES = ['"step_update"', '"native_tool_v4"'];
-const IGNORE: Verdict = Object.freeze({ kind: 'ignore' });
 const OPEN_STATUSES: ReadonlySet<unknown> = new Set(['pending', 'in_progress']);
 const CLOSE_STATUSES: ReadonlySet<unknown> = new Set(['success', 'failure']);
 
@@ -16,17 +15,9 @@ const CLOSE_STATUSES: ReadonlySet<unknown> = new Set(['success', 'failure']);
  * close, an open after the close, and any line that is not exactly well-formed (unknown
  * type or status, a missing, empty or wrong-typed field) admit nothing.
  */
-export class StepLifecycleTracker implements ProgressTracker {
+export class StepLifecycleTracker extends CountingTracker {
   private readonly lifecycles = createLifecycles(true);
-  private admitted = 0;
-
-  /** Marks admitted so far. */
-  get marks(): number {
-    return this.admitted;
-  }
-
-  /** Feeds one stdout line; see the class comment for what admits a mark. Never throws. */
-  feed(line: string): Verdict {
+  override feed(line: string): Verdict {
     const event = eventObject(line, NEEDLES);
     if (event === undefined || (event.type !== 'step_update' && event.type !== 'native_tool_v4')) return IGNORE;
     const conversation = identity(event.conversation_id);
@@ -40,7 +31,6 @@ export class StepLifecycleTracker implements ProgressTracker {
     // conversation id holds ("a:1" step 2 is "2:a:1", "a" step 12 is "12:a"); -0 prints as 0.
     const key = `${step}:${conversation}`;
     const count = closing ? this.lifecycles.close(key) : this.lifecycles.open(key);
-    this.admitted += count;
-    return markOrIgnore(count);
+    return this.admit(count);
   }
 }
