@@ -46,6 +46,8 @@ await build({
     __LANEWARD_BUILD_ID__: JSON.stringify(id),
   },
   legalComments: 'none',
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 });
 process.stdout.write(`built dist/ (build ${id})\n`);

@@ -1,5 +1,4 @@
 import { constants } from 'node:os';
-import { MessageChannel } from 'node:worker_threads';
 import { toError } from '../../formats/error.ts';
 import type { CancelMessage, SuperviseTask } from '../../workers/supervise/task.ts';
 import type { LeaseOutcome, LeaseSpec } from '../../workers/supervise/lease-types.ts';
@@ -17,6 +16,8 @@ export async function superviseMany(
   specs: readonly LeaseSpec[],
   options: { threads: number; cancel?: AbortSignal; onOutcome?: (index: number, outcome: LeaseOutcome) => void },
 ): Promise<LeaseOutcome[]> {
+  // Loaded here, not at start-up: worker_threads costs milliseconds every command would pay.
+  const { MessageChannel } = await import('node:worker_threads');
   // Shared with every worker: a task dispatched after the cancel starts nothing.
   const cancelled = new Int32Array(new SharedArrayBuffer(4));
   const ports = specs.map(() => new MessageChannel());
