@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT, type CliResult } from './helpers/cli.ts';
 import { canRun, killQuietly, liveGroupMembers, sleep } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
+import type { GuardEvent } from '../formats/receipt.ts';
 
 const root = tempRoot('deadline-cli');
 beforeAll(ensureBuilt);
@@ -18,14 +19,7 @@ const PREFIX = 'QA_DEADLINE ';
 const FRAME = /\nQA_DEADLINE [^\n]*\n/g;
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-interface GuardLine {
-  readonly event: 'start' | 'status' | 'expired' | 'started' | 'finished' | 'error';
-  readonly observedAt: string;
-  readonly deadlineAt: string | null;
-  readonly remainingMs: number;
-  readonly expired: boolean;
-  readonly [extra: string]: unknown;
-}
+type GuardLine = GuardEvent;
 
 interface ReceiptJson {
   readonly version: number;
