@@ -1,14 +1,12 @@
-import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
-import { errnoCode } from '../../formats/error.ts';
 import { decisionRows } from '../../formats/gate-decisions.ts';
 import { answerGate } from '../../formats/gate-reply.ts';
 import { gateAllItems, gatePageCount, gatePageItems, renderGatePage } from '../../formats/gate-render.ts';
 import { issue, renderIssueLine, type Issue } from '../../formats/issue.ts';
-import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
 import { gateSchema, type Gate } from '../../formats/schemas/gate.ts';
+import { readJsonDocument } from '../../workers/validate/json-document.ts';
 import { intOption, parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
 
@@ -158,21 +156,7 @@ function refuse(context: string, issues: readonly Issue[], json: boolean, io: Io
 /** Reads and checks gate.json: the gate, or the issues that stop every subcommand. */
 function loadGate(file: string): Gate | Issue[] {
   const name = basename(file);
-  try {
-    const stat = statSync(file);
-    if (!stat.isFile()) return [issue('ARTIFACT_MISSING', name, `${file} is not a regular file`)];
-    if (stat.size === 0) return [issue('ARTIFACT_INVALID_JSON', name, 'empty file')];
-    if (stat.size > MAX_LINE_BYTES) return [issue('ARTIFACT_INVALID_JSON', name, 'file over 16 MiB')];
-  } catch (error) {
-    return [issue('ARTIFACT_MISSING', name, `${file} ${errnoCode(error) === 'ENOENT' ? 'does not exist' : 'cannot be read'}`)];
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    // A read failure after a good stat (permissions, a race) is a missing file, not bad JSON.
-    if (errnoCode(error) !== undefined) return [issue('ARTIFACT_MISSING', name, `${file} cannot be read`)];
-    return [issue('ARTIFACT_INVALID_JSON', name, 'not valid JSON')];
-  }
-  return checkSchema(gateSchema, value, name) ?? (value as Gate);
+  const read = readJsonDocument(file, name);
+  if ('issue' in read) return [read.issue];
+  return checkSchema(gateSchema, read.value, name) ?? (read.value as Gate);
 }

@@ -1,6 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync, realpathSync, statSync, constants } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize } from 'node:path';
-import { errnoCode } from '../../formats/error.ts';
 import { issue, type Issue } from '../../formats/issue.ts';
 import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
@@ -10,6 +9,7 @@ import { runSchema, TERMINAL_RUN_STATUSES, type RunManifest } from '../../format
 import { taskSchema } from '../../formats/schemas/tasks.ts';
 import { timingSchema } from '../../formats/schemas/timing.ts';
 import { resolveInRunDir } from './containment.ts';
+import { readJsonDocument } from './json-document.ts';
 import { streamFile } from './file-stream.ts';
 import { checkJsonlFile, type JsonlResult } from './jsonl-artifact.ts';
 import type { RunReport } from './report.ts';
@@ -49,7 +49,7 @@ export function validateRun(target: string): RunReport {
     attested,
   });
 
-  const parsed = readManifest(manifest, name);
+  const parsed = readJsonDocument(manifest, name);
   if ('issue' in parsed) return report([parsed.issue], undefined);
   const schemaIssues = checkSchema(runSchema, parsed.value, name);
   if (schemaIssues !== undefined) return report(schemaIssues, undefined);
@@ -61,37 +61,6 @@ export function validateRun(target: string): RunReport {
   return report(errors, run, attested);
 }
 
-function readManifest(manifest: string, name: string): { value: unknown } | { issue: Issue } {
-  let fd: number;
-  try {
-    fd = openSync(manifest, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    const why = errnoCode(error) === 'ENOENT' ? 'does not exist' : 'cannot be opened';
-    return { issue: issue('ARTIFACT_MISSING', name, `${manifest} ${why}`) };
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return { issue: issue('ARTIFACT_MISSING', name, `${manifest} is not a regular file`) };
-    if (stat.size === 0) return { issue: issue('ARTIFACT_INVALID_JSON', name, 'empty file') };
-    if (stat.size > MAX_LINE_BYTES) return { issue: issue('ARTIFACT_INVALID_JSON', name, 'file over 16 MiB') };
-    const bytes = Buffer.allocUnsafe(stat.size);
-    let read = 0;
-    while (read < bytes.length) {
-      const n = readSync(fd, bytes, read, bytes.length - read, null);
-      if (n === 0) break;
-      read += n;
-    }
-    try {
-      return { value: JSON.parse(bytes.toString('utf8', 0, read)) };
-    } catch {
-      return { issue: issue('ARTIFACT_INVALID_JSON', name, 'not valid JSON') };
-    }
-  } catch {
-    return { issue: issue('ARTIFACT_MISSING', name, `${manifest} cannot be read`) };
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** Step 2: the run's status and every required phase's voices. Returns the attested count. */
 function checkPhases(run: RunManifest, name: string, errors: Issue[]): number {
