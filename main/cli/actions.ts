@@ -7,7 +7,7 @@ import { loadVerifiedDescriptor } from '../actions/load-descriptor.ts';
 import { sha256Hex, signatureFileOf, signatureText } from '../actions/signature.ts';
 import { parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
-import { writeAtomically } from './record-consumer.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
 
 export const ACTIONS_HELP = `usage: laneward actions <keygen|sign|verify> ... [--json]
 
@@ -55,7 +55,7 @@ const SUBS: Record<string, Sub> = {
       const bytes = readBytes(file);
       const sig = signatureFileOf(file);
       // The signature covers the bytes read here, never a second read of the file.
-      writeAtomically(sig, signatureText(bytes, privateKey));
+      writeFileAtomic(sig, signatureText(bytes, privateKey));
       return { file, sig, sha256: sha256Hex(bytes) };
     },
     line: (r) => `ACTIONS_SIGNED: file=${r.file} sig=${r.sig} sha256=${r.sha256}`,

@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 
 const LOCK_WAIT_MS = 10_000;
@@ -18,32 +18,10 @@ export function recordConsumer(manifest: string, consumer: string, at: string): 
     const earlier = run.consumed_by?.find((entry) => entry.consumer === consumer);
     if (earlier !== undefined) return { at: earlier.at, already: true };
     run.consumed_by = [...(run.consumed_by ?? []), { consumer, at }];
-    writeAtomically(manifest, `${JSON.stringify(run, null, 2)}\n`);
+    writeFileAtomic(manifest, `${JSON.stringify(run, null, 2)}\n`);
     return { at, already: false };
   } finally {
     release();
-  }
-}
-
-export function writeAtomically(file: string, content: string): void {
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  const mode = statSync(file, { throwIfNoEntry: false })?.mode ?? 0o644;
-  const fd = openSync(temp, 'wx', mode & 0o777);
-  try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(temp, file);
-  const dir = openSync(dirname(file), 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
   }
 }
 
