@@ -158,6 +158,111 @@ export const RESULT_CODES = {
     summary: 'the provider exited with a failure status',
     fix: 'read the provider output; its exit status is passed through',
   },
+  // Review runs (laneward plan). Refusals exit 3, failures 1.
+  EXECUTION_UNKNOWN: {
+    summary: 'an attempt was dispatched and has no terminal record',
+    fix: 'submit its result, or mint a fresh one with plan next --redispatch <attempt> (and plan release --attempt <attempt>)',
+  },
+  RUN_NOT_INITIALIZED: {
+    summary: 'no review run is recorded for this run directory',
+    fix: 'start the run with laneward plan next --out <dir> --plan <plan.md>, or pass the --state root it was started with',
+  },
+  PHASE_NOT_AWAITING: {
+    summary: 'the phase is not waiting for this voice',
+    fix: 'run laneward plan next --out <dir> and submit only the attempts it prints',
+  },
+  ATTEMPT_MISMATCH: {
+    summary: 'the result does not belong to the open attempt, or the attempt is already bound to other bytes',
+    fix: 'submit the result file printed on the attempt\'s ATTEMPT line, once; a bound result cannot be replaced',
+  },
+  RESULT_RECEIPT_MISSING: {
+    summary: 'the result does not start with the INPUT line of this phase and snapshot',
+    fix: 'make the first line exactly "INPUT: <phase> <snapshot>" as the prompt says (hand-run records: --attest "<why>")',
+  },
+  RESULT_FINDINGS_MISSING: {
+    summary: 'the result has no readable findings block',
+    fix: 'end the review with one gstack-findings fence of JSON lines (an empty fence means no findings)',
+  },
+  MODEL_FAMILY_CONFLICT: {
+    summary: 'both voices of the phase come from one model family',
+    fix: 'run the outside voice on a model of another family (laneward plan family <model>)',
+  },
+  SPEND_CAP_EXCEEDED: {
+    summary: 'the attempt would take the run past its spend cap',
+    fix: 'raise --spend-cap, release attempts that will not run (plan release --attempt), or settle spend with --usage-usd',
+  },
+  CONSENSUS_MISSING: {
+    summary: 'a closed phase the next one builds on has no consensus record',
+    fix: 'resume the run (laneward plan resume --out <dir>) so the closed phase records its consensus',
+  },
+  PLAN_SECTIONS_INVALID: {
+    summary: 'the plan lacks a "## Implementation plan" or "## Review record" section',
+    fix: 'add both level-two headings to the plan file',
+  },
+  PLAN_AMEND_PENDING: {
+    summary: 'accepted plan changes have not been incorporated yet',
+    fix: 'edit the plan and run laneward plan revise --out <dir> --plan <file> --incorporates <ids>',
+  },
+  PLAN_CHANGED: {
+    summary: 'the source plan changed since the run took its snapshot',
+    fix: 'revise the run with laneward plan revise --out <dir> --plan <file>, or restore the plan',
+  },
+  PLAN_SOURCE_CHANGED: {
+    summary: 'the source plan changed since the gate was written',
+    fix: 'revise the run before answering, or restore the plan the gate was written for',
+  },
+  ANSWER_BY_REQUIRED: {
+    summary: 'an unattended run needs to know who answered',
+    fix: 'pass --by human or --by agent:<id>',
+  },
+  OWNER_REPLY_REQUIRED: {
+    summary: 'an agent relaying an answer must record the owner\'s own words',
+    fix: 'pass --owner-reply "<words>", --owner-reply-file <path> or --owner-reply - (or --words-by agent:<id>)',
+  },
+  GATE_OWNER_REPLY_MISMATCH: {
+    summary: 'the owner\'s words resolve to other choices than the relayed reply',
+    fix: 'relay the owner\'s choices exactly, or ask the owner again',
+  },
+  GATE_REC_STALE: {
+    summary: 'the recommendations changed since the render the owner saw',
+    fix: 'render the gate again and pass its --rec-hash with the answer',
+  },
+  CHECKPOINT_OVERLAP: {
+    summary: 'the checkpoint directory overlaps the run directory',
+    fix: 'point LANEWARD_CHECKPOINT_DIR outside the run directory',
+  },
+  CHECKPOINT_INVALID: {
+    summary: 'no checkpoint generation validates',
+    fix: 'restore from another checkpoint directory, or start the run again',
+  },
+  CEO_ONLY_CONFLICT: {
+    summary: '--ceo-only cannot be combined with the other scope options',
+    fix: 'drop --ui/--developer-tool/--spend-cap options that name other phases, or drop --ceo-only',
+  },
+  CEO_ONLY_AFTER_INIT: {
+    summary: '--ceo-only only applies to the first next of a run',
+    fix: 'start a new run directory with --ceo-only',
+  },
+  CEO_ONLY_NO_GATE: {
+    summary: 'a CEO-only run has no gate to answer',
+    fix: 'read the reviewed artifacts; start a full run for a gate',
+  },
+  DECISION_TRAIL_START_REQUIRED: {
+    summary: 'this run has not joined the decision trail',
+    fix: 'run laneward trail start <file> <run> first',
+  },
+  BRIEF_INPUT_MISSING: {
+    summary: 'a file the owner brief is built from is absent',
+    fix: 'export the run (laneward plan export --out <dir>) before rendering the brief',
+  },
+  STATE_UNAVAILABLE: {
+    summary: 'the state root cannot be opened or written',
+    fix: 'pass a writable --state directory (or LANEWARD_STATE_ROOT)',
+  },
+  EXPORT_INVALID: {
+    summary: 'the exported run directory does not validate',
+    fix: 'report it with the validation lines; the run state is kept and export can be run again',
+  },
   USAGE: {
     summary: 'the command line is not one laneward accepts',
     fix: 'see laneward <command> --help',
