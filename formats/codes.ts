@@ -255,6 +255,18 @@ export const RESULT_CODES = {
     summary: 'a file the owner brief is built from is absent',
     fix: 'export the run (laneward plan export --out <dir>) before rendering the brief',
   },
+  PLAN_UNREADABLE: {
+    summary: 'the plan is not a readable text file',
+    fix: 'pass a UTF-8 Markdown plan file (a regular file under 4 MiB)',
+  },
+  RESULT_UNREADABLE: {
+    summary: 'the result file cannot be read as a regular file',
+    fix: 'write the result to the printed result= path as a regular file under 16 MiB',
+  },
+  EXPORT_NOT_READY: {
+    summary: 'the run has not reached its gate, so there is nothing final to export',
+    fix: 'drive the run with laneward plan next until GSTACK_RESULT says gate_pending',
+  },
   STATE_UNAVAILABLE: {
     summary: 'the state root cannot be opened or written',
     fix: 'pass a writable --state directory (or LANEWARD_STATE_ROOT)',

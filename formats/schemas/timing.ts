@@ -21,3 +21,5 @@ export const timingSchema = v.looseObject({
   session_kind: v.optional(v.string()),
   estimate: v.optional(v.unknown()),
 });
+
+export type TimingDocument = v.InferOutput<typeof timingSchema>;

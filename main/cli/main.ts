@@ -12,6 +12,7 @@ usage: laneward <command> ...
 
   artifact validate|schema|ack|urgent   the artifact contract and the completion check
   gate render|parse|decisions           the final gate and its reply grammar
+  plan next|submit|answer|export|...    durable two-voice review runs of a plan
   deadline start|status|run             the probe deadline guard
   lease run                             supervise a provider under a total deadline or a progress lease
   actions keygen|sign|verify            signed action descriptors
@@ -36,6 +37,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await (await import('./lease.ts')).leaseCommand(rest, io);
       case 'actions':
         return await (await import('./actions.ts')).actionsCommand(rest, io);
+      case 'plan':
+        return await (await import('./plan.ts')).planCommand(rest, io);
       case 'demo':
         return await (await import('./demo.ts')).demoCommand(rest, io);
       case '--version':

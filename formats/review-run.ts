@@ -1,0 +1,160 @@
+import type { Consensus } from './consensus.ts';
+import type { ReplyMode } from './gate-reply.ts';
+import type { ReviewFinding } from './review-result.ts';
+import type { GateItem } from './schemas/gate.ts';
+
+/**
+ * The records of a review run as the store keeps them (CBOR in LMDB). The run record is
+ * the state machine; journal events are the append-only history of its transitions.
+ */
+
+export const PHASES = ['ceo', 'design', 'dx', 'eng'] as const;
+export type PhaseId = (typeof PHASES)[number];
+export type VoiceId = 'native' | 'outside';
+export const VOICES: readonly VoiceId[] = ['native', 'outside'];
+
+/** What the run is waiting for; the terminal line prints the run-facing subset. */
+export type RunState =
+  | 'awaiting_result' // a phase is open: attempts are out
+  | 'phase_closed' //    a phase closed; `next` opens the following one or writes the gate
+  | 'gate_pending' //    the gate is written and not fully answered
+  | 'complete' //        the gate was approved
+  | 'incomplete' //      the owner ended the run (p1e)
+  | 'interrupted';
+
+export type AttemptState = 'open' | 'bound' | 'released' | 'abandoned' | 'failed' | 'unavailable';
+
+export interface BoundResult {
+  readonly sha256: string;
+  readonly model: string;
+  readonly family: string | null;
+  readonly runner: string;
+  readonly receipt: 'input' | 'attested';
+  readonly attest: string | null;
+  readonly findings: number;
+  readonly usage_usd: number | null;
+  readonly at: string;
+}
+
+export interface AttemptRecord {
+  readonly id: string;
+  readonly phase: PhaseId;
+  readonly voice: VoiceId;
+  state: AttemptState;
+  /** Run-relative paths: the run directory may move. */
+  readonly prompt: string;
+  readonly result: string;
+  readonly minted_at: string;
+  /** Dollars held for this attempt while it is open (0 without a cap or estimate). */
+  reserve_usd: number;
+  /** Which command minted it: a later command that finds it open reports it unknown. */
+  readonly minted_by: number;
+  bound?: BoundResult;
+  why?: string;
+}
+
+export type VoiceStatus = 'pending' | 'running' | 'completed' | 'unavailable' | 'failed';
+
+export interface VoiceSlot {
+  status: VoiceStatus;
+  attempt: string | null;
+}
+
+export interface PhaseRecord {
+  readonly id: PhaseId;
+  state: 'waiting' | 'open' | 'closed';
+  snapshot: string | null;
+  native: VoiceSlot;
+  outside: VoiceSlot;
+  opened_at: string | null;
+  closed_at: string | null;
+  consensus: Consensus | null;
+}
+
+export interface SpendRecord {
+  readonly cap: number | null;
+  /** The reservation per attempt (`--estimate-usd`), or the default under a cap. */
+  estimate: number | null;
+  spent: number;
+  reserved: number;
+  unknown_n: number;
+  unknown_usd: number;
+}
+
+export interface GateAnswer {
+  readonly chosen: string;
+  readonly status: 'approved' | 'overridden' | 'rejected';
+  readonly source: string;
+  readonly owner_named: boolean;
+  readonly owner_mode: ReplyMode;
+  readonly reply: string;
+  readonly at: string;
+  readonly by: string | null;
+  readonly role: 'human' | 'agent' | null;
+  readonly owner_reply: string | null;
+  readonly words_by: string | null;
+  readonly rec_hash: string;
+}
+
+export interface GateRecord {
+  readonly rev: number;
+  readonly items: GateItem[];
+  readonly written_at: string;
+  readonly rec_hash: string;
+  /** Finding ids each item stands for (a twin pair is one item). */
+  readonly findings: Record<string, string[]>;
+  answers: Record<string, GateAnswer>;
+}
+
+export interface Amendment {
+  readonly decision: string;
+  readonly title: string;
+  readonly chosen: string;
+}
+
+export type SessionKind = 'interactive' | 'headless' | 'spawned' | 'unattended';
+
+export interface RunRecord {
+  readonly v: 1;
+  readonly run: string;
+  readonly created_at: string;
+  updated_at: string;
+  /** The journal's next sequence number. */
+  seq: number;
+  /** Commands applied so far; attempts remember which one minted them. */
+  commands: number;
+  state: RunState;
+  readonly session_kind: SessionKind;
+  readonly plan_source: string;
+  plan_sha256: string;
+  plan_items: string[];
+  implementation: string;
+  snapshot: string;
+  readonly order: PhaseId[];
+  readonly scope: { ui: boolean; dx: boolean; source: string };
+  phases: Partial<Record<PhaseId, PhaseRecord>>;
+  current: PhaseId | null;
+  attempts: Record<string, AttemptRecord>;
+  next_attempt: number;
+  spend: SpendRecord;
+  gate_rev: number;
+  gate: GateRecord | null;
+  /** Earlier gates of this run (a rerun or revise writes the next revision). */
+  past_gates: GateRecord[];
+  amendments: Amendment[];
+  deviations: string[];
+  export: { state: 'started' | 'done'; at: string } | null;
+}
+
+/** A bound result's bytes and findings, stored beside the run record. */
+export interface BoundBlob {
+  readonly bytes: Uint8Array;
+  readonly findings: ReviewFinding[];
+}
+
+/** One journal event: a transition, as data. */
+export interface JournalEvent {
+  readonly type: string;
+  readonly at: string;
+  readonly [field: string]: unknown;
+}

@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
+import { EXIT } from '../../formats/codes.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
+import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
+import type { PlanEnv } from '../plan/locate.ts';
+import { reportLines, resultLine, type PlanReport } from '../plan/report.ts';
+import { intOption, parseCommand, usage } from './args.ts';
+import type { Io } from './io.ts';
+
+export const PLAN_HELP = `usage: laneward plan <command> --out <run dir> [--state DIR] [--json]
+
+A durable, two-voice review of a plan, driven by a loop of commands:
+  next     --out DIR [--plan F] [--ui|--no-ui] [--developer-tool|--no-dx] [--spend-cap USD]
+           [--estimate-usd USD] [--redispatch ATTEMPT]
+           start the run (first call needs --plan), reprint open attempts, open the next
+           phase, or write the gate after the last phase
+  submit   --out DIR --phase P --voice native|outside --attempt ID (--result F | --record F)
+           --model ID [--usage-usd USD] [--runner NAME] [--attest WHY]
+           | --voice outside --unavailable WHY | --failed WHY
+           bind one reviewer result to its attempt, exactly once
+  answer   --out DIR --gate-rev N --reply TEXT [--by human|agent:ID] [--owner-reply TEXT |
+           --owner-reply-file F | --owner-reply -] [--words-by agent:ID]
+           answer the gate: rec | rec except <id><option>... | as-is | <id><option>...
+  export   --out DIR     write every artifact and run.json, then validate them
+  status   --out DIR     the run as the store holds it (reads only)
+  resume   --out DIR     report attempts with no result, rewrite derived files, finish an export
+  release  --out DIR --attempt ID   return an open attempt's reservation
+  family   MODEL         the model family the conflict check uses
+
+State: --state DIR, else LANEWARD_STATE_ROOT, else the root recorded in DIR/.laneward-run,
+else .laneward/state. LANEWARD_SESSION_KIND: interactive|headless|spawned|unattended.
+Every command but status and family ends with
+  GSTACK_RESULT: skill=autoplan status=<status> run=<dir>
+Exit status: 0 ok, 1 failure, 2 usage, 3 refused (the code names why).`;
+
+const COMMON = { out: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+/** Codes that are failures (exit 1) rather than refusals (exit 3). */
+const FAILURES = new Set(['EXPORT_INVALID', 'STATE_UNAVAILABLE', 'IO_ERROR', 'INTERNAL']);
+
+export async function planCommand(args: readonly string[], io: Io): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    io.out(PLAN_HELP);
+    return sub === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const context = `laneward plan ${sub}`;
+  const terminal = sub !== 'status' && sub !== 'family';
+  let json = rest.includes('--json');
+  let runDir = '-';
+  try {
+    const penvOf = (state: string | undefined): PlanEnv => ({ cwd: process.cwd(), env: process.env, state });
+    let report: PlanReport;
+    switch (sub) {
+      case 'next': {
+        const { values } = strict(rest, {
+          ...COMMON, plan: { type: 'string' }, ui: { type: 'boolean' }, 'no-ui': { type: 'boolean' },
+          'developer-tool': { type: 'boolean' }, 'no-dx': { type: 'boolean' }, 'spend-cap': { type: 'string' },
+          'estimate-usd': { type: 'string' }, redispatch: { type: 'string' },
+        });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        const { planNext } = await import('../plan/next.ts');
+        report = await planNext({
+          out: values.out,
+          ...(values.plan === undefined ? {} : { plan: values.plan }),
+          ...flag('ui', values.ui, values['no-ui']),
+          ...flag('dx', values['developer-tool'], values['no-dx']),
+          ...money('spendCap', 'spend-cap', values['spend-cap']),
+          ...money('estimateUsd', 'estimate-usd', values['estimate-usd']),
+          ...(values.redispatch === undefined ? {} : { redispatch: values.redispatch }),
+        }, penvOf(values.state));
+        break;
+      }
+      case 'submit': {
+        const { values } = strict(rest, {
+          ...COMMON, phase: { type: 'string' }, voice: { type: 'string' }, attempt: { type: 'string' },
+          result: { type: 'string' }, record: { type: 'string' }, model: { type: 'string' }, runner: { type: 'string' },
+          'usage-usd': { type: 'string' }, attest: { type: 'string' }, unavailable: { type: 'string' }, failed: { type: 'string' },
+        });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        const { planSubmit } = await import('../plan/submit.ts');
+        report = await planSubmit({
+          out: values.out,
+          phase: values.phase,
+          voice: values.voice,
+          ...defined({ attempt: values.attempt, result: values.result, record: values.record, model: values.model, runner: values.runner, attest: values.attest, unavailable: values.unavailable, failed: values.failed }),
+          ...money('usageUsd', 'usage-usd', values['usage-usd']),
+        }, penvOf(values.state));
+        break;
+      }
+      case 'answer': {
+        const { values } = strict(rest, {
+          ...COMMON, 'gate-rev': { type: 'string' }, reply: { type: 'string' }, by: { type: 'string' },
+          'owner-reply': { type: 'string' }, 'owner-reply-file': { type: 'string' }, 'words-by': { type: 'string' },
+        });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        if (values['owner-reply'] !== undefined && values['owner-reply-file'] !== undefined) throw usage('--owner-reply and --owner-reply-file exclude each other');
+        const ownerReply = values['owner-reply-file'] !== undefined ? readWords(values['owner-reply-file'])
+          : values['owner-reply'] === '-' ? readWords(0) : values['owner-reply'];
+        const { planAnswer } = await import('../plan/answer.ts');
+        report = await planAnswer({
+          out: values.out,
+          gateRev: intOption('gate-rev', values['gate-rev'], 1, Number.MAX_SAFE_INTEGER),
+          reply: values.reply,
+          ...defined({ by: values.by, ownerReply, wordsBy: values['words-by'] }),
+        }, penvOf(values.state));
+        break;
+      }
+      case 'export':
+      case 'status':
+      case 'resume': {
+        const { values } = strict(rest, COMMON);
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        const penv = penvOf(values.state);
+        if (sub === 'export') report = await (await import('../plan/export.ts')).planExport({ out: values.out }, penv);
+        else if (sub === 'resume') report = await (await import('../plan/resume.ts')).planResume({ out: values.out }, penv);
+        else report = (await import('../plan/status.ts')).planStatus({ out: values.out }, penv);
+        break;
+      }
+      case 'release': {
+        const { values } = strict(rest, { ...COMMON, attempt: { type: 'string' } });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        report = await (await import('../plan/release.ts')).planRelease({ out: values.out, attempt: values.attempt }, penvOf(values.state));
+        break;
+      }
+      case 'family': {
+        const { values, positionals } = parseCommand(rest, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+        if (values.help) return help(io, PLAN_HELP);
+        if (positionals.length !== 1 || positionals[0]!.trim() === '') throw usage('expected exactly one model id');
+        const { familyOf } = await import('../plan/families.ts');
+        const answer = familyOf(positionals[0]!, process.env);
+        if (values.json) io.out(JSON.stringify({ model: positionals[0], ...answer }));
+        else io.out(`MODEL_FAMILY: ${oneLine(positionals[0]!)} family=${answer.family ?? 'unknown'} source=${answer.source ?? '-'}`);
+        return EXIT.ok;
+      }
+      default:
+        throw usage(`unknown plan command ${JSON.stringify(sub)}`);
+    }
+    if (json) io.out(JSON.stringify(reportJson(report)));
+    else for (const line of reportLines(report, terminal)) io.out(line);
+    return EXIT.ok;
+  } catch (caught) {
+    const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
+    const exit = error.code === 'USAGE' ? EXIT.usage : FAILURES.has(error.code) ? EXIT.fail : EXIT.refused;
+    const dir = runDir === '-' || error.code === 'USAGE' ? '-' : runDir;
+    if (json) {
+      io.out(JSON.stringify({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
+    } else {
+      io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
+      if (terminal && error.code !== 'USAGE') io.out(resultLine(exit === EXIT.refused ? 'refused' : 'interrupted', runDir === '-' ? '-' : dir));
+    }
+    return exit;
+  }
+}
+
+function strict<const O extends Parameters<typeof parseCommand>[1]>(args: readonly string[], options: O) {
+  const parsed = parseCommand(args, options, false);
+  return parsed;
+}
+
+function help(io: Io, text: string): number {
+  io.out(text);
+  return EXIT.ok;
+}
+
+function flag<K extends string>(key: K, on: boolean | undefined, off: boolean | undefined): Partial<Record<K, boolean>> {
+  if (on === true && off === true) throw usage(`--${key === 'ui' ? 'ui' : 'developer-tool'} and its --no- form exclude each other`);
+  if (on === true) return { [key]: true } as Record<K, boolean>;
+  if (off === true) return { [key]: false } as Record<K, boolean>;
+  return {};
+}
+
+function money<K extends string>(key: K, name: string, raw: string | undefined): Partial<Record<K, number>> {
+  if (raw === undefined) return {};
+  const value = /^\d{1,9}(\.\d{1,6})?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value)) throw usage(`expected --${name} to be dollars such as 2.50, got ${JSON.stringify(raw)}`);
+  return { [key]: value } as Record<K, number>;
+}
+
+function defined<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: string };
+}
+
+/** The owner's words from a file or stdin, verbatim but for one trailing newline. */
+function readWords(source: string | number): string {
+  let text: string;
+  try {
+    text = readFileSync(source, 'utf8');
+  } catch (error) {
+    throw new LanewardError('USAGE', `cannot read the owner's words from ${source === 0 ? 'stdin' : source}: ${toError(error).message}`);
+  }
+  if (text.length > 1024 * 1024) throw usage("the owner's words are over 1 MiB");
+  return text.replace(/\r?\n$/, '');
+}
+
+function reportJson(report: PlanReport): Record<string, unknown> {
+  return {
+    ok: true,
+    status: report.status,
+    run: report.run,
+    runDir: report.runDir,
+    ...(report.stateRoot === undefined ? {} : { stateRoot: report.stateRoot }),
+    notes: report.notes,
+    phase: report.phase ?? null,
+    attempts: report.attempts,
+    spend: report.spend ?? null,
+    bound: report.bound,
+    closed: report.closed,
+    executionUnknown: report.unknown,
+    gate: report.gate ?? null,
+    applied: report.applied,
+    approved: report.approved,
+    lines: report.after,
+  };
+}

@@ -1,0 +1,50 @@
+import { oneLine } from '../../formats/issue.ts';
+import type { RunFinding } from '../../formats/review-gate.ts';
+import type { RunRecord } from '../../formats/review-run.ts';
+import { spendLine } from './spend.ts';
+
+/** The line an unattended run's record must carry: no host hook guards publication order. */
+export const GUARD_LINE = 'publication guard: not enforced by this host; publication order is unverified (GUARD_NOT_INSTALLED)';
+
+/** plan.md: the URGENT block first, then the implementation plan as reviewed. */
+export function renderPlanMd(run: RunRecord, findings: readonly RunFinding[]): string {
+  const urgent = findings.filter((f) => f.urgent === true);
+  const lines = ['## URGENT, outside this plan', ''];
+  if (urgent.length === 0) lines.push('None.');
+  for (const f of urgent) {
+    lines.push(`- [${f.severity}] ${oneLine(f.title)} (${f.id}; suggested owner: ${oneLine(f.suggested_owner ?? 'unassigned')})`);
+  }
+  lines.push('', run.implementation.trimEnd(), '');
+  return lines.join('\n');
+}
+
+/** review-record.md: what ran, what each phase found, the gate and who answered it. */
+export function renderReviewRecord(run: RunRecord): string {
+  const lines = [`# Review record: ${run.run}`, '', `Plan: ${oneLine(run.plan_source)} (sha256 ${run.plan_sha256})`, `Session kind: ${run.session_kind}`];
+  if (run.session_kind === 'unattended') lines.push('', GUARD_LINE);
+  lines.push('', '## Phases', '');
+  for (const id of run.order) {
+    const phase = run.phases[id]!;
+    const c = phase.consensus;
+    const voices = (['native', 'outside'] as const).map((voice) => {
+      const attempt = phase[voice].attempt === null ? undefined : run.attempts[phase[voice].attempt!];
+      const model = attempt?.bound === undefined ? '' : ` ${oneLine(attempt.bound.model)}${attempt.bound.receipt === 'attested' ? ` (attested: ${oneLine(attempt.bound.attest ?? '')})` : ''}`;
+      return `${voice} ${phase[voice].status}${model}`;
+    });
+    lines.push(`- ${id}: ${phase.state}; ${voices.join('; ')}${c === null ? '' : `; confirmed=${c.confirmed} unverified=${c.unverified} disagree=${c.disagree} new=${c.new} native_only=${c.native_only} coverage=${c.coverage}`}`);
+  }
+  lines.push('', '## Gate', '');
+  const gates = [...run.past_gates, ...(run.gate === null ? [] : [run.gate])];
+  if (gates.length === 0) lines.push('No gate was written.');
+  for (const gate of gates) {
+    const by = [...new Set(Object.values(gate.answers).map((a) => a.by ?? 'unrecorded'))];
+    lines.push(`gate_rev=${gate.rev} items=${gate.items.length} answered=${Object.keys(gate.answers).length} answered_by=${by.length === 0 ? 'nobody' : by.join(',')}`);
+    for (const item of gate.items) {
+      const answer = gate.answers[item.id];
+      lines.push(`- ${item.id} [${item.kind}] ${oneLine(item.title)}: ${answer === undefined ? 'pending' : `${answer.chosen} (${answer.status}, ${answer.source})`}`);
+    }
+  }
+  if (run.deviations.length > 0) lines.push('', '## Deviations', '', ...run.deviations.map((d) => `- ${oneLine(d)}`));
+  lines.push('', '## Spend', '', spendLine(run.spend), '');
+  return lines.join('\n');
+}

@@ -1,0 +1,43 @@
+import { resolve } from 'node:path';
+import { LanewardError } from '../../formats/error.ts';
+import type { RunRecord } from '../../formats/review-run.ts';
+import { openStore, type Store } from '../store/store.ts';
+import { readBinding, stateRootFor, type RunBinding } from './run-binding.ts';
+
+export interface PlanEnv {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** --state, when given. */
+  readonly state: string | undefined;
+}
+
+export interface Located {
+  readonly runDir: string;
+  readonly binding: RunBinding;
+  readonly store: Store;
+  readonly record: RunRecord;
+}
+
+/** Finds the run a command names by --out: its binding, its state root and its record. */
+export function locateRun(out: string | undefined, penv: PlanEnv): Located {
+  const runDir = runDirOf(out, penv);
+  const binding = readBinding(runDir);
+  if (binding === undefined) {
+    throw new LanewardError('RUN_NOT_INITIALIZED', `${runDir} holds no laneward run (no .laneward-run)`, { path: runDir });
+  }
+  const store = openStore(stateRootFor(penv.state, penv.env, binding, penv.cwd));
+  const record = store.runs.get(binding.run);
+  if (record === undefined) {
+    throw new LanewardError('RUN_NOT_INITIALIZED', `run ${binding.run} is not in state root ${store.root}`, { path: runDir });
+  }
+  return { runDir, binding, store, record };
+}
+
+export function runDirOf(out: string | undefined, penv: PlanEnv): string {
+  if (out === undefined || out === '') throw new LanewardError('USAGE', '--out <run dir> is required');
+  return resolve(penv.cwd, out);
+}
+
+export function durable(env: NodeJS.ProcessEnv): boolean {
+  return env['LANEWARD_EPHEMERAL'] !== '1';
+}

@@ -1,0 +1,42 @@
+import { LanewardError } from '../../formats/error.ts';
+import { transact } from '../store/store.ts';
+import { describeRun } from './describe.ts';
+import { writeExport } from './export.ts';
+import { locateRun, type PlanEnv } from './locate.ts';
+import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
+import { publishBinding, readBinding } from './run-binding.ts';
+import { syncRunFiles } from './run-files.ts';
+
+/**
+ * `plan resume`: after a crash or a move. Reports every attempt dispatched without a
+ * terminal record (EXECUTION_UNKNOWN; never redispatched here), rewrites whatever files
+ * the committed record implies (prompts, seals, consensus, gate), and finishes an export
+ * that was started and not recorded done. Reads and repairs; never moves the run on.
+ */
+export async function planResume(options: { out: string | undefined }, penv: PlanEnv): Promise<PlanReport> {
+  const located = locateRun(options.out, penv);
+  const { store, runDir } = located;
+  // A binding made under another root name (a moved state root passed by --state) is re-pointed.
+  const binding = readBinding(runDir);
+  if (binding !== undefined && binding.root !== store.root) publishBinding(runDir, { run: binding.run, root: store.root });
+  const report = emptyReport(runDir, located.record.run);
+  const run = await transact(store, located.record.run, (current) => {
+    if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${located.record.run} vanished from ${store.root}`);
+    return { change: null, result: current };
+  });
+  syncRunFiles(store, run, runDir);
+  for (const attempt of Object.values(run.attempts)) {
+    if (attempt.state === 'open') report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
+  }
+  if (run.export?.state === 'started') {
+    writeExport(store, run, runDir, report);
+    await transact(store, run.run, (current) => {
+      if (current === undefined || current.export?.state !== 'started') return { change: null, result: null };
+      current.export = { state: 'done', at: new Date().toISOString() };
+      return { change: { record: current, events: [{ type: 'export_done', at: current.export.at, by: 'resume' }] }, result: null };
+    });
+  }
+  describeRun(run, runDir, report, { open: true });
+  report.status = terminalStatus(run.state);
+  return report;
+}

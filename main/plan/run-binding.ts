@@ -1,0 +1,70 @@
+import { closeSync, constants, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { readBounded } from '../fs/read-bounded.ts';
+import { syncDirectory } from '../fs/atomic-write.ts';
+
+export const BINDING_FILE = '.laneward-run';
+
+/** The line in DIR/.laneward-run: which run this directory holds, and in which state root. */
+export interface RunBinding {
+  readonly run: string;
+  readonly root: string;
+}
+
+const RUN_ID = /^[a-z0-9][a-z0-9-]{0,127}$/;
+
+/** Reads the binding; undefined when the directory holds none. A damaged one is refused. */
+export function readBinding(dir: string): RunBinding | undefined {
+  const file = join(dir, BINDING_FILE);
+  const read = readBounded(file, 8192);
+  if (!read.ok) {
+    if (read.reason === 'absent') return undefined;
+    throw new LanewardError('RUN_NOT_INITIALIZED', read.detail, { path: file });
+  }
+  const line = read.bytes.toString('utf8').replace(/\n$/, '');
+  const space = line.indexOf(' ');
+  const run = line.slice(0, space);
+  const root = line.slice(space + 1);
+  if (space < 0 || !RUN_ID.test(run) || root === '' || root.includes('\n')) {
+    throw new LanewardError('RUN_NOT_INITIALIZED', `${file} is not a laneward run binding`, { path: file });
+  }
+  return { run, root };
+}
+
+/**
+ * Publishes the binding exclusively: written to a temp name and hard-linked into place,
+ * so two first `next`s racing on one directory agree on one run id (the loser reads the
+ * winner's). Returns the binding that holds.
+ */
+export function publishBinding(dir: string, binding: RunBinding): RunBinding {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, BINDING_FILE);
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  try {
+    writeSync(fd, `${binding.run} ${binding.root}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(temp, file);
+    syncDirectory(dir);
+    return binding;
+  } catch (error) {
+    if (errnoCode(error) !== 'EEXIST') throw error;
+    return readBinding(dir)!;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+/** Re-points a binding at another state root (a moved or re-rooted run), atomically. */
+export function stateRootFor(flag: string | undefined, env: NodeJS.ProcessEnv, binding: RunBinding | undefined, cwd: string): string {
+  if (flag !== undefined && flag !== '') return resolve(cwd, flag);
+  const fromEnv = env['LANEWARD_STATE_ROOT'];
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(cwd, fromEnv);
+  if (binding !== undefined) return binding.root;
+  return resolve(cwd, '.laneward/state');
+}

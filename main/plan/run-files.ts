@@ -1,0 +1,69 @@
+import { chmodSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderConsensusMarkdown } from '../../formats/consensus.ts';
+import { sha256 } from '../../formats/plan-doc.ts';
+import { renderPrompt } from '../../formats/review-prompt.ts';
+import type { AttemptRecord, RunRecord } from '../../formats/review-run.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { allFindings, phaseOf, type Step } from './machine.ts';
+import type { Store } from '../store/store.ts';
+import { gateDocument } from './gate-document.ts';
+
+/** The sealed copy of a bound result: read-only, named after its attempt. */
+export function sealName(attempt: AttemptRecord): string {
+  return `${attempt.phase}-${attempt.voice}.${attempt.id}.bound.md`;
+}
+
+/**
+ * Brings the run directory in line with the committed record: prompts of open attempts,
+ * seals of bound results (from the bytes the store bound, never the reviewer's file),
+ * each closed phase's consensus, and the gate. Every file is derived from the record, so
+ * this runs after every command and repairs whatever a crash left unwritten.
+ */
+export function syncRunFiles(store: Store, run: RunRecord, runDir: string): void {
+  const findingsOf = (id: string) => store.blobs.get([run.run, id])?.findings ?? [];
+  for (const attempt of Object.values(run.attempts)) {
+    if (attempt.state === 'open') {
+      const phase = phaseOf(run, attempt.phase);
+      const consensus = run.order
+        .slice(0, run.order.indexOf(attempt.phase))
+        .map((id) => run.phases[id]?.consensus)
+        .filter((c) => c !== null && c !== undefined);
+      ensure(join(runDir, attempt.prompt), renderPrompt({
+        run: run.run,
+        phase: attempt.phase,
+        voice: attempt.voice,
+        snapshot: phase.snapshot ?? run.snapshot,
+        implementation: run.implementation,
+        consensus,
+        resultPath: join(runDir, attempt.result),
+      }));
+    } else if (attempt.state === 'bound') {
+      const blob = store.blobs.get([run.run, attempt.id]);
+      if (blob !== undefined) ensure(join(runDir, sealName(attempt)), blob.bytes, 0o444);
+    }
+  }
+  const step: Pick<Step, 'findingsOf'> = { findingsOf };
+  const titles = new Map(allFindings(run, step).map((f) => [f.id, f.title]));
+  for (const id of run.order) {
+    const consensus = run.phases[id]?.consensus;
+    if (consensus === null || consensus === undefined) continue;
+    ensure(join(runDir, `${id}-consensus.json`), `${JSON.stringify(consensus, null, 2)}\n`);
+    ensure(join(runDir, `${id}-consensus.md`), renderConsensusMarkdown(consensus, titles));
+  }
+  if (run.gate !== null) ensure(join(runDir, 'gate.json'), `${JSON.stringify(gateDocument(run), null, 2)}\n`);
+}
+
+/** Writes the file only when its bytes differ, atomically; a seal is made read-only. */
+export function ensure(file: string, content: string | Uint8Array, mode?: number): void {
+  const want = typeof content === 'string' ? Buffer.from(content) : content;
+  let have: Buffer | undefined;
+  try {
+    have = readFileSync(file);
+  } catch {
+    have = undefined;
+  }
+  if (have !== undefined && sha256(have) === sha256(want)) return;
+  writeFileAtomic(file, want, mode ?? 0o644);
+  if (mode !== undefined) chmodSync(file, mode);
+}

@@ -1,0 +1,95 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Encoder } from 'cbor-x';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { LanewardError, toError } from '../../formats/error.ts';
+import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+
+/**
+ * One LMDB environment per state root, opened once per process. Values are CBOR (cbor-x
+ * through lmdb's `cbor` encoding, with a shared structure set so repeated record shapes
+ * encode as small references). Named databases:
+ *   runs     run id -> RunRecord
+ *   journal  [run id, seq] -> JournalEvent
+ *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
+ *   history  [phase, run id] -> seconds (cross-run timing)
+ */
+export interface Store {
+  readonly root: string;
+  readonly runs: Database<RunRecord, string>;
+  readonly journal: Database<JournalEvent, [string, number]>;
+  readonly blobs: Database<BoundBlob, [string, string]>;
+  readonly history: Database<number, [string, string]>;
+}
+
+const opened = new Map<string, Store>();
+// lmdb builds one cbor-x Encoder per database from this, wired to its shared structures.
+const CBOR = { Encoder };
+const STRUCTURES = Symbol.for('structures');
+
+export function openStore(root: string): Store {
+  const dir = resolve(root);
+  const known = opened.get(dir);
+  if (known !== undefined) return known;
+  let env: RootDatabase;
+  try {
+    mkdirSync(dir, { recursive: true });
+    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR, sharedStructuresKey: STRUCTURES });
+  } catch (error) {
+    throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
+  }
+  const db = <V, K extends string | [string, number] | [string, string]>(name: string) =>
+    env.openDB<V, K>({ name, encoder: CBOR, sharedStructuresKey: STRUCTURES } as { name: string });
+  const store: Store = {
+    root: dir,
+    runs: db<RunRecord, string>('runs'),
+    journal: db<JournalEvent, [string, number]>('journal'),
+    blobs: db<BoundBlob, [string, string]>('blobs'),
+    history: db<number, [string, string]>('history'),
+  };
+  opened.set(dir, store);
+  return store;
+}
+
+/** Everything a transition wants written, applied in one write transaction. */
+export interface Change {
+  readonly record: RunRecord;
+  readonly events: readonly JournalEvent[];
+  readonly blobs?: readonly { key: [string, string]; value: BoundBlob }[];
+}
+
+/**
+ * Runs `step` inside one write transaction on the run's record: it reads the current
+ * record, decides, and returns the change (or null to write nothing) plus a result.
+ * The journal events, blobs and the new record commit together before this resolves;
+ * LMDB's writer lock serialises two processes driving one run, so the second reads the
+ * first's committed record. `step` must be synchronous and free of side effects: it can
+ * be thrown away with its transaction.
+ */
+export async function transact<T>(
+  store: Store,
+  run: string,
+  step: (current: RunRecord | undefined) => { change: Change | null; result: T },
+): Promise<T> {
+  try {
+    return await store.runs.transaction(() => {
+      const { change, result } = step(structuredClone(store.runs.get(run)));
+      if (change !== null) {
+        let seq = change.record.seq;
+        for (const event of change.events) void store.journal.put([run, seq++], event);
+        for (const blob of change.blobs ?? []) void store.blobs.put(blob.key, blob.value);
+        change.record.seq = seq;
+        void store.runs.put(run, change.record);
+      }
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof LanewardError) throw error;
+    throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${toError(error).message}`, { path: store.root, cause: error });
+  }
+}
+
+/** The run's journal in order. */
+export function readJournal(store: Store, run: string): JournalEvent[] {
+  return [...store.journal.getRange({ start: [run, 0], end: [run, Number.MAX_SAFE_INTEGER] }).map(({ value }) => value)];
+}
