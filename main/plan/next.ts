@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import { LanewardError } from '../../formats/error.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
@@ -11,7 +11,7 @@ import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
 import { durable, runDirOf, type PlanEnv } from './locate.ts';
 import { describeRun } from './describe.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
-import { publishBinding, readBinding, stateRootFor } from './run-binding.ts';
+import { BINDING_FILE, publishBinding, readBinding, stateRootFor } from './run-binding.ts';
 import { syncRunFiles } from './run-files.ts';
 import { sessionKind } from './session.ts';
 import { admit, newSpend, settle } from './spend.ts';
@@ -70,6 +70,10 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
     advance(run, options, step, report);
     run.updated_at = now;
     return { change: events.length === 0 ? null : { record: run, events }, result: run };
+  }).catch((error: unknown) => {
+    // A refused first next leaves nothing behind: the binding goes unless a record holds it.
+    if (first && store.runs.get(runId) === undefined) rmSync(join(runDir, BINDING_FILE), { force: true });
+    throw error;
   });
   syncRunFiles(store, record, runDir);
   if (first) report.stateRoot = { path: store.root, durable: durable(penv.env) };

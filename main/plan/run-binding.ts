@@ -60,7 +60,10 @@ export function publishBinding(dir: string, binding: RunBinding): RunBinding {
   }
 }
 
-/** Re-points a binding at another state root (a moved or re-rooted run), atomically. */
+/**
+ * Which state root a command uses: --state, then LANEWARD_STATE_ROOT, then the root the
+ * run directory's binding names, then .laneward/state under the current directory.
+ */
 export function stateRootFor(flag: string | undefined, env: NodeJS.ProcessEnv, binding: RunBinding | undefined, cwd: string): string {
   if (flag !== undefined && flag !== '') return resolve(cwd, flag);
   const fromEnv = env['LANEWARD_STATE_ROOT'];

@@ -1,3 +1,4 @@
+import { oneLine } from '../../formats/issue.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
@@ -6,7 +7,7 @@ import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 export function planStatus(options: { out: string | undefined }, penv: PlanEnv): PlanReport {
   const { record: run, runDir, store } = locateRun(options.out, penv);
   const report = emptyReport(runDir, run.run);
-  report.notes.push(`RUN: ${run.run} status=${terminalStatus(run.state)} state_root=${store.root} gate_rev=${run.gate_rev} session_kind=${run.session_kind}`);
+  report.notes.push(`RUN: ${run.run} status=${terminalStatus(run.state)} state_root=${oneLine(store.root)} gate_rev=${run.gate_rev} session_kind=${run.session_kind}`);
   for (const id of run.order) {
     const phase = run.phases[id]!;
     report.notes.push(`PHASE_STATUS: ${id} state=${phase.state} native=${phase.native.status} outside=${phase.outside.status}`);

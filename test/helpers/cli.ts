@@ -20,14 +20,18 @@ export function ensureBuilt(): void {
 }
 
 /** Runs the built CLI as a child process, under node or deno, with no stdin. */
-export function laneward(args: readonly string[], options: { runtime?: 'node' | 'deno'; cwd?: string } = {}): CliResult {
+export function laneward(
+  args: readonly string[],
+  options: { runtime?: 'node' | 'deno'; cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+): CliResult {
   const [command, prefix] =
     options.runtime === 'deno' ? [DENO, ['run', '-A', '--quiet', BUNDLE]] : [process.execPath, [BUNDLE]];
   const child = spawnSync(command, [...prefix, ...args], {
     encoding: 'utf8',
     cwd: options.cwd ?? ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    ...(options.input === undefined ? {} : { input: options.input }),
+    env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...options.env },
     maxBuffer: 64 * 1024 * 1024,
   });
   if (child.error) throw child.error;
