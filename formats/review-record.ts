@@ -98,6 +98,8 @@ function splitRow(text: string): string[] {
   let body = text.trim();
   if (body.startsWith('|')) body = body.slice(1);
   if (body.endsWith('|') && !body.endsWith('\\|')) body = body.slice(0, -1);
+  // Hint: most rows escape no pipe, and a plain split is several times faster.
+  if (!body.includes('\\|')) return body.split('|').map((cell) => cell.trim());
   const cells: string[] = [];
   let cell = '';
   for (let k = 0; k < body.length; k += 1) {
