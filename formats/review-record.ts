@@ -258,7 +258,10 @@ function sentence(text: string): string {
   return trimmed.endsWith('.') ? trimmed.slice(0, -1).trimEnd() : trimmed;
 }
 
+/** A separator between the tag and the title (`[High]: title`, `[High] — title`). */
+const LEADING_SEPARATOR = /^(?:[:—–]|-(?=\s))\s*/;
+
 function item(ref: string | null, severity: Severity, rawTitle: string): ItemParse {
-  const title = checkTitle(rawTitle);
+  const title = checkTitle(rawTitle.trim().replace(LEADING_SEPARATOR, ''));
   return 'bad' in title ? { bad: `${severity} item: ${title.bad}` } : { finding: makeFinding(ref, severity, title.title) };
 }

@@ -128,16 +128,17 @@ describe('parseReviewResult receipt', () => {
     ['another INPUT line lower down, attested', lines('Notes', `INPUT: ceo ${SNAP}`, 'No findings.'), ATTESTED, 'RESULT_RECEIPT_MISSING line=2'],
     ['an undecodable first line', new Uint8Array([...utf8(INPUT), 0xff, 0x0a, ...utf8(lines(FENCE, CLOSE))]), SUBMIT, 'RESULT_RECEIPT_MISSING line=1'],
     ['a NUL in the first line', new Uint8Array([...utf8(INPUT), 0x00, 0x0a, ...utf8(lines(FENCE, CLOSE))]), SUBMIT, 'RESULT_RECEIPT_MISSING line=1'],
+    ['an undecodable first line in an attested record', new Uint8Array([0xff, 0x0a, ...utf8('No findings.\n')]), ATTESTED, 'RESULT_FINDINGS_MISSING line=1'],
   ])('should judge %s', (_name, text, options, expected) => {
     expect(outcome(parse(text, options))).toBe(expected);
   });
 
   test.each([
-    ['INPUT: ceo', 'phase "ceo"'],
+    [`INPUT: ceo ${SNAP}`, 'phase "ceo"'],
     [`INPUT: eng ${OTHER}`, `snapshot "${OTHER.slice(0, 40)}…"`],
     ['Review', 'not an INPUT line'],
   ])('should say which part of %j is wrong', (first, fragment) => {
-    const result = parse(lines(first.startsWith('INPUT: ceo') ? `INPUT: ceo ${SNAP}` : first, FENCE, CLOSE));
+    const result = parse(lines(first, FENCE, CLOSE));
     expect(result.ok ? '' : result.message).toContain(fragment);
   });
 
@@ -311,6 +312,10 @@ describe('parseReviewResult hand-run records', () => {
     ['a finding label with the title after the bold', '**Finding 4 — High** Disk fills', F('High', 'Disk fills', '4')],
     ['a finding label in a heading', '### Finding 5 — High. Disk fills', F('High', 'Disk fills', '5')],
     ['a tag in a heading', '## [Low] Disk fills', F('Low', 'Disk fills')],
+    ['a colon after the tag', '- [High]: Disk fills', F('High', 'Disk fills')],
+    ['a dash after the tag', '- [High] — Disk fills', F('High', 'Disk fills')],
+    ['a dash after a bold tag', '- **[High]** - Disk fills', F('High', 'Disk fills')],
+    ['a title starting with a hyphenated word', '- [Low] -Werror is off', F('Low', '-Werror is off')],
   ])('should read %s', (_name, item, finding) => {
     const result = parse(lines(INPUT, 'Intro.', item, 'More prose about it.'), RECORD);
     expect(outcome(result)).toBe('ok input list n=1');
