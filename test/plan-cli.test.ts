@@ -366,7 +366,8 @@ describe('plan answer and export', () => {
     const decisions = readFileSync(join(d.out, 'decisions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(decisions.map((r) => [r.id, r.chosen, r.status, r.answered_by, r.owner_mode])).toEqual([
       [`${run}-d1`, 'b', 'overridden', 'human', 'as_is'],
-      [`${run}-p1`, 'a', 'approved', 'human', 'as_is'],
+      // p1 recommended b (d1 changes the plan); as-is takes a.
+      [`${run}-p1`, 'a', 'overridden', 'human', 'as_is'],
     ]);
     const tasks = readFileSync(join(d.out, 'tasks.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(tasks.map((t) => t.id)).toEqual([`${run}-t1`, `${run}-t2`, `${run}-t3`, `${run}-f1`]);

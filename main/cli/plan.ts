@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
@@ -158,7 +158,9 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
       io.out(JSON.stringify({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
     } else {
       io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
-      if (terminal && error.code !== 'USAGE') io.out(resultLine(exit === EXIT.refused ? 'refused' : 'interrupted', runDir === '-' ? '-' : dir));
+      // run=- when the refusal came before a run exists in that directory.
+      const exists = dir !== '-' && existsSync(join(dir, '.laneward-run'));
+      if (terminal && error.code !== 'USAGE') io.out(resultLine(exit === EXIT.refused ? 'refused' : 'interrupted', exists ? dir : '-'));
     }
     return exit;
   }

@@ -78,7 +78,9 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
     const run = current;
     run.commands += 1;
     const events: JournalEvent[] = [];
-    const step: Step = { now, events, findingsOf: (id) => store.blobs.get([runId, id])?.findings ?? [] };
+    // The findings bound by this command are not in the store until it commits.
+    const fresh = (id: string) => (id === attemptId && parsed?.ok === true ? parsed.findings : undefined);
+    const step: Step = { now, events, findingsOf: (id) => fresh(id) ?? store.blobs.get([runId, id])?.findings ?? [] };
     const attempt = run.attempts[attemptId];
     if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${runId}`);
     if (attempt.phase !== phaseId || attempt.voice !== voice) {
