@@ -547,3 +547,54 @@ describe('plan family', () => {
 
 void chmodSync;
 void readdirSync;
+
+describe('plan submit --record (hand-run reviews)', () => {
+  const shapes: [string, (snap: string) => string, number][] = [
+    ['the fence', (s) => `INPUT: ceo ${s}\n\`\`\`gstack-findings\n{"severity":"crit","title":"A"}\n{"severity":"info","title":"B"}\n\`\`\`\n`, 2],
+    ['a table', (s) => `INPUT: ceo ${s}\n\n| Severity | Title | File |\n|---|---|---|\n| High | Races on retry | a.ts |\n| med | Slow path | - |\n`, 2],
+    ['dash list items', (s) => `INPUT: ceo ${s}\n\n- [High] Races on retry\n- [Low] Naming\n`, 2],
+    ['numbered list items', (s) => `INPUT: ceo ${s}\n\n1. [High] Races on retry\n2. [Medium] Slow path\n3. [Informational] Style\n`, 3],
+    ['bold severity items', (s) => `INPUT: ceo ${s}\n\n1. **[Severity: High] Races on retry.** The retry loop re-reads.\n2. **[Severity: Low] Naming.** Prose.\n`, 2],
+    ['bold finding headings', (s) => `INPUT: ceo ${s}\n\n**Finding 3 — High. Races on retry.** Prose.\n\n**Finding 4 — Medium. Slow path.** More.\n`, 2],
+    ['No findings.', (s) => `INPUT: ceo ${s}\n\nNo findings.\n`, 0],
+  ];
+
+  test.each(shapes)('should bind %s with every finding counted', (_name, body, count) => {
+    const d = driver();
+    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const native = step.attempts[0]!;
+    const record = join(d.dir, 'record.md');
+    writeFileSync(record, body(step.snapshot!));
+    const bound = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4');
+    expect(bound.stderr).toBe('');
+    expect(bound.lines.find((l) => l.startsWith('BOUND: '))).toMatch(new RegExp(`^BOUND: ${native.id} phase=ceo voice=native model=claude-opus-4 findings=${count} `));
+  });
+
+  test('should refuse a record in no known shape, never as zero findings', () => {
+    const d = driver();
+    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const record = join(d.dir, 'record.md');
+    writeFileSync(record, `INPUT: ceo ${step.snapshot}\n\nThe plan looks risky in places but mostly fine.\n`);
+    const ran = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4');
+    expect(ran.code).toBe(3);
+    expect(codesOf(ran.stderr)).toEqual(['RESULT_FINDINGS_MISSING']);
+  });
+
+  test('should bind a record without its INPUT line only with --attest, and validate with attested=1', () => {
+    const d = driver();
+    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const record = join(d.dir, 'record.md');
+    writeFileSync(record, '- [High] Races on retry\n');
+    const refused = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4');
+    expect(codesOf(refused.stderr)).toEqual(['RESULT_RECEIPT_MISSING']);
+    const attested = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4', '--attest', 'reviewed by hand from the printed plan');
+    expect(attested.code).toBe(0);
+    const outside = step.attempts[1]!;
+    d.writeResult(outside, step.snapshot!, []);
+    d.submit(outside, 'gpt-5');
+    d.driveToGate();
+    d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human');
+    expect(d.plan('export').lines.find((l) => l.startsWith('ARTIFACT_VALID: '))).toMatch(/ attested=1$/);
+    expect(validate(d)[0]).toMatch(/ attested=1$/);
+  });
+});
