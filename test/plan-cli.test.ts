@@ -598,3 +598,45 @@ describe('plan submit --record (hand-run reviews)', () => {
     expect(validate(d)[0]).toMatch(/ attested=1$/);
   });
 });
+
+describe('plan gate contents', () => {
+  test('should make a twin pair one item, a disagreement one item, challenges approval items and keep urgent findings off the gate', () => {
+    const d = driver();
+    const gate = d.driveToGate((phase, voice) => {
+      if (phase !== 'ceo') return [];
+      if (voice === 'native') {
+        return [
+          { id: 'N1', severity: 'High', title: 'Batch writes are not atomic', fix: 'one transaction per batch' },
+          { id: 'N2', severity: 'Low', title: 'Retry storms under load' },
+          { id: 'N3', severity: 'Medium', title: 'Drop the importer entirely', user_challenge: true, changes: 'scope', fix: 'drop it' },
+          { id: 'N4', severity: 'Critical', title: 'Tokens logged in plain text', urgent: true, suggested_owner: 'security' },
+        ];
+      }
+      return [
+        { id: 'O1', severity: 'Critical', title: 'Batch writes are not atomic' },
+        { id: 'O2', severity: 'Critical', title: 'Retry storms under load' },
+      ];
+    });
+    expect(gate.lines.find((l) => l.startsWith('GATE: '))).toMatch(/items=4 pending=4 /);
+    const doc = JSON.parse(readFileSync(join(d.out, 'gate.json'), 'utf8'));
+    expect(doc.items.map((i: { id: string; kind: string; recommended: string; keep: string }) => [i.id, i.kind, i.recommended, i.keep])).toEqual([
+      ['d1', 'auto', 'a', 'b'],
+      ['d2', 'auto', 'a', 'b'],
+      ['uc1', 'approval', 'a', 'a'],
+      ['p1', 'approval', 'b', 'a'],
+    ]);
+    expect(doc.items[1].title).toContain('severity disputed');
+    const consensus = JSON.parse(readFileSync(join(d.out, 'ceo-consensus.json'), 'utf8'));
+    expect([consensus.confirmed, consensus.disagree, consensus.new, consensus.native_only]).toEqual([1, 1, 0, 2]);
+    // p1a leaves the challenge unanswered: an approval item stays pending and so does the gate.
+    const partial = d.plan('answer', '--gate-rev', '1', '--reply', 'p1a', '--by', 'human');
+    expect(partial.status).toBe('gate_pending');
+    const done = d.plan('answer', '--gate-rev', '1', '--reply', 'uc1a', '--by', 'human');
+    expect(done.status).toBe('complete');
+    expect(d.plan('export').code).toBe(0);
+    validate(d);
+    expect(readFileSync(join(d.out, 'plan.md'), 'utf8')).toContain('- [Critical] Tokens logged in plain text');
+    const urgent = laneward(['artifact', 'urgent', join(d.out, 'findings.jsonl')]);
+    expect(urgent.stdout).toContain('Tokens logged in plain text');
+  });
+});
