@@ -19,6 +19,7 @@ export type RunState =
   | 'phase_closed' //    a phase closed; `next` opens the following one or writes the gate
   | 'gate_pending' //    the gate is written and not fully answered
   | 'complete' //        the gate was approved
+  | 'reviewed' //        a CEO-only run's one phase closed; there is no gate
   | 'incomplete' //      the owner ended the run (p1e)
   | 'interrupted';
 
@@ -98,9 +99,11 @@ export interface GateAnswer {
 
 export interface GateRecord {
   readonly rev: number;
-  readonly items: GateItem[];
+  /** Bumped by `plan recommend`; a later rec or p1b must name the current rec_hash. */
+  rec_rev: number;
+  items: GateItem[];
   readonly written_at: string;
-  readonly rec_hash: string;
+  rec_hash: string;
   /** Finding ids each item stands for (a twin pair is one item). */
   readonly findings: Record<string, string[]>;
   answers: Record<string, GateAnswer>;
@@ -131,6 +134,10 @@ export interface RunRecord {
   implementation: string;
   snapshot: string;
   readonly order: PhaseId[];
+  /** `next --ceo-only`: the CEO phase alone, no gate, nothing approved. */
+  readonly ceo_only: boolean;
+  /** Whether a later gate revision may be answered with the owner's earlier words. */
+  carry_forward: boolean;
   readonly scope: { ui: boolean; dx: boolean; source: string };
   phases: Partial<Record<PhaseId, PhaseRecord>>;
   current: PhaseId | null;

@@ -12,7 +12,7 @@ export const PLAN_HELP = `usage: laneward plan <command> --out <run dir> [--stat
 
 A durable, two-voice review of a plan, driven by a loop of commands:
   next     --out DIR [--plan F] [--ui|--no-ui] [--developer-tool|--no-dx] [--spend-cap USD]
-           [--estimate-usd USD] [--redispatch ATTEMPT]
+           [--estimate-usd USD] [--redispatch ATTEMPT] [--ceo-only] [--no-carry-forward]
            start the run (first call needs --plan), reprint open attempts, open the next
            phase, or write the gate after the last phase
   submit   --out DIR --phase P --voice native|outside --attempt ID (--result F | --record F)
@@ -57,7 +57,8 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
         const { values } = strict(rest, {
           ...COMMON, plan: { type: 'string' }, ui: { type: 'boolean' }, 'no-ui': { type: 'boolean' },
           'developer-tool': { type: 'boolean' }, 'no-dx': { type: 'boolean' }, 'spend-cap': { type: 'string' },
-          'estimate-usd': { type: 'string' }, redispatch: { type: 'string' },
+          'estimate-usd': { type: 'string' }, redispatch: { type: 'string' }, 'ceo-only': { type: 'boolean' },
+          'no-carry-forward': { type: 'boolean' },
         });
         if (values.help) return help(io, PLAN_HELP);
         json = values.json === true;
@@ -71,6 +72,8 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
           ...money('spendCap', 'spend-cap', values['spend-cap']),
           ...money('estimateUsd', 'estimate-usd', values['estimate-usd']),
           ...(values.redispatch === undefined ? {} : { redispatch: values.redispatch }),
+          ...(values['ceo-only'] === true ? { ceoOnly: true } : {}),
+          ...(values['no-carry-forward'] === true ? { carryForward: false } : {}),
         }, penvOf(values.state));
         break;
       }

@@ -47,6 +47,7 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
     const run = current;
     run.commands += 1;
+    if (run.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${runId} is a CEO-only run: there is no gate to answer`);
     const gate = run.gate;
     if (gate === null || run.state !== 'gate_pending') {
       throw new LanewardError(gate === null ? 'PHASE_NOT_AWAITING' : 'GATE_REV_STALE', gate === null ? 'the run has no gate yet; drive it with plan next' : `the gate at gate_rev ${gate.rev} is already decided (${run.state})`);

@@ -2,6 +2,7 @@ import { oneLine } from '../../formats/issue.ts';
 import type { RunFinding } from '../../formats/review-gate.ts';
 import type { RunRecord } from '../../formats/review-run.ts';
 import { spendLine } from './spend.ts';
+import type { DecisionRow } from '../../formats/schemas/decisions.ts';
 
 /** The line an unattended run's record must carry: no host hook guards publication order. */
 export const GUARD_LINE = 'publication guard: not enforced by this host; publication order is unverified (GUARD_NOT_INSTALLED)';
@@ -46,5 +47,25 @@ export function renderReviewRecord(run: RunRecord): string {
   }
   if (run.deviations.length > 0) lines.push('', '## Deviations', '', ...run.deviations.map((d) => `- ${oneLine(d)}`));
   lines.push('', '## Spend', '', spendLine(run.spend), '');
+  return lines.join('\n');
+}
+
+/**
+ * ceo-review.md of a CEO-only run: the challenges (listed; the plan's direction stays),
+ * the conservative choices taken, every finding, and the audit trail of the run.
+ */
+export function renderCeoReview(run: RunRecord, findings: readonly RunFinding[], kept: readonly DecisionRow[]): string {
+  const lines = [`# CEO review: ${run.run}`, '', 'CEO-only run: one phase, no gate; nothing was approved and the plan was not changed.', ''];
+  lines.push('## User challenges', '');
+  const challenges = findings.filter((f) => f.user_challenge === true);
+  if (challenges.length === 0) lines.push('None.');
+  for (const f of challenges) lines.push(`- ${oneLine(f.title)} (changes ${f.changes ?? 'direction'}; ${f.id}): the plan's direction stays`);
+  lines.push('', '## Conservative choices', '');
+  if (kept.length === 0) lines.push('None.');
+  for (const row of kept) lines.push(`- ${row.id}: ${oneLine(row.title)} -> ${row.chosen ?? 'undecided'} (${row.status})`);
+  lines.push('', '## Findings', '');
+  if (findings.length === 0) lines.push('None.');
+  for (const f of findings) lines.push(`- [${f.severity}] ${oneLine(f.title)} (${f.id}, ${f.voice})`);
+  lines.push('', '## Audit trail', '', renderReviewRecord(run));
   return lines.join('\n');
 }

@@ -2,11 +2,35 @@ import { decisionId } from '../../formats/gate-decisions.ts';
 import type { RunFinding } from '../../formats/review-gate.ts';
 import type { GateRecord, RunRecord } from '../../formats/review-run.ts';
 import type { DecisionRow } from '../../formats/schemas/decisions.ts';
+import type { GateItem } from '../../formats/schemas/gate.ts';
 import type { FindingRow } from '../../formats/schemas/findings.ts';
 import type { TaskRow } from '../../formats/schemas/tasks.ts';
 import type { TimingDocument } from '../../formats/schemas/timing.ts';
 
 type Bound = RunFinding & { attempt: string };
+
+/**
+ * decisions.jsonl of a CEO-only run: each challenge a gate would have asked becomes an
+ * auto row kept at the plan's direction (auto_kept). Open Critical or High findings get
+ * no row: nobody decides them; they stay in findings and tasks for the owner.
+ */
+export function keptRows(run: RunRecord, items: readonly GateItem[]): DecisionRow[] {
+  return items.filter((item) => item.id.startsWith('uc')).map((item) => ({
+    schema_version: 1,
+    run: run.run,
+    id: decisionId(run.run, 1, item.id),
+    label: item.id,
+    title: item.title,
+    options: item.options.map((o) => o.key),
+    recommended: item.recommended,
+    kind: 'auto',
+    status: 'auto_kept',
+    gate_rev: 1,
+    chosen: item.keep ?? null,
+    source: 'ceo-only',
+    ...(item.phase === undefined ? {} : { phase: item.phase }),
+  }));
+}
 
 /** decisions.jsonl: one row per item of every gate revision, answered or pending. */
 export function decisionRows(run: RunRecord): DecisionRow[] {

@@ -9,8 +9,9 @@ import { describeRun } from './describe.ts';
 import { gateDocument } from './gate-document.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { allFindings } from './machine.ts';
-import { decisionRows, findingRows, taskRows, timingDocument } from './export-rows.ts';
-import { renderPlanMd, renderReviewRecord } from './export-docs.ts';
+import { decisionRows, findingRows, keptRows, taskRows, timingDocument } from './export-rows.ts';
+import { draftGate } from '../../formats/review-gate.ts';
+import { renderCeoReview, renderPlanMd, renderReviewRecord } from './export-docs.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { ensure, sealName, syncRunFiles } from './run-files.ts';
 
@@ -18,7 +19,7 @@ export interface ExportOptions {
   readonly out: string | undefined;
 }
 
-const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete']);
+const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete', 'reviewed']);
 
 /**
  * `plan export`: renders every artifact from the store into the run directory, each
@@ -56,9 +57,11 @@ export async function markExport(store: Store, runId: string, state: 'started' |
 export function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): void {
   syncRunFiles(store, run, runDir);
   const findings = allFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
-  const decisions = decisionRows(run);
+  const kept = run.ceo_only ? keptRows(run, ceoItems(run, findings)) : [];
+  const decisions = run.ceo_only ? kept : decisionRows(run);
   const tasks = taskRows(run, decisions, findings);
   const files: [string, string][] = [
+    ...(run.ceo_only ? [['ceo-review.md', renderCeoReview(run, findings, kept)] as [string, string]] : []),
     ['plan.md', renderPlanMd(run, findings)],
     ['review-record.md', renderReviewRecord(run)],
     ['decisions.jsonl', jsonl(decisions)],
@@ -128,4 +131,12 @@ function attested(run: RunRecord): number {
 
 function jsonl(rows: readonly unknown[]): string {
   return rows.map((row) => `${JSON.stringify(row)}\n`).join('');
+}
+
+/** The items a gate would have asked of a CEO-only run's one phase. */
+function ceoItems(run: RunRecord, findings: ReturnType<typeof allFindings>) {
+  const consensus = run.phases.ceo?.consensus;
+  if (consensus == null) return [];
+  const current = new Set([run.phases.ceo!.native.attempt, run.phases.ceo!.outside.attempt]);
+  return draftGate([{ consensus, findings: findings.filter((f) => current.has(f.attempt)) }]).items;
 }

@@ -146,10 +146,9 @@ export function byMint(a: AttemptRecord, b: AttemptRecord): number {
   return Number(a.id.slice(a.id.lastIndexOf('-a') + 2)) - Number(b.id.slice(b.id.lastIndexOf('-a') + 2));
 }
 
-/** The phase after `id` in the run's order, or null after the last. */
-export function nextPhase(run: RunRecord, id: PhaseId | null): PhaseId | null {
-  if (id === null) return run.order[0] ?? null;
-  return run.order[run.order.indexOf(id) + 1] ?? null;
+/** The first phase in the run's order that has not closed, or null when all have. */
+export function nextPhase(run: RunRecord): PhaseId | null {
+  return run.order.find((id) => run.phases[id]?.state !== 'closed') ?? null;
 }
 
 /** Writes the gate of this round from every closed phase's consensus and findings. */
@@ -166,7 +165,7 @@ export function writeGate(run: RunRecord, step: Step, recHash: (items: unknown) 
   const draft = draftGate(phases);
   if (run.gate !== null) run.past_gates.push(run.gate);
   run.gate_rev += 1;
-  run.gate = { rev: run.gate_rev, items: draft.items, written_at: step.now, rec_hash: recHash(draft.items), findings: draft.findings, answers: {} };
+  run.gate = { rev: run.gate_rev, rec_rev: 1, items: draft.items, written_at: step.now, rec_hash: recHash(draft.items), findings: draft.findings, answers: {} };
   run.state = 'gate_pending';
   run.current = null;
   step.events.push({ type: 'gate_written', at: step.now, gate_rev: run.gate_rev, items: draft.items.length });

@@ -13,6 +13,8 @@ import { describeRun } from './describe.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { BINDING_FILE, publishBinding, readBinding, stateRootFor } from './run-binding.ts';
 import { syncRunFiles } from './run-files.ts';
+import { writeExport } from './export.ts';
+import { cycleLine, estimateLine, phaseTimings } from './timing.ts';
 import { sessionKind } from './session.ts';
 import { admit, newSpend, settle } from './spend.ts';
 
@@ -24,6 +26,9 @@ export interface NextOptions {
   readonly spendCap?: number;
   readonly estimateUsd?: number;
   readonly redispatch?: string;
+  readonly ceoOnly?: boolean;
+  /** `--no-carry-forward` on the first next: every gate goes to the owner. */
+  readonly carryForward?: boolean;
 }
 
 /**
@@ -41,6 +46,12 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
     if (options.plan === undefined) throw new LanewardError('USAGE', 'the first next of a run needs --plan <plan.md>');
     plan = readPlanFile(resolve(penv.cwd, options.plan));
     scope = detectScope(plan.text, { ...(options.ui === undefined ? {} : { ui: options.ui }), ...(options.dx === undefined ? {} : { dx: options.dx }) });
+  }
+  if (options.ceoOnly === true) {
+    if (binding !== undefined) throw new LanewardError('CEO_ONLY_AFTER_INIT', `${runDir} already holds run ${binding.run}; --ceo-only goes on a run's first next`);
+    if (options.ui === true || options.dx === true || /^<!--\s*laneward-scope:.*\b(ui|dx)=yes/i.test(plan!.text)) {
+      throw new LanewardError('CEO_ONLY_CONFLICT', '--ceo-only reviews the CEO phase alone; it cannot take --ui, --developer-tool or a scope marker naming them');
+    }
   }
   const store = openStore(stateRootFor(penv.state, penv.env, binding, penv.cwd));
   const first = binding === undefined;
@@ -60,35 +71,43 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
     if (current === undefined) {
       if (plan === undefined || scope === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} is not in state root ${store.root}`);
       run = newRun(runId, plan, scope, session.kind, options, now);
+      if (options.carryForward === false) run.carry_forward = false;
       events.push({ type: 'run_started', at: now, plan: plan.path, snapshot: plan.doc.snapshot, order: run.order, session_kind: session.kind });
       run.commands += 1;
       openPhase(run, run.order[0]!, step);
       return { change: { record: run, events }, result: run };
     }
+    if (options.ceoOnly === true && !current.ceo_only) {
+      throw new LanewardError('CEO_ONLY_AFTER_INIT', `run ${runId} is a full run; --ceo-only goes on a run's first next`);
+    }
     run = current;
     run.commands += 1;
-    advance(run, options, step, report);
+    const history = advance(run, options, step, report);
     run.updated_at = now;
-    return { change: events.length === 0 ? null : { record: run, events }, result: run };
+    return { change: events.length === 0 ? null : { record: run, events, history }, result: run };
   }).catch((error: unknown) => {
     // A refused first next leaves nothing behind: the binding goes unless a record holds it.
     if (first && store.runs.get(runId) === undefined) rmSync(join(runDir, BINDING_FILE), { force: true });
     throw error;
   });
   syncRunFiles(store, record, runDir);
+  // A CEO-only run ends at its review: the run directory is written and validated now.
+  if (record.state === 'reviewed') writeExport(store, record, runDir, report);
   if (first) report.stateRoot = { path: store.root, durable: durable(penv.env) };
   if (session.note !== null && first) report.notes.push(session.note);
   if (first && scope !== undefined) {
     report.scope.push(`SCOPE: ui=${yn(scope.ui)} (${scope.uiWhy}) dx=${yn(scope.dx)} (${scope.dxWhy}) source=${scope.source}`);
     if (scope.pin !== null) report.scope.push(`SCOPE_PIN: add ${scope.pin} as the first line of ${plan!.path}`);
   }
+  if (first) report.notes.push(estimateLine(store, record.order, record.run, durable(penv.env)));
   planChanged(record, report);
   describeRun(record, runDir, report, { open: true });
   report.status = terminalStatus(record.state);
   return report;
 }
 
-function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanReport): void {
+/** Moves the run one step; returns the phase timings to keep when the last phase closed. */
+function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanReport): ReturnType<typeof phaseTimings> {
   if (run.amendments.length > 0 && run.state !== 'incomplete') {
     throw new LanewardError('PLAN_AMEND_PENDING', `${run.amendments.length} accepted plan change(s) wait to be incorporated: ${run.amendments.map((a) => a.decision).join(', ')}`);
   }
@@ -104,13 +123,25 @@ function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanR
         report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
       }
     }
-    return;
+    return [];
   }
-  if (run.state === 'phase_closed') {
-    const following = nextPhase(run, run.current);
-    if (following !== null) openPhase(run, following, step);
-    else writeGate(run, step, recHash);
+  if (run.state !== 'phase_closed') return [];
+  const following = nextPhase(run);
+  if (following !== null) {
+    openPhase(run, following, step);
+    return [];
   }
+  if (run.ceo_only) {
+    run.state = 'reviewed';
+    run.current = null;
+    step.events.push({ type: 'reviewed', at: step.now });
+    const c = run.phases.ceo!.consensus!;
+    report.after.push(`REVIEWED: run=${run.run} phase=ceo confirmed=${c.confirmed} new=${c.new} native_only=${c.native_only}`);
+  } else {
+    writeGate(run, step, recHash);
+  }
+  report.after.push(cycleLine(run));
+  return phaseTimings(run);
 }
 
 function redispatch(run: RunRecord, id: string, step: Step): void {
@@ -128,7 +159,7 @@ function redispatch(run: RunRecord, id: string, step: Step): void {
 }
 
 function newRun(id: string, plan: PlanFile, scope: PlanScope, kind: RunRecord['session_kind'], options: NextOptions, now: string): RunRecord {
-  const order: PhaseId[] = ['ceo', ...(scope.ui ? (['design'] as const) : []), ...(scope.dx ? (['dx'] as const) : []), 'eng'];
+  const order: PhaseId[] = options.ceoOnly === true ? ['ceo'] : ['ceo', ...(scope.ui ? (['design'] as const) : []), ...(scope.dx ? (['dx'] as const) : []), 'eng'];
   return {
     v: 1,
     run: id,
@@ -144,6 +175,8 @@ function newRun(id: string, plan: PlanFile, scope: PlanScope, kind: RunRecord['s
     implementation: plan.doc.implementation,
     snapshot: plan.doc.snapshot,
     order,
+    ceo_only: options.ceoOnly === true,
+    carry_forward: true,
     scope: { ui: scope.ui, dx: scope.dx, source: scope.source },
     phases: Object.fromEntries(order.map((p) => [p, emptyPhase(p)])),
     current: null,

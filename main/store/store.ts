@@ -5,6 +5,12 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
 import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
 
+/** One phase's wall time in one finished run. */
+export interface PhaseTiming {
+  readonly at: string;
+  readonly seconds: number;
+}
+
 /**
  * One LMDB environment per state root, opened once per process. Values are CBOR (cbor-x
  * through lmdb's `cbor` encoding, with a shared structure set so repeated record shapes
@@ -12,14 +18,14 @@ import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-ru
  *   runs     run id -> RunRecord
  *   journal  [run id, seq] -> JournalEvent
  *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
- *   history  [phase, run id] -> seconds (cross-run timing)
+ *   history  [phase, run id] -> PhaseTiming (cross-run timing, for estimates)
  */
 export interface Store {
   readonly root: string;
   readonly runs: Database<RunRecord, string>;
   readonly journal: Database<JournalEvent, [string, number]>;
   readonly blobs: Database<BoundBlob, [string, string]>;
-  readonly history: Database<number, [string, string]>;
+  readonly history: Database<PhaseTiming, [string, string]>;
 }
 
 const opened = new Map<string, Store>();
@@ -45,7 +51,7 @@ export function openStore(root: string): Store {
     runs: db<RunRecord, string>('runs'),
     journal: db<JournalEvent, [string, number]>('journal'),
     blobs: db<BoundBlob, [string, string]>('blobs'),
-    history: db<number, [string, string]>('history'),
+    history: db<PhaseTiming, [string, string]>('history'),
   };
   opened.set(dir, store);
   return store;
@@ -56,6 +62,7 @@ export interface Change {
   readonly record: RunRecord;
   readonly events: readonly JournalEvent[];
   readonly blobs?: readonly { key: [string, string]; value: BoundBlob }[];
+  readonly history?: readonly { key: [string, string]; value: PhaseTiming }[];
 }
 
 /**
@@ -78,6 +85,7 @@ export async function transact<T>(
         let seq = change.record.seq;
         for (const event of change.events) void store.journal.put([run, seq++], event);
         for (const blob of change.blobs ?? []) void store.blobs.put(blob.key, blob.value);
+        for (const entry of change.history ?? []) void store.history.put(entry.key, entry.value);
         change.record.seq = seq;
         void store.runs.put(run, change.record);
       }
