@@ -267,6 +267,14 @@ export const RESULT_CODES = {
     summary: 'the run has not reached its gate, so there is nothing final to export',
     fix: 'drive the run with laneward plan next until GSTACK_RESULT says gate_pending',
   },
+  PLAN_UNCHANGED: {
+    summary: 'the plan to revise to is the plan the run already reviews',
+    fix: 'edit the plan\'s implementation section first, or settle a change that needs no edit with --settle <id>',
+  },
+  DECISION_UNKNOWN: {
+    summary: 'no pending plan change or gate item has that id',
+    fix: 'name a decision id from the APPLY: lines (or an item id from gate.json)',
+  },
   STATE_UNAVAILABLE: {
     summary: 'the state root cannot be opened or written',
     fix: 'pass a writable --state directory (or LANEWARD_STATE_ROOT)',

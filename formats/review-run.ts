@@ -95,6 +95,9 @@ export interface GateAnswer {
   readonly owner_reply: string | null;
   readonly words_by: string | null;
   readonly rec_hash: string;
+  /** Set when the answer was carried from an earlier gate revision. */
+  readonly carried?: { readonly from: string; readonly rev: number; readonly by: string | null };
+  readonly carried_under?: 'do it';
 }
 
 export interface GateRecord {
@@ -107,6 +110,8 @@ export interface GateRecord {
   /** Finding ids each item stands for (a twin pair is one item). */
   readonly findings: Record<string, string[]>;
   answers: Record<string, GateAnswer>;
+  /** Answered by carrying an earlier revision's answer forward. */
+  carried?: boolean;
 }
 
 export interface Amendment {
@@ -130,6 +135,8 @@ export interface RunRecord {
   readonly session_kind: SessionKind;
   readonly plan_source: string;
   plan_sha256: string;
+  /** 1 for the plan the run started with; each revise adds one. */
+  plan_rev?: number;
   plan_items: string[];
   implementation: string;
   snapshot: string;

@@ -20,8 +20,13 @@ A durable, two-voice review of a plan, driven by a loop of commands:
            | --voice outside --unavailable WHY | --failed WHY
            bind one reviewer result to its attempt, exactly once
   answer   --out DIR --gate-rev N --reply TEXT [--by human|agent:ID] [--owner-reply TEXT |
-           --owner-reply-file F | --owner-reply -] [--words-by agent:ID]
+           --owner-reply-file F | --owner-reply -] [--words-by agent:ID] [--rec-hash H]
            answer the gate: rec | rec except <id><option>... | as-is | <id><option>...
+  revise   --out DIR --plan F [--incorporates ID,...] | --settle ID | --withdraw ID
+           reopen every phase whose reviewed plan changed (plus eng); the next gate is
+           gate_rev + 1; or settle / withdraw one accepted change without an edit
+  recommend --out DIR --item ID --option KEY
+           change one recommendation before relay (bumps rec_rev; rec needs --rec-hash)
   export   --out DIR     write every artifact and run.json, then validate them
   status   --out DIR     the run as the store holds it (reads only)
   resume   --out DIR     report attempts with no result, rewrite derived files, finish an export
@@ -100,6 +105,7 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
         const { values } = strict(rest, {
           ...COMMON, 'gate-rev': { type: 'string' }, reply: { type: 'string' }, by: { type: 'string' },
           'owner-reply': { type: 'string' }, 'owner-reply-file': { type: 'string' }, 'words-by': { type: 'string' },
+          'rec-hash': { type: 'string' },
         });
         if (values.help) return help(io, PLAN_HELP);
         json = values.json === true;
@@ -112,7 +118,7 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
           out: values.out,
           gateRev: intOption('gate-rev', values['gate-rev'], 1, Number.MAX_SAFE_INTEGER),
           reply: values.reply,
-          ...defined({ by: values.by, ownerReply, wordsBy: values['words-by'] }),
+          ...defined({ by: values.by, ownerReply, wordsBy: values['words-by'], recHash: values['rec-hash'] }),
         }, penvOf(values.state));
         break;
       }
@@ -127,6 +133,28 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
         if (sub === 'export') report = await (await import('../plan/export.ts')).planExport({ out: values.out }, penv);
         else if (sub === 'resume') report = await (await import('../plan/resume.ts')).planResume({ out: values.out }, penv);
         else report = (await import('../plan/status.ts')).planStatus({ out: values.out }, penv);
+        break;
+      }
+      case 'revise': {
+        const { values } = strict(rest, { ...COMMON, plan: { type: 'string' }, incorporates: { type: 'string' }, settle: { type: 'string' }, withdraw: { type: 'string' } });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        const { planRevise } = await import('../plan/revise.ts');
+        report = await planRevise({
+          out: values.out,
+          ...defined({ plan: values.plan, settle: values.settle, withdraw: values.withdraw }),
+          ...(values.incorporates === undefined ? {} : { incorporates: values.incorporates.split(',').map((id) => id.trim()).filter((id) => id !== '') }),
+        }, penvOf(values.state));
+        break;
+      }
+      case 'recommend': {
+        const { values } = strict(rest, { ...COMMON, item: { type: 'string' }, option: { type: 'string' } });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        const { planRecommend } = await import('../plan/recommend.ts');
+        report = await planRecommend({ out: values.out, ...defined({ item: values.item, option: values.option }) }, penvOf(values.state));
         break;
       }
       case 'release': {

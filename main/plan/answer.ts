@@ -4,6 +4,7 @@ import { answerGate, type Choice, type ParsedReply } from '../../formats/gate-re
 import type { GateAnswer, JournalEvent, RunRecord } from '../../formats/review-run.ts';
 import type { GateItem } from '../../formats/schemas/gate.ts';
 import { transact } from '../store/store.ts';
+import { isDoIt } from './carry.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { currentPlanSha } from './plan-file.ts';
@@ -19,6 +20,8 @@ export interface AnswerOptions {
   readonly ownerReply?: string;
   /** Who the words are by, when not the owner's (an agent deciding on its own authority). */
   readonly wordsBy?: string;
+  /** The rec_hash of the render the owner saw; needed once a recommendation changed. */
+  readonly recHash?: string;
 }
 
 const BY = /^(human|agent:[^\s]+)$/;
@@ -61,8 +64,12 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
     }
     const parsed = answerGate({ gate_rev: gate.rev, items: gate.items }, reply, options.gateRev!);
     if (!parsed.ok) throw new LanewardError(parsed.code, parsed.detail);
+    const takesRecs = parsed.mode === 'rec' || parsed.mode === 'rec_except' || chosenBy(parsed, gate.items.find((i) => i.id === 'p1')!) === 'b';
+    if (takesRecs && gate.rec_rev > 1 && options.recHash !== gate.rec_hash) {
+      throw new LanewardError('GATE_REC_STALE', `the recommendations changed (rec_rev ${gate.rec_rev}); answer with --rec-hash ${gate.rec_hash} after the owner saw them${options.recHash === undefined ? '' : ` (got ${options.recHash})`}`);
+    }
     if (options.ownerReply !== undefined && options.wordsBy === undefined) {
-      const words = answerGate({ gate_rev: gate.rev, items: gate.items }, options.ownerReply, gate.rev);
+      const words = answerGate({ gate_rev: gate.rev, items: gate.items }, isDoIt(options.ownerReply) ? 'rec' : options.ownerReply, gate.rev);
       if (!words.ok || !sameChoices(words, parsed)) {
         throw new LanewardError('GATE_OWNER_REPLY_MISMATCH', words.ok ? 'the owner\'s words resolve to other choices than --reply' : `the owner's words do not parse: ${words.detail}`);
       }
@@ -89,13 +96,8 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
         ...stamp,
       };
       gate.answers[item.id] = answer;
+      recordChoice(run, item, chosen, report);
       const decision = decisionId(run.run, gate.rev, item.id);
-      report.approved.push({ decision, key: chosen });
-      if (item.keep !== undefined && chosen !== item.keep && item.id !== 'p1') {
-        const text = item.options.find((o) => o.key === chosen)?.text ?? chosen;
-        run.amendments.push({ decision, title: item.title, chosen: text });
-        report.applied.push({ decision, title: item.title, chosen: text });
-      }
       events.push({ type: 'decision_recorded', at: now, decision, chosen, source: answer.source, by: options.by ?? null });
     }
     if (complete) settleGate(run, gate.answers['p1']?.chosen ?? null, now, events);
@@ -110,8 +112,19 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
   return report;
 }
 
+/** APPROVED for every recorded choice; APPLY and a pending amendment for a plan change. */
+export function recordChoice(run: RunRecord, item: GateItem, chosen: string, report: PlanReport): void {
+  const decision = decisionId(run.run, run.gate!.rev, item.id);
+  report.approved.push({ decision, key: chosen });
+  if (item.keep !== undefined && chosen !== item.keep && item.id !== 'p1') {
+    const text = item.options.find((o) => o.key === chosen)?.text ?? chosen;
+    run.amendments.push({ decision, title: item.title, chosen: text });
+    report.applied.push({ decision, title: item.title, chosen: text });
+  }
+}
+
 /** The run's state once every approval item is answered, by what p1 chose. */
-function settleGate(run: RunRecord, p1: string | null, now: string, events: JournalEvent[]): void {
+export function settleGate(run: RunRecord, p1: string | null, now: string, events: JournalEvent[]): void {
   if (p1 === 'a' || p1 === 'b') run.state = 'complete';
   else if (p1 === 'e') run.state = 'incomplete';
   else if (p1 === 'd') rerunAll(run, now, events);

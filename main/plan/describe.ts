@@ -26,7 +26,7 @@ export function describeRun(run: RunRecord, runDir: string, report: PlanReport, 
   }
   if (run.gate !== null && (run.state === 'gate_pending' || run.state === 'complete' || run.state === 'incomplete')) {
     const pending = run.gate.items.filter((item) => run.gate!.answers[item.id] === undefined).length;
-    report.gate = { rev: run.gate.rev, items: run.gate.items.length, pending, file: join(runDir, 'gate.json') };
+    report.gate = { rev: run.gate.rev, items: run.gate.items.length, pending, file: join(runDir, 'gate.json'), recRev: run.gate.rec_rev, recHash: run.gate.rec_hash };
   }
 }
 

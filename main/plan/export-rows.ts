@@ -63,6 +63,12 @@ export function decisionRows(run: RunRecord): DecisionRow[] {
       if (answer.by !== null) row.answered_by = answer.by;
       if (answer.role !== null) row.answered_role = answer.role;
       if (answer.owner_reply !== null) row.owner_reply = answer.owner_reply;
+      if (answer.carried !== undefined) {
+        row.carried_gate_from = answer.carried.from;
+        row.carried_gate_rev = answer.carried.rev;
+        row.carried_answered_by = answer.carried.by;
+      }
+      if (answer.carried_under !== undefined) row.carried_under = answer.carried_under;
       if (answer.words_by !== null) {
         row.answer_words = answer.reply;
         row.words_by = answer.words_by;

@@ -6,7 +6,9 @@ import { sha256 } from '../../formats/plan-doc.ts';
 import { detectScope, type PlanScope } from '../../formats/plan-scope.ts';
 import type { JournalEvent, PhaseId, RunRecord } from '../../formats/review-run.ts';
 import { openStore, transact, type Store } from '../store/store.ts';
-import { emptyPhase, mintAttempt, nextPhase, openPhase, phaseOf, writeGate, type Step } from './machine.ts';
+import { allFindings, emptyPhase, mintAttempt, nextPhase, openPhase, phaseOf, writeGate, type Step } from './machine.ts';
+import { recordChoice, settleGate } from './answer.ts';
+import { tryCarry } from './carry.ts';
 import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
 import { durable, runDirOf, type PlanEnv } from './locate.ts';
 import { describeRun } from './describe.ts';
@@ -139,6 +141,11 @@ function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanR
     report.after.push(`REVIEWED: run=${run.run} phase=ceo confirmed=${c.confirmed} new=${c.new} native_only=${c.native_only}`);
   } else {
     writeGate(run, step, recHash);
+    const urgent = allFindings(run, step).filter((f) => f.urgent === true && isCurrent(run, f.attempt)).map((f) => f.id);
+    if (tryCarry(run, urgent, step.now, step.events, report)) {
+      for (const item of run.gate!.items) recordChoice(run, item, run.gate!.answers[item.id]!.chosen, report);
+      settleGate(run, run.gate!.answers['p1']!.chosen, step.now, step.events);
+    }
   }
   report.after.push(cycleLine(run));
   return phaseTimings(run);
@@ -214,3 +221,8 @@ function planChanged(run: RunRecord, report: PlanReport): void {
 
 const yn = (value: boolean) => (value ? 'yes' : 'no');
 export type { Store };
+
+/** Whether the attempt is the bound result a phase currently stands on. */
+function isCurrent(run: RunRecord, attempt: string): boolean {
+  return run.order.some((id) => run.phases[id]?.native.attempt === attempt || run.phases[id]?.outside.attempt === attempt);
+}

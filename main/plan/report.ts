@@ -8,7 +8,7 @@ export interface AttemptFact { id: string; phase: string; voice: string; prompt:
 export interface BoundFact { attempt: string; phase: string; voice: string; model: string; findings: number; sha256: string; again: boolean }
 export interface ClosedFact { phase: string; confirmed: number; unverified: number; disagree: number; new: number; native_only: number; coverage: string }
 export interface UnknownFact { attempt: string; phase: string; voice: string }
-export interface GateFact { rev: number; items: number; pending: number; file: string }
+export interface GateFact { rev: number; items: number; pending: number; file: string; recRev: number; recHash: string }
 
 /**
  * What one plan command found and did, as data. The CLI prints it as lines in the
@@ -29,13 +29,15 @@ export interface PlanReport {
   closed: ClosedFact[];
   unknown: UnknownFact[];
   gate?: GateFact;
+  /** CARRIED, CARRY: no and CARRIED_UNDER_DO_IT: after the GATE line, before APPROVED. */
+  carry: string[];
   applied: { decision: string; title: string; chosen: string }[];
   approved: { decision: string; key: string }[];
   after: string[];
 }
 
 export function emptyReport(runDir: string, run: string | null): PlanReport {
-  return { run, runDir, status: 'awaiting_result', notes: [], scope: [], attempts: [], bound: [], closed: [], unknown: [], applied: [], approved: [], after: [] };
+  return { run, runDir, status: 'awaiting_result', notes: [], scope: [], carry: [], attempts: [], bound: [], closed: [], unknown: [], applied: [], approved: [], after: [] };
 }
 
 export function terminalStatus(state: RunState): TerminalStatus {
@@ -63,7 +65,9 @@ export function reportLines(report: PlanReport, terminal: boolean): string[] {
   if (report.gate !== undefined) {
     const g = report.gate;
     lines.push(`GATE: gate_rev=${g.rev} items=${g.items} pending=${g.pending} file=${oneLine(g.file)}`);
+    lines.push(`GATE_REC: rec_rev=${g.recRev} rec_hash=${g.recHash}`);
   }
+  lines.push(...report.carry);
   for (const a of report.applied) lines.push(`APPLY: ${a.decision} ${oneLine(a.title)} -> ${oneLine(a.chosen)}`);
   for (const a of report.approved) lines.push(`APPROVED: ${a.decision} ${a.key}`);
   lines.push(...report.after);

@@ -1,0 +1,87 @@
+import { decisionId } from '../../formats/gate-decisions.ts';
+import { oneLine } from '../../formats/issue.ts';
+import type { GateAnswer, GateRecord, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import type { GateItem } from '../../formats/schemas/gate.ts';
+import { currentPlanSha } from './plan-file.ts';
+import type { PlanReport } from './report.ts';
+
+export const CARRIER = 'agent:laneward';
+const DO_IT = /^\s*do\s+it[\s.!]*$/i;
+
+/** The owner's words "do it" stand for `rec` when an agent relays them. */
+export function isDoIt(words: string): boolean {
+  return DO_IT.test(words);
+}
+
+/**
+ * Answers a gate revision after the first with the owner's recorded words from the
+ * revision before it, when nothing new needs them. Every condition is checked in turn;
+ * the first that fails is printed as `CARRY: no (<why>)` and the gate goes to the owner.
+ * Returns whether the gate was carried (its answers are then recorded).
+ */
+export function tryCarry(run: RunRecord, urgentOpen: readonly string[], now: string, events: JournalEvent[], report: PlanReport): boolean {
+  const gate = run.gate;
+  const prev = run.past_gates[run.past_gates.length - 1];
+  if (gate === null || prev === undefined || gate.rev < 2) return false;
+  const origin = new Map(prev.items.map((item) => [signature(item), item]));
+  const p1 = prev.answers['p1'];
+  const why = refusal(run, prev, p1, urgentOpen, gate, origin);
+  if (why !== null) {
+    report.carry.push(`CARRY: no (${oneLine(why)})`);
+    events.push({ type: 'carry_refused', at: now, gate_rev: gate.rev, why });
+    return false;
+  }
+  const words = p1!.owner_reply ?? p1!.reply;
+  const base = { status: 'approved' as const, owner_named: false, owner_mode: p1!.owner_mode, reply: p1!.reply, at: now, by: CARRIER, role: 'agent' as const, owner_reply: p1!.owner_reply, words_by: null, rec_hash: gate.rec_hash };
+  for (const item of gate.items) {
+    const from = item.id === 'p1' ? prev.items.find((i) => i.id === 'p1') : origin.get(signature(item));
+    const earlier = from === undefined ? undefined : prev.answers[from.id];
+    const chosen = earlier?.chosen ?? item.recommended;
+    const answer: GateAnswer = {
+      ...base,
+      chosen,
+      status: chosen === item.recommended ? 'approved' : 'overridden',
+      source: 'carried',
+      carried: { from: decisionId(run.run, prev.rev, from?.id ?? item.id), rev: prev.rev, by: earlier?.by ?? p1!.by },
+      ...(from === undefined ? { carried_under: 'do it' as const } : {}),
+    };
+    gate.answers[item.id] = answer;
+    if (from === undefined) report.carry.push(`CARRIED_UNDER_DO_IT: ${decisionId(run.run, gate.rev, item.id)} ${oneLine(item.title)} -> ${chosen}`);
+  }
+  gate.carried = true;
+  report.carry.unshift(`CARRIED: gate_rev=${gate.rev} <- gate_rev=${prev.rev} words="${oneLine(words)}" by=${p1!.by ?? 'unrecorded'} reason=nothing new needs the owner`);
+  events.push({ type: 'gate_carried', at: now, gate_rev: gate.rev, from_rev: prev.rev });
+  return true;
+}
+
+function refusal(
+  run: RunRecord,
+  prev: GateRecord,
+  p1: GateAnswer | undefined,
+  urgentOpen: readonly string[],
+  gate: GateRecord,
+  origin: ReadonlyMap<string, GateItem>,
+): string | null {
+  if (!run.carry_forward) return 'carry-forward is off for this run (--no-carry-forward)';
+  if (p1 === undefined || (p1.chosen !== 'a' && p1.chosen !== 'b')) return `gate_rev ${prev.rev} was not approved (p1${p1?.chosen ?? ' pending'})`;
+  const pending = prev.items.filter((item) => prev.answers[item.id] === undefined).map((item) => item.id);
+  if (pending.length > 0) return `gate_rev ${prev.rev} left ${pending.join(',')} pending`;
+  if (p1.words_by !== null) return `the words at gate_rev ${prev.rev} were ${p1.words_by}'s, not the owner's`;
+  if (p1.role === 'agent' && p1.owner_reply === null) return `the owner's words at gate_rev ${prev.rev} were not recorded`;
+  if (prev.carried === true) return `gate_rev ${prev.rev} was itself carried`;
+  if (run.amendments.length > 0) return `accepted changes not incorporated: ${run.amendments.map((a) => a.decision).join(',')}`;
+  if (currentPlanSha(run.plan_source) !== run.plan_sha256) return 'the plan file changed after the revise that took the changes';
+  if (urgentOpen.length > 0) return `an urgent finding is open: ${urgentOpen.join(',')}`;
+  const doIt = isDoIt(p1.owner_reply ?? p1.reply);
+  for (const item of gate.items) {
+    if (item.id === 'p1' || origin.has(signature(item))) continue;
+    const quiet = doIt && item.kind === 'auto' && !item.id.startsWith('uc') && item.keep !== undefined && item.recommended === item.keep;
+    if (!quiet) return `new item ${item.id} needs the owner${doIt ? '' : ` (the words were ${p1.owner_mode}, which carries no new item)`}`;
+  }
+  return null;
+}
+
+/** The same proposal on two gates: same kind, title and option texts. */
+function signature(item: GateItem): string {
+  return JSON.stringify([item.kind, item.title, item.options.map((o) => [o.key, o.text])]);
+}
