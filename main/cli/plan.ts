@@ -29,17 +29,29 @@ A durable, two-voice review of a plan, driven by a loop of commands:
            change one recommendation before relay (bumps rec_rev; rec needs --rec-hash)
   export   --out DIR     write every artifact and run.json, then validate them
   status   --out DIR     the run as the store holds it (reads only)
-  resume   --out DIR     report attempts with no result, rewrite derived files, finish an export
+  resume   --out DIR [--from CKDIR/RUN]
+           report attempts with no result, rewrite derived files, finish an export;
+           with --from, first restore the newest valid checkpoint generation into DIR
+  checkpoints --from CKDIR/RUN   list checkpoint generations and whether each verifies
   release  --out DIR --attempt ID   return an open attempt's reservation
   family   MODEL         the model family the conflict check uses
 
 State: --state DIR, else LANEWARD_STATE_ROOT, else the root recorded in DIR/.laneward-run,
 else .laneward/state. LANEWARD_SESSION_KIND: interactive|headless|spawned|unattended.
+LANEWARD_CHECKPOINT_DIR: publish a checkpoint generation after every change.
 Every command but status and family ends with
   GSTACK_RESULT: skill=autoplan status=<status> run=<dir>
 Exit status: 0 ok, 1 failure, 2 usage, 3 refused (the code names why).`;
 
 const COMMON = { out: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+const MUTATING = new Set(['next', 'submit', 'answer', 'revise', 'recommend', 'release', 'export']);
+
+function optionValue(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  if (at >= 0) return args[at + 1];
+  return args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
 
 /** Codes that are failures (exit 1) rather than refusals (exit 3). */
 const FAILURES = new Set(['EXPORT_INVALID', 'STATE_UNAVAILABLE', 'IO_ERROR', 'INTERNAL']);
@@ -57,6 +69,12 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
   try {
     const penvOf = (state: string | undefined): PlanEnv => ({ cwd: process.cwd(), env: process.env, state });
     let report: PlanReport;
+    // A checkpoint directory that overlaps the run is refused before anything changes.
+    const out = optionValue(rest, '--out');
+    if (out !== undefined && MUTATING.has(sub)) {
+      runDir = resolvePath(out);
+      (await import('../plan/checkpoint.ts')).checkpointRoot(process.env, runDir);
+    }
     switch (sub) {
       case 'next': {
         const { values } = strict(rest, {
@@ -122,16 +140,26 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
         }, penvOf(values.state));
         break;
       }
+      case 'checkpoints': {
+        const { values } = strict(rest, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, from: { type: 'string' } });
+        if (values.help) return help(io, PLAN_HELP);
+        if (values.from === undefined) throw usage('--from <checkpoint dir>/<run> is required');
+        const { listGenerations } = await import('../plan/checkpoint.ts');
+        const list = listGenerations(resolvePath(values.from));
+        if (values.json) io.out(JSON.stringify({ generations: list }));
+        else for (const g of list) io.out(`CHECKPOINT: gen=${g.name} seq=${g.seq} files=${g.files} status=${g.problem === null ? 'ok' : `invalid (${oneLine(g.problem)})`} current=${g.current ? 'yes' : 'no'}`);
+        return EXIT.ok;
+      }
       case 'export':
       case 'status':
       case 'resume': {
-        const { values } = strict(rest, COMMON);
+        const { values } = strict(rest, { ...COMMON, ...(sub === 'resume' ? { from: { type: 'string' } } : {}) } as typeof COMMON & { from: { type: 'string' } });
         if (values.help) return help(io, PLAN_HELP);
         json = values.json === true;
         runDir = values.out === undefined ? '-' : resolvePath(values.out);
         const penv = penvOf(values.state);
         if (sub === 'export') report = await (await import('../plan/export.ts')).planExport({ out: values.out }, penv);
-        else if (sub === 'resume') report = await (await import('../plan/resume.ts')).planResume({ out: values.out }, penv);
+        else if (sub === 'resume') report = await (await import('../plan/resume.ts')).planResume({ out: values.out, ...defined({ from: values.from }) }, penv);
         else report = (await import('../plan/status.ts')).planStatus({ out: values.out }, penv);
         break;
       }

@@ -5,6 +5,7 @@ import type { GateAnswer, JournalEvent, RunRecord } from '../../formats/review-r
 import type { GateItem } from '../../formats/schemas/gate.ts';
 import { transact } from '../store/store.ts';
 import { isDoIt } from './carry.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { currentPlanSha } from './plan-file.ts';
@@ -107,6 +108,7 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
   syncRunFiles(store, record, runDir);
   const sha = currentPlanSha(record.plan_source);
   if (sha !== null && sha !== record.plan_sha256) report.notes.push(`PLAN_SOURCE_CHANGED: ${record.plan_source} sha256=${sha.slice(0, 12)} reviewed=${record.plan_sha256.slice(0, 12)}`);
+  checkpointAfter(store, record, runDir, penv.env, report.after);
   describeRun(record, runDir, report, { open: true });
   report.status = terminalStatus(record.state);
   return report;

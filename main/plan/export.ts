@@ -5,6 +5,7 @@ import type { RunRecord } from '../../formats/review-run.ts';
 import type { RunManifest } from '../../formats/schemas/run.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { transact, type Store } from '../store/store.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { gateDocument } from './gate-document.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
@@ -34,6 +35,7 @@ export async function planExport(options: ExportOptions, penv: PlanEnv): Promise
   const run = await markExport(store, located.record.run, 'started');
   writeExport(store, run, runDir, report);
   const done = await markExport(store, run.run, 'done');
+  checkpointAfter(store, done, runDir, penv.env, report.after);
   describeRun(done, runDir, report, { open: false });
   report.status = terminalStatus(done.state);
   return report;

@@ -11,6 +11,7 @@ import { recordChoice, settleGate } from './answer.ts';
 import { tryCarry } from './carry.ts';
 import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
 import { durable, runDirOf, type PlanEnv } from './locate.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { BINDING_FILE, publishBinding, readBinding, stateRootFor } from './run-binding.ts';
@@ -103,6 +104,7 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
   }
   if (first) report.notes.push(estimateLine(store, record.order, record.run, durable(penv.env)));
   planChanged(record, report);
+  checkpointAfter(store, record, runDir, penv.env, report.after);
   describeRun(record, runDir, report, { open: true });
   report.status = terminalStatus(record.state);
   return report;

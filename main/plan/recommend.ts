@@ -1,6 +1,7 @@
 import { LanewardError } from '../../formats/error.ts';
 import { decisionId } from '../../formats/gate-decisions.ts';
 import { transact } from '../store/store.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { recHash } from './next.ts';
@@ -36,6 +37,7 @@ export async function planRecommend(options: { out: string | undefined; item?: s
     return { change: { record: current, events: [{ type: 'recommendation_changed', at: now, item: item.id, from: before, to: item.recommended, rec_rev: gate.rec_rev }] }, result: current };
   });
   syncRunFiles(located.store, run, located.runDir);
+  checkpointAfter(located.store, run, located.runDir, penv.env, report.after);
   describeRun(run, located.runDir, report, { open: false });
   report.status = terminalStatus(run.state);
   return report;

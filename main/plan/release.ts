@@ -1,5 +1,6 @@
 import { LanewardError } from '../../formats/error.ts';
 import { transact } from '../store/store.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { phaseOf } from './machine.ts';
@@ -30,6 +31,7 @@ export async function planRelease(options: { out: string | undefined; attempt: s
     current.updated_at = now;
     return { change: { record: current, events: [{ type: 'attempt_released', at: now, attempt: attempt.id, freed_usd: freed }] }, result: current };
   });
+  checkpointAfter(located.store, run, located.runDir, penv.env, report.after);
   describeRun(run, located.runDir, report, { open: false });
   report.status = terminalStatus(run.state);
   return report;

@@ -2,9 +2,13 @@ import { LanewardError } from '../../formats/error.ts';
 import { transact } from '../store/store.ts';
 import { describeRun } from './describe.ts';
 import { writeExport } from './export.ts';
-import { locateRun, type PlanEnv } from './locate.ts';
+import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
+import { restoreCheckpoint } from './checkpoint.ts';
+import { openStore } from '../store/store.ts';
+import { resolve } from 'node:path';
+import { oneLine } from '../../formats/issue.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
-import { publishBinding, readBinding } from './run-binding.ts';
+import { publishBinding, readBinding, stateRootFor } from './run-binding.ts';
 import { syncRunFiles } from './run-files.ts';
 
 /**
@@ -13,13 +17,21 @@ import { syncRunFiles } from './run-files.ts';
  * the committed record implies (prompts, seals, consensus, gate), and finishes an export
  * that was started and not recorded done. Reads and repairs; never moves the run on.
  */
-export async function planResume(options: { out: string | undefined }, penv: PlanEnv): Promise<PlanReport> {
+export async function planResume(options: { out: string | undefined; from?: string }, penv: PlanEnv): Promise<PlanReport> {
+  const restored: string[] = [];
+  if (options.from !== undefined) {
+    const out = runDirOf(options.out, penv);
+    const store = openStore(stateRootFor(penv.state, penv.env, undefined, penv.cwd));
+    const { run, generation } = await restoreCheckpoint(resolve(penv.cwd, options.from), out, store);
+    restored.push(`RESTORED: run=${run} generation=${generation} from=${oneLine(resolve(penv.cwd, options.from))}`);
+  }
   const located = locateRun(options.out, penv);
   const { store, runDir } = located;
   // A binding made under another root name (a moved state root passed by --state) is re-pointed.
   const binding = readBinding(runDir);
   if (binding !== undefined && binding.root !== store.root) publishBinding(runDir, { run: binding.run, root: store.root });
   const report = emptyReport(runDir, located.record.run);
+  report.notes.push(...restored);
   const run = await transact(store, located.record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${located.record.run} vanished from ${store.root}`);
     return { change: null, result: current };

@@ -3,6 +3,7 @@ import { LanewardError } from '../../formats/error.ts';
 import type { JournalEvent, PhaseId, RunRecord } from '../../formats/review-run.ts';
 import { transact } from '../store/store.ts';
 import { archiveFiles } from './archive.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
 import { emptyPhase } from './machine.ts';
@@ -67,6 +68,7 @@ export async function planRevise(options: ReviseOptions, penv: PlanEnv): Promise
     return { change: { record: run, events }, result: run };
   });
   syncRunFiles(store, record, runDir);
+  checkpointAfter(store, record, runDir, penv.env, report.after);
   describeRun(record, runDir, report, { open: true });
   report.status = terminalStatus(record.state);
   return report;

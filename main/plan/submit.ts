@@ -6,6 +6,7 @@ import { parseReviewResult } from '../../formats/review-result.ts';
 import { PHASES, type JournalEvent, type PhaseId, type RunRecord, type VoiceId } from '../../formats/review-run.ts';
 import { readBounded } from '../fs/read-bounded.ts';
 import { transact } from '../store/store.ts';
+import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { familyOf } from './families.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
@@ -147,6 +148,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
     return { change: { record: run, events, blobs }, result: run };
   });
   syncRunFiles(store, record, runDir);
+  checkpointAfter(store, record, runDir, penv.env, report.after);
   describeRun(record, runDir, report, { open: false });
   report.status = terminalStatus(record.state);
   return report;

@@ -1,0 +1,195 @@
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { decode, encode } from 'cbor-x';
+import { LanewardError, toError } from '../../formats/error.ts';
+import { sha256 } from '../../formats/plan-doc.ts';
+import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { syncDirectory, writeFileAtomic } from '../fs/atomic-write.ts';
+import { readJournal, transact, type Store } from '../store/store.ts';
+import { BINDING_FILE } from './run-binding.ts';
+
+/** What a generation carries of the store: enough to restore the run on another root. */
+interface StateDump {
+  readonly record: RunRecord;
+  readonly blobs: [string, BoundBlob][];
+  readonly journal: JournalEvent[];
+}
+
+interface GenerationManifest {
+  readonly run: string;
+  readonly seq: number;
+  readonly at: string;
+  /** name -> sha256 of every file in the generation, state.cbor included. */
+  readonly files: Record<string, string>;
+}
+
+const STATE = 'state.cbor';
+const MANIFEST = 'manifest.json';
+
+/** LANEWARD_CHECKPOINT_DIR, refused when it overlaps the run directory. */
+export function checkpointRoot(env: NodeJS.ProcessEnv, runDir: string): string | null {
+  const dir = env['LANEWARD_CHECKPOINT_DIR'];
+  if (dir === undefined || dir === '') return null;
+  const a = real(resolve(dir));
+  const b = real(resolve(runDir));
+  if (inside(a, b) || inside(b, a)) {
+    throw new LanewardError('CHECKPOINT_OVERLAP', `checkpoint directory ${a} overlaps run directory ${b}`, { path: a });
+  }
+  return a;
+}
+
+/**
+ * Publishes an immutable generation of the run under `<root>/<run>/generations/<seq>`:
+ * its files and its store state, each listed with its sha256 in manifest.json, built in
+ * a temp directory and renamed into place, then points current.json at it. A generation
+ * older than the one current.json names never replaces it, and restore picks the newest
+ * generation that verifies, so a stale copy never wins either way.
+ */
+export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, root: string): string {
+  try {
+    const base = join(root, run.run);
+    const generations = join(base, 'generations');
+    mkdirSync(generations, { recursive: true });
+    const name = String(run.seq).padStart(12, '0');
+    const target = join(generations, name);
+    if (existsSync(target)) return `CHECKPOINT: gen=${name} seq=${run.seq} already`;
+    const staging = join(generations, `.${name}.${process.pid}.tmp`);
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging);
+    const files: Record<string, string> = {};
+    for (const entry of readdirSync(runDir, { withFileTypes: true })) {
+      if (!entry.isFile() || entry.name === BINDING_FILE || entry.name.startsWith('.')) continue;
+      copyFileSync(join(runDir, entry.name), join(staging, entry.name));
+      files[entry.name] = sha256(readFileSync(join(staging, entry.name)));
+    }
+    const dump: StateDump = {
+      record: run,
+      blobs: Object.keys(run.attempts).flatMap((id) => {
+        const blob = store.blobs.get([run.run, id]);
+        return blob === undefined ? [] : [[id, blob] as [string, BoundBlob]];
+      }),
+      journal: readJournal(store, run.run),
+    };
+    const state = encode(dump);
+    writeFileSync(join(staging, STATE), state);
+    files[STATE] = sha256(state);
+    const manifest: GenerationManifest = { run: run.run, seq: run.seq, at: new Date().toISOString(), files };
+    writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    for (const file of readdirSync(staging)) chmodSync(join(staging, file), 0o444);
+    renameSync(staging, target);
+    syncDirectory(generations);
+    const current = join(base, 'current.json');
+    const before = readCurrent(current);
+    if (before === null || before.seq < run.seq) writeFileAtomic(current, `${JSON.stringify({ run: run.run, generation: name, seq: run.seq })}\n`);
+    return `CHECKPOINT: gen=${name} seq=${run.seq} dir=${target}`;
+  } catch (error) {
+    return `CHECKPOINT: failed ${toError(error).message.replace(/\s+/g, ' ')}`;
+  }
+}
+
+export interface GenerationStatus {
+  readonly name: string;
+  readonly seq: number;
+  readonly files: number;
+  readonly problem: string | null;
+  readonly current: boolean;
+}
+
+/** Every generation under `<root>/<run>`, newest first, each verified against its manifest. */
+export function listGenerations(from: string): GenerationStatus[] {
+  const generations = join(from, 'generations');
+  if (!existsSync(generations)) throw new LanewardError('CHECKPOINT_INVALID', `${from} holds no generations/`, { path: from });
+  const current = readCurrent(join(from, 'current.json'));
+  return readdirSync(generations)
+    .filter((name) => /^\d{12}$/.test(name))
+    .sort()
+    .reverse()
+    .map((name) => {
+      const problem = verify(join(generations, name));
+      const manifest = problem === null ? readManifest(join(generations, name)) : null;
+      return { name, seq: Number(name), files: manifest === null ? 0 : Object.keys(manifest.files).length, problem, current: current?.generation === name };
+    });
+}
+
+/**
+ * Restores the newest generation that verifies into `out` and the store: the files are
+ * staged beside `out` and renamed into place, then the record, blobs and journal are
+ * written in one transaction (a store that already holds a newer state keeps it).
+ */
+export async function restoreCheckpoint(from: string, out: string, store: Store): Promise<{ run: string; generation: string }> {
+  const good = listGenerations(from).find((g) => g.problem === null);
+  if (good === undefined) throw new LanewardError('CHECKPOINT_INVALID', `no generation under ${from} verifies`, { path: from });
+  const dir = join(from, 'generations', good.name);
+  const manifest = readManifest(dir)!;
+  const dump = decode(readFileSync(join(dir, STATE))) as StateDump;
+  if (existsSync(out) && readdirSync(out).length > 0) throw new LanewardError('CHECKPOINT_INVALID', `${out} is not empty; restore into a new directory`, { path: out });
+  const staging = `${out}.${process.pid}.restore`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  for (const name of Object.keys(manifest.files)) {
+    if (name === STATE) continue;
+    copyFileSync(join(dir, name), join(staging, name));
+    if (!name.endsWith('.bound.md')) chmodSync(join(staging, name), 0o644);
+  }
+  writeFileSync(join(staging, BINDING_FILE), `${dump.record.run} ${store.root}\n`);
+  rmSync(out, { recursive: true, force: true });
+  renameSync(staging, out);
+  await transact(store, dump.record.run, (current) => {
+    if (current !== undefined && current.seq >= dump.record.seq) return { change: null, result: null };
+    for (const [id, blob] of dump.blobs) void store.blobs.put([dump.record.run, id], blob);
+    dump.journal.forEach((event, i) => void store.journal.put([dump.record.run, i], event));
+    const record = { ...dump.record, seq: dump.journal.length };
+    return { change: { record, events: [{ type: 'restored', at: new Date().toISOString(), generation: good.name }] }, result: null };
+  });
+  return { run: dump.record.run, generation: good.name };
+}
+
+function verify(dir: string): string | null {
+  const manifest = readManifest(dir);
+  if (manifest === null) return 'no readable manifest.json';
+  for (const [name, hash] of Object.entries(manifest.files)) {
+    if (name.includes('/') || name.startsWith('.')) return `manifest lists ${name}`;
+    const file = join(dir, name);
+    if (!existsSync(file) || !statSync(file).isFile()) return `${name} is missing`;
+    if (sha256(readFileSync(file)) !== hash) return `${name} does not match its sha256`;
+  }
+  if (manifest.files[STATE] === undefined) return `${STATE} is not listed`;
+  return null;
+}
+
+function readManifest(dir: string): GenerationManifest | null {
+  try {
+    const value = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as GenerationManifest;
+    return typeof value.run === 'string' && typeof value.files === 'object' && value.files !== null ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+function readCurrent(file: string): { generation: string; seq: number } | null {
+  try {
+    const value = JSON.parse(readFileSync(file, 'utf8')) as { generation?: unknown; seq?: unknown };
+    return typeof value.generation === 'string' && typeof value.seq === 'number' ? { generation: value.generation, seq: value.seq } : null;
+  } catch {
+    return null;
+  }
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function inside(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'));
+}
+
+/** Publishes a generation after a command changed the run, when checkpoints are on. */
+export function checkpointAfter(store: Store, run: RunRecord, runDir: string, env: NodeJS.ProcessEnv, lines: string[]): void {
+  const root = checkpointRoot(env, runDir);
+  if (root !== null) lines.push(publishCheckpoint(store, run, runDir, root));
+}
