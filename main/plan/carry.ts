@@ -64,11 +64,11 @@ function refusal(
 ): string | null {
   if (!run.carry_forward) return 'carry-forward is off for this run (--no-carry-forward)';
   if (p1 === undefined || (p1.chosen !== 'a' && p1.chosen !== 'b')) return `gate_rev ${prev.rev} was not approved (p1${p1?.chosen ?? ' pending'})`;
+  if (prev.carried === true) return `gate_rev ${prev.rev} was itself carried`;
   const pending = prev.items.filter((item) => prev.answers[item.id] === undefined).map((item) => item.id);
   if (pending.length > 0) return `gate_rev ${prev.rev} left ${pending.join(',')} pending`;
   if (p1.words_by !== null) return `the words at gate_rev ${prev.rev} were ${p1.words_by}'s, not the owner's`;
   if (p1.role === 'agent' && p1.owner_reply === null) return `the owner's words at gate_rev ${prev.rev} were not recorded`;
-  if (prev.carried === true) return `gate_rev ${prev.rev} was itself carried`;
   if (run.amendments.length > 0) return `accepted changes not incorporated: ${run.amendments.map((a) => a.decision).join(',')}`;
   if (currentPlanSha(run.plan_source) !== run.plan_sha256) return 'the plan file changed after the revise that took the changes';
   if (urgentOpen.length > 0) return `an urgent finding is open: ${urgentOpen.join(',')}`;

@@ -73,14 +73,15 @@ export class PlanDriver {
   }
 
   /**
-   * Runs next/submit until the gate: every phase's voices bind the findings `review`
+   * Runs next/submit until the run stops awaiting results (the gate, normally): every phase's voices bind the findings `review`
    * gives for them (none by default), native on claude, outside on gpt.
    */
   driveToGate(review: (phase: string, voice: string) => object[] = () => []): Step {
     let step = this.plan('next', '--plan', join(this.dir, 'plan.md'));
     for (let guard = 0; guard < 12; guard++) {
       if (step.code !== 0) throw new Error(`plan next failed: ${step.stderr}`);
-      if (step.status === 'gate_pending') return step;
+      // The gate, or past it: a carried gate completes the run, a CEO-only run is reviewed.
+      if (step.status !== 'awaiting_result') return step;
       for (const attempt of step.attempts) {
         this.writeResult(attempt, step.snapshot!, review(attempt.phase, attempt.voice));
         const bound = this.submit(attempt, attempt.voice === 'native' ? 'claude-opus-4' : 'gpt-5');
