@@ -3,6 +3,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
+import { readBounded } from '../fs/read-bounded.ts';
 import type { PlanEnv } from '../plan/locate.ts';
 import { reportLines, resultLine, type PlanReport } from '../plan/report.ts';
 import { intOption, parseCommand, usage } from './args.ts';
@@ -256,10 +257,16 @@ function defined<T extends Record<string, string | undefined>>(values: T): { [K 
 /** The owner's words from a file or stdin, verbatim but for one trailing newline. */
 function readWords(source: string | number): string {
   let text: string;
-  try {
-    text = readFileSync(source, 'utf8');
-  } catch (error) {
-    throw new LanewardError('USAGE', `cannot read the owner's words from ${source === 0 ? 'stdin' : source}: ${toError(error).message}`);
+  if (typeof source === 'string') {
+    const read = readBounded(source, 1024 * 1024);
+    if (!read.ok) throw usage(`cannot read the owner's words: ${read.detail}`);
+    text = read.bytes.toString('utf8');
+  } else {
+    try {
+      text = readFileSync(source, 'utf8');
+    } catch (error) {
+      throw usage(`cannot read the owner's words from stdin: ${toError(error).message}`);
+    }
   }
   if (text.length > 1024 * 1024) throw usage("the owner's words are over 1 MiB");
   return text.replace(/\r?\n$/, '');

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LanewardError } from '../../formats/error.ts';
 import type { RunRecord } from '../../formats/review-run.ts';
@@ -35,7 +36,10 @@ export function locateRun(out: string | undefined, penv: PlanEnv): Located {
 
 export function runDirOf(out: string | undefined, penv: PlanEnv): string {
   if (out === undefined || out === '') throw new LanewardError('USAGE', '--out <run dir> is required');
-  return resolve(penv.cwd, out);
+  const dir = resolve(penv.cwd, out);
+  const stat = statSync(dir, { throwIfNoEntry: false });
+  if (stat !== undefined && !stat.isDirectory()) throw new LanewardError('USAGE', `--out ${dir} is not a directory`);
+  return dir;
 }
 
 export function durable(env: NodeJS.ProcessEnv): boolean {

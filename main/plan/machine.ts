@@ -170,3 +170,8 @@ export function writeGate(run: RunRecord, step: Step, recHash: (items: unknown) 
   run.current = null;
   step.events.push({ type: 'gate_written', at: step.now, gate_rev: run.gate_rev, items: draft.items.length });
 }
+
+/** The attempt a parent named, looked up as data: `__proto__` or `constructor` name none. */
+export function attemptOf(run: RunRecord, id: string): AttemptRecord | undefined {
+  return Object.hasOwn(run.attempts, id) ? run.attempts[id] : undefined;
+}

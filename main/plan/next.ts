@@ -6,7 +6,7 @@ import { sha256 } from '../../formats/plan-doc.ts';
 import { detectScope, type PlanScope } from '../../formats/plan-scope.ts';
 import type { JournalEvent, PhaseId, RunRecord } from '../../formats/review-run.ts';
 import { openStore, transact, type Store } from '../store/store.ts';
-import { allFindings, emptyPhase, mintAttempt, nextPhase, openPhase, phaseOf, writeGate, type Step } from './machine.ts';
+import { allFindings, attemptOf, emptyPhase, mintAttempt, nextPhase, openPhase, phaseOf, writeGate, type Step } from './machine.ts';
 import { recordChoice, settleGate } from './answer.ts';
 import { tryCarry } from './carry.ts';
 import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
@@ -154,7 +154,7 @@ function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanR
 }
 
 function redispatch(run: RunRecord, id: string, step: Step): void {
-  const old = run.attempts[id];
+  const old = attemptOf(run, id);
   if (old === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${id} in run ${run.run}`);
   if (old.state !== 'open' || run.current !== old.phase || run.state !== 'awaiting_result') {
     throw new LanewardError('PHASE_NOT_AWAITING', `attempt ${id} is ${old.state}; only an open attempt of the open phase can be redispatched`);

@@ -3,7 +3,7 @@ import { transact } from '../store/store.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
-import { phaseOf } from './machine.ts';
+import { attemptOf, phaseOf } from './machine.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { release, usd } from './spend.ts';
 
@@ -20,7 +20,7 @@ export async function planRelease(options: { out: string | undefined; attempt: s
   const run = await transact(located.store, located.record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${located.record.run} vanished`);
     current.commands += 1;
-    const attempt = current.attempts[options.attempt!];
+    const attempt = attemptOf(current, options.attempt!);
     if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${options.attempt} in run ${current.run}`);
     if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attempt.id} is ${attempt.state}; only an open attempt can be released`);
     const freed = release(current.spend, attempt);

@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 import { readBounded } from '../fs/read-bounded.ts';
@@ -68,6 +68,10 @@ export function stateRootFor(flag: string | undefined, env: NodeJS.ProcessEnv, b
   if (flag !== undefined && flag !== '') return resolve(cwd, flag);
   const fromEnv = env['LANEWARD_STATE_ROOT'];
   if (fromEnv !== undefined && fromEnv !== '') return resolve(cwd, fromEnv);
-  if (binding !== undefined) return binding.root;
+  if (binding !== undefined) {
+    // A root named by a file in the run directory is used, never created.
+    if (!existsSync(binding.root)) throw new LanewardError('RUN_NOT_INITIALIZED', `the state root ${binding.root} named in ${BINDING_FILE} does not exist; pass --state <root>`, { path: binding.root });
+    return binding.root;
+  }
   return resolve(cwd, '.laneward/state');
 }

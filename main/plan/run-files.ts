@@ -1,4 +1,5 @@
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { join } from 'node:path';
 import { renderConsensusMarkdown } from '../../formats/consensus.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
@@ -21,6 +22,17 @@ export function sealName(attempt: AttemptRecord): string {
  * this runs after every command and repairs whatever a crash left unwritten.
  */
 export function syncRunFiles(store: Store, run: RunRecord, runDir: string): void {
+  try {
+    mkdirSync(runDir, { recursive: true });
+    writeRunFiles(store, run, runDir);
+  } catch (error) {
+    if (isLanewardError(error)) throw error;
+    // The state is committed; the files can be written again by any later command.
+    throw new LanewardError('IO_ERROR', `${runDir}: ${toError(error).message}; the run state is saved, run plan resume once the directory is writable`, { path: runDir });
+  }
+}
+
+function writeRunFiles(store: Store, run: RunRecord, runDir: string): void {
   const findingsOf = (id: string) => store.blobs.get([run.run, id])?.findings ?? [];
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') {

@@ -10,7 +10,7 @@ import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { familyOf } from './families.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
-import { closeIfDone, phaseOf, type Step } from './machine.ts';
+import { attemptOf, closeIfDone, phaseOf, type Step } from './machine.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { syncRunFiles } from './run-files.ts';
 import { release, settle } from './spend.ts';
@@ -82,7 +82,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
     // The findings bound by this command are not in the store until it commits.
     const fresh = (id: string) => (id === attemptId && parsed?.ok === true ? parsed.findings : undefined);
     const step: Step = { now, events, findingsOf: (id) => fresh(id) ?? store.blobs.get([runId, id])?.findings ?? [] };
-    const attempt = run.attempts[attemptId];
+    const attempt = attemptOf(run, attemptId);
     if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${runId}`);
     if (attempt.phase !== phaseId || attempt.voice !== voice) {
       throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is phase=${attempt.phase} voice=${attempt.voice}, not phase=${phaseId} voice=${voice}`);
