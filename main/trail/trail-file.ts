@@ -62,35 +62,37 @@ function underLock(file: string, decide: (trail: ParsedTrail) => Step): TrailOut
   const before = statSync(file, { throwIfNoEntry: false });
   if (before !== undefined && !before.isFile()) throw unreadable(file, 'not a regular file');
   const release = takeLock(`${file}.lock`);
+  let fd: number | undefined;
   try {
-    const fd = openTrail(file);
-    try {
-      const text = readWhole(fd, file);
-      if (text !== '' && !text.startsWith(TRAIL_HEADER)) throw unreadable(file, 'the first line is not the trail header');
-      const trail = parseTrail(text);
-      const step = decide(trail);
-      if (step.write !== undefined) {
-        // A new file gets its header in the same write as its first row; a line left
-        // without its newline by a writer that died is ended first, kept as it is.
-        const prefix = text === '' ? TRAIL_HEADER : trail.tornTail ? '\n' : '';
-        const bytes = Buffer.from(prefix + step.write);
-        const written = writeSync(fd, bytes);
-        if (written !== bytes.length) throw new LanewardError('IO_ERROR', `${file}: short write (${written} of ${bytes.length} bytes)`, { path: file });
-        fsyncSync(fd);
-      }
-      return step.outcome;
-    } finally {
-      closeSync(fd);
+    fd = openTrail(file, false);
+    const text = fd === undefined ? '' : readWhole(fd, file);
+    if (text !== '' && !text.startsWith(TRAIL_HEADER)) throw unreadable(file, 'the first line is not the trail header');
+    const trail = parseTrail(text);
+    const step = decide(trail);
+    if (step.write !== undefined) {
+      // The file is made only when a row goes in, so a refusal leaves no empty trail.
+      fd ??= openTrail(file, true)!;
+      // A new file gets its header in the same write as its first row; a line left
+      // without its newline by a writer that died is ended first, kept as it is.
+      const prefix = text === '' ? TRAIL_HEADER : trail.tornTail ? '\n' : '';
+      const bytes = Buffer.from(prefix + step.write);
+      const written = writeSync(fd, bytes);
+      if (written !== bytes.length) throw new LanewardError('IO_ERROR', `short write (${written} of ${bytes.length} bytes)`, { path: file });
+      fsyncSync(fd);
     }
+    return step.outcome;
   } finally {
+    if (fd !== undefined) closeSync(fd);
     release();
   }
 }
 
-function openTrail(file: string): number {
+/** The trail opened for reading and appending; undefined when absent and not `create`. */
+function openTrail(file: string, create: boolean): number | undefined {
   try {
     // O_NONBLOCK: a FIFO swapped in after the check above still cannot hang the open.
-    const fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o644);
+    const flags = constants.O_RDWR | constants.O_APPEND | constants.O_NONBLOCK | (create ? constants.O_CREAT : 0);
+    const fd = openSync(file, flags, 0o644);
     if (!fstatSync(fd).isFile()) {
       closeSync(fd);
       throw unreadable(file, 'not a regular file');
@@ -99,6 +101,7 @@ function openTrail(file: string): number {
   } catch (error) {
     if (error instanceof LanewardError) throw error;
     const code = errnoCode(error);
+    if (code === 'ENOENT' && !create) return undefined;
     if (code === 'EISDIR' || code === 'ENXIO') throw unreadable(file, 'not a regular file');
     throw new LanewardError('IO_ERROR', `${file} cannot be opened (${code ?? 'error'})`, { path: file });
   }
