@@ -251,6 +251,10 @@ export const RESULT_CODES = {
     summary: 'this run has not joined the decision trail',
     fix: 'run laneward trail start <file> <run> first',
   },
+  TRAIL_UNREADABLE: {
+    summary: 'the decision trail is not a trail file laneward can append to',
+    fix: 'pass a regular file written by laneward trail, or a new path; a FIFO, a directory, a foreign file or one over 64 MiB is never written',
+  },
   BRIEF_INPUT_MISSING: {
     summary: 'a file the owner brief is built from is absent',
     fix: 'export the run (laneward plan export --out <dir>) before rendering the brief',

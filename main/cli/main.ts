@@ -16,6 +16,7 @@ usage: laneward <command> ...
   deadline start|status|run             the probe deadline guard
   lease run                             supervise a provider under a total deadline or a progress lease
   actions keygen|sign|verify            signed action descriptors
+  trail start|append                    the decision trail (a formula-safe TSV)
   demo                                  build a sample archive once and batch-validate it
 
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
@@ -39,6 +40,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await (await import('./actions.ts')).actionsCommand(rest, io);
       case 'plan':
         return await (await import('./plan.ts')).planCommand(rest, io);
+      case 'trail':
+        return (await import('./trail.ts')).trailCommand(rest, io);
       case 'demo':
         return await (await import('./demo.ts')).demoCommand(rest, io);
       case '--version':
