@@ -36,11 +36,11 @@ describe('plan next', () => {
     const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
     expect(step.code).toBe(0);
     const prefixes = step.lines.map((l) => l.split(':')[0]);
-    expect(prefixes).toEqual(['STATE_ROOT', 'PHASE', 'SCOPE', 'ATTEMPT', 'ATTEMPT', 'SPEND', 'GSTACK_RESULT']);
+    expect(prefixes).toEqual(['STATE_ROOT', 'ESTIMATE', 'PHASE', 'SCOPE', 'ATTEMPT', 'ATTEMPT', 'SPEND', 'GSTACK_RESULT']);
     expect(step.lines[0]).toBe(`STATE_ROOT: ${d.state} durable=yes`);
-    expect(step.lines[1]).toMatch(/^PHASE: ceo snapshot=[0-9a-f]{64} order=ceo,eng$/);
-    expect(step.lines[2]).toBe('SCOPE: ui=no (none found) dx=no (none found) source=ui:detected,dx:detected');
-    expect(step.lines[5]).toBe('SPEND: spent=0.00 reserved=0.00 unknown=0(0.00) worst_case=0.00 cap=none');
+    expect(step.lines[2]).toMatch(/^PHASE: ceo snapshot=[0-9a-f]{64} order=ceo,eng$/);
+    expect(step.lines[3]).toBe('SCOPE: ui=no (none found) dx=no (none found) source=ui:detected,dx:detected');
+    expect(step.lines[6]).toBe('SPEND: spent=0.00 reserved=0.00 unknown=0(0.00) worst_case=0.00 cap=none');
     expect(step.lines.at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=awaiting_result run=${d.out}`);
     const [native, outside] = step.attempts;
     expect(native).toMatchObject({ phase: 'ceo', voice: 'native', prompt: join(d.out, 'ceo-native-prompt.md') });
@@ -72,7 +72,7 @@ describe('plan next', () => {
   ])('should order phases by scope flags %s %s', (ui, dx, order, source) => {
     const d = driver();
     const step = d.plan('next', '--plan', join(d.dir, 'plan.md'), ui, dx);
-    expect(step.lines[1]).toMatch(new RegExp(`order=${order}$`));
+    expect(step.lines.find((l) => l.startsWith('PHASE: '))).toMatch(new RegExp(`order=${order}$`));
     expect(step.lines.find((l) => l.startsWith('SCOPE: '))).toContain(`source=${source}`);
     expect(step.lines.find((l) => l.startsWith('SCOPE_PIN: '))).toMatch(/^SCOPE_PIN: add <!-- laneward-scope: ui=(yes|no) dx=(yes|no) --> as the first line of /);
   });
@@ -81,11 +81,11 @@ describe('plan next', () => {
     const d = driver();
     d.writePlan(PLAN.replace('3. Write', '3. Add a button to the dashboard and a CLI flag. Write'));
     const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.lines[1]).toMatch(/order=ceo,design,dx,eng$/);
+    expect(step.lines.find((l) => l.startsWith('PHASE: '))).toMatch(/order=ceo,design,dx,eng$/);
     const pinned = driver();
     pinned.writePlan(`<!-- laneward-scope: ui=no dx=yes -->\n${PLAN.replace('3. Write', '3. Add a button. Write')}`);
     const next = pinned.plan('next', '--plan', join(pinned.dir, 'plan.md'));
-    expect(next.lines[1]).toMatch(/order=ceo,dx,eng$/);
+    expect(next.lines.find((l) => l.startsWith('PHASE: '))).toMatch(/order=ceo,dx,eng$/);
     expect(next.lines.find((l) => l.startsWith('SCOPE: '))).toContain('source=ui:marker,dx:marker');
   });
 
