@@ -112,6 +112,25 @@ export interface GateRecord {
   answers: Record<string, GateAnswer>;
   /** Answered by carrying an earlier revision's answer forward. */
   carried?: boolean;
+  /** The implementation section this gate was written for (plan-at-gate.r<rev>.md). */
+  implementation?: string;
+  /** The item standing for a plan change made after the round cap, unreviewed. */
+  delta_item?: string;
+  /** The read of that delta by a reviewer of another family, before a carry. */
+  check?: CarryCheck;
+}
+
+export interface CarryCheck {
+  readonly attempt: string;
+  state: 'open' | 'pass' | 'fail' | 'unavailable' | 'void';
+  readonly prompt: string;
+  readonly result: string;
+  reserve_usd: number;
+  model?: string;
+  findings?: number;
+  severe?: number;
+  why?: string;
+  at?: string;
 }
 
 export interface Amendment {
@@ -145,6 +164,12 @@ export interface RunRecord {
   readonly ceo_only: boolean;
   /** Whether a later gate revision may be answered with the owner's earlier words. */
   carry_forward: boolean;
+  /** Gate revisions after which a revise no longer reopens phases (`--round-cap`). */
+  round_cap?: number | null;
+  /** Dollars a carry check may reserve (`--carry-check-cap`, default 5). */
+  carry_check_cap?: number;
+  /** A plan change a capped revise took without review, for the next gate. */
+  delta?: { readonly from: string; readonly rev: number } | null;
   readonly scope: { ui: boolean; dx: boolean; source: string };
   phases: Partial<Record<PhaseId, PhaseRecord>>;
   current: PhaseId | null;

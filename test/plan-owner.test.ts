@@ -262,3 +262,82 @@ describe('plan checkpoints', () => {
     expect(codesOf(restore.stderr)).toEqual(['CHECKPOINT_INVALID']);
   });
 });
+
+describe('plan carry check (post-cap delta)', () => {
+  function capped(): { d: PlanDriver; check: { id: string; result: string } } {
+    const d = driver();
+    d.plan('next', '--plan', join(d.dir, 'plan.md'), '--round-cap', '1');
+    d.driveToGate();
+    d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human');
+    edit(d, 'Log each batch.');
+    const revised = d.plan('revise', '--plan', join(d.dir, 'plan.md'));
+    expect(revised.lines).toContain(`REVISED: run=${runOf(d)} plan_rev=2 reopened=- capped=yes incorporated=- pending=0`);
+    const gate = d.plan('next');
+    expect(gate.status).toBe('gate_pending');
+    const line = gate.lines.find((l) => l.startsWith('CARRY_CHECK: '))!;
+    const m = /^CARRY_CHECK: (\S+) prompt=(\S+) result=(\S+) model_family=differs from anthropic,openai$/.exec(line)!;
+    expect(m).not.toBeNull();
+    const prompt = readFileSync(join(d.out, m[2]!), 'utf8');
+    expect(prompt).toContain('+ 4. Log each batch.');
+    expect(existsSync(join(d.out, 'plan-at-gate.r1.md'))).toBe(true);
+    const doc = JSON.parse(readFileSync(join(d.out, 'gate.json'), 'utf8'));
+    expect(doc.items.map((i: { id: string }) => i.id)).toEqual(['d1', 'p1']);
+    expect(doc.items[0].title).toBe('Plan changed after eng cap (unreviewed since gate_rev 1)');
+    return { d, check: { id: m[1]!, result: join(d.out, m[3]!) } };
+  }
+
+  const resultFor = (file: string, findings: object[]) => {
+    const prompt = readFileSync(file.replace(/\.a\d+\.md$/, '-prompt.md'), 'utf8');
+    const snap = /INPUT: carry-check ([0-9a-f]{64})/.exec(prompt)![1]!;
+    writeFileSync(file, [`INPUT: carry-check ${snap}`, '```gstack-findings', ...findings.map((f) => JSON.stringify(f)), '```', ''].join('\n'));
+  };
+
+  test('should carry after a passing check by another family, and record the verdict', () => {
+    const { d, check } = capped();
+    resultFor(check.result, [{ severity: 'Low', title: 'Log format unspecified' }]);
+    expect(codesOf(d.plan('check', '--attempt', check.id, '--result', check.result, '--model', 'claude-haiku').stderr)).toEqual(['MODEL_FAMILY_CONFLICT']);
+    const ran = d.plan('check', '--attempt', check.id, '--result', check.result, '--model', 'gemini-2.5-pro');
+    expect(ran.code).toBe(0);
+    expect(ran.lines.find((l) => l.startsWith('CARRY_CHECK: '))).toMatch(new RegExp(`^CARRY_CHECK: ${check.id} verdict=pass findings=1 severe=0 sha256=[0-9a-f]{12}$`));
+    expect(ran.lines.some((l) => l.startsWith('CARRIED: gate_rev=2 <- gate_rev=1 '))).toBe(true);
+    expect(ran.status).toBe('complete');
+    expect(d.plan('export').code).toBe(0);
+    validate(d);
+    expect(JSON.parse(readFileSync(join(d.out, 'gate.json'), 'utf8')).carry_check).toMatchObject({ attempt: check.id, verdict: 'pass', model: 'gemini-2.5-pro' });
+    const rows = readFileSync(join(d.out, 'decisions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.filter((r) => r.gate_rev === 2).every((r) => r.carry_check?.verdict === 'pass')).toBe(true);
+    expect(readFileSync(join(d.out, 'decisions.tsv'), 'utf8')).toContain('\tcarry-check\tgate_rev 2 carry checked\t');
+  });
+
+  test.each([
+    ['a High finding', ['--model', 'gemini-2.5-pro'], [{ severity: 'High', title: 'Logging leaks rows' }], 'the carry check found 1 High or Critical finding(s)'],
+    ['an unavailable reviewer', [], [], 'the carry check was unavailable: no third family here'],
+  ])('should leave the gate to the owner after %s', (_name, extra, findings, why) => {
+    const { d, check } = capped();
+    resultFor(check.result, findings);
+    const args = extra.length === 0 ? ['--unavailable', 'no third family here'] : ['--result', check.result, ...extra];
+    const ran = d.plan('check', '--attempt', check.id, ...args);
+    expect(ran.code).toBe(0);
+    expect(ran.lines).toContain(`CARRY: no (${why})`);
+    expect(ran.status).toBe('gate_pending');
+    expect(codesOf(d.plan('check', '--attempt', check.id, '--unavailable', 'again').stderr)).toEqual(['PHASE_NOT_AWAITING']);
+  });
+
+  test('should void a pending check when the owner answers the gate', () => {
+    const { d, check } = capped();
+    expect(d.plan('answer', '--gate-rev', '2', '--reply', 'as-is', '--by', 'human').status).toBe('complete');
+    resultFor(check.result, []);
+    expect(codesOf(d.plan('check', '--attempt', check.id, '--result', check.result, '--model', 'gemini-2.5-pro').stderr)).toEqual(['PHASE_NOT_AWAITING']);
+  });
+
+  test('should refuse a check over --carry-check-cap and leave the gate to the owner', () => {
+    const d = driver();
+    d.plan('next', '--plan', join(d.dir, 'plan.md'), '--round-cap', '1', '--estimate-usd', '3', '--carry-check-cap', '2');
+    d.driveToGate();
+    d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human');
+    edit(d, 'Log each batch.');
+    d.plan('revise', '--plan', join(d.dir, 'plan.md'));
+    const gate = d.plan('next');
+    expect(carryLines(gate.lines)).toEqual(['CARRY: no (the carry check would reserve 3.00, over --carry-check-cap 2.00)']);
+  });
+});

@@ -14,6 +14,7 @@ export const PLAN_HELP = `usage: laneward plan <command> --out <run dir> [--stat
 A durable, two-voice review of a plan, driven by a loop of commands:
   next     --out DIR [--plan F] [--ui|--no-ui] [--developer-tool|--no-dx] [--spend-cap USD]
            [--estimate-usd USD] [--redispatch ATTEMPT] [--ceo-only] [--no-carry-forward]
+           [--round-cap N] [--carry-check-cap USD]
            start the run (first call needs --plan), reprint open attempts, open the next
            phase, or write the gate after the last phase
   submit   --out DIR --phase P --voice native|outside --attempt ID (--result F | --record F)
@@ -34,6 +35,8 @@ A durable, two-voice review of a plan, driven by a loop of commands:
            report attempts with no result, rewrite derived files, finish an export;
            with --from, first restore the newest valid checkpoint generation into DIR
   checkpoints --from CKDIR/RUN   list checkpoint generations and whether each verifies
+  check    --out DIR --attempt ID (--result F --model M [--same-family WHY] | --unavailable WHY)
+           bind the carry check of a post-cap plan change (CARRY_CHECK line)
   release  --out DIR --attempt ID   return an open attempt's reservation
   family   MODEL         the model family the conflict check uses
 
@@ -46,7 +49,7 @@ Exit status: 0 ok, 1 failure, 2 usage, 3 refused (the code names why).`;
 
 const COMMON = { out: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-const MUTATING = new Set(['next', 'submit', 'answer', 'revise', 'recommend', 'release', 'export']);
+const MUTATING = new Set(['next', 'submit', 'answer', 'revise', 'recommend', 'release', 'export', 'check']);
 
 function optionValue(args: readonly string[], name: string): string | undefined {
   const at = args.indexOf(name);
@@ -82,7 +85,7 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
           ...COMMON, plan: { type: 'string' }, ui: { type: 'boolean' }, 'no-ui': { type: 'boolean' },
           'developer-tool': { type: 'boolean' }, 'no-dx': { type: 'boolean' }, 'spend-cap': { type: 'string' },
           'estimate-usd': { type: 'string' }, redispatch: { type: 'string' }, 'ceo-only': { type: 'boolean' },
-          'no-carry-forward': { type: 'boolean' },
+          'no-carry-forward': { type: 'boolean' }, 'round-cap': { type: 'string' }, 'carry-check-cap': { type: 'string' },
         });
         if (values.help) return help(io, PLAN_HELP);
         json = values.json === true;
@@ -98,6 +101,8 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
           ...(values.redispatch === undefined ? {} : { redispatch: values.redispatch }),
           ...(values['ceo-only'] === true ? { ceoOnly: true } : {}),
           ...(values['no-carry-forward'] === true ? { carryForward: false } : {}),
+          ...(values['round-cap'] === undefined ? {} : { roundCap: intOption('round-cap', values['round-cap'], 1, 1000)! }),
+          ...money('carryCheckCap', 'carry-check-cap', values['carry-check-cap']),
         }, penvOf(values.state));
         break;
       }
@@ -184,6 +189,15 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
         runDir = values.out === undefined ? '-' : resolvePath(values.out);
         const { planRecommend } = await import('../plan/recommend.ts');
         report = await planRecommend({ out: values.out, ...defined({ item: values.item, option: values.option }) }, penvOf(values.state));
+        break;
+      }
+      case 'check': {
+        const { values } = strict(rest, { ...COMMON, attempt: { type: 'string' }, result: { type: 'string' }, model: { type: 'string' }, 'same-family': { type: 'string' }, unavailable: { type: 'string' } });
+        if (values.help) return help(io, PLAN_HELP);
+        json = values.json === true;
+        runDir = values.out === undefined ? '-' : resolvePath(values.out);
+        const { planCheck } = await import('../plan/carry-check.ts');
+        report = await planCheck({ out: values.out, ...defined({ attempt: values.attempt, result: values.result, model: values.model, sameFamily: values['same-family'], unavailable: values.unavailable }) }, penvOf(values.state));
         break;
       }
       case 'release': {

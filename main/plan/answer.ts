@@ -5,6 +5,7 @@ import type { GateAnswer, JournalEvent, RunRecord } from '../../formats/review-r
 import type { GateItem } from '../../formats/schemas/gate.ts';
 import { transact } from '../store/store.ts';
 import { isDoIt } from './carry.ts';
+import { voidCheck } from './machine.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
@@ -76,6 +77,8 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
       }
     }
     const events: JournalEvent[] = [];
+    // The owner answering makes a pending carry check moot.
+    voidCheck(gate, run.spend);
     const approvalsLeft = gate.items.filter((item) => item.kind === 'approval' && gate.answers[item.id] === undefined && chosenBy(parsed, item) === null);
     const complete = approvalsLeft.length === 0;
     const p1 = gate.answers['p1']?.chosen ?? chosenBy(parsed, gate.items.find((i) => i.id === 'p1')!);

@@ -17,41 +17,58 @@ export function isDoIt(words: string): boolean {
  * Answers a gate revision after the first with the owner's recorded words from the
  * revision before it, when nothing new needs them. Every condition is checked in turn;
  * the first that fails is printed as `CARRY: no (<why>)` and the gate goes to the owner.
- * Returns whether the gate was carried (its answers are then recorded).
+ * An unreviewed post-cap delta item needs a carry check first: the result is then
+ * `check`, and `plan check` finishes the carry (or leaves the gate to the owner).
  */
-export function tryCarry(run: RunRecord, urgentOpen: readonly string[], now: string, events: JournalEvent[], report: PlanReport): boolean {
+export function tryCarry(run: RunRecord, urgentOpen: readonly string[], now: string, events: JournalEvent[], report: PlanReport): 'carried' | 'check' | 'refused' | 'none' {
   const gate = run.gate;
   const prev = run.past_gates[run.past_gates.length - 1];
-  if (gate === null || prev === undefined || gate.rev < 2) return false;
+  if (gate === null || prev === undefined || gate.rev < 2) return 'none';
+  const origin = new Map(prev.items.map((item) => [signature(item), item]));
+  const why = refusal(run, prev, prev.answers['p1'], urgentOpen, gate, origin);
+  if (why !== null) {
+    refuseCarry(gate.rev, why, now, events, report);
+    return 'refused';
+  }
+  const delta = gate.delta_item === undefined ? undefined : gate.items.find((i) => i.id === gate.delta_item);
+  if (delta !== undefined && delta.recommended === 'a' && gate.check?.state !== 'pass') return 'check';
+  applyCarry(run, now, events, report);
+  return 'carried';
+}
+
+export function refuseCarry(rev: number, why: string, now: string, events: JournalEvent[], report: PlanReport): void {
+  report.carry.push(`CARRY: no (${oneLine(why)})`);
+  events.push({ type: 'carry_refused', at: now, gate_rev: rev, why });
+}
+
+/** Answers every item of the gate from the revision before it, as the owner did there. */
+export function applyCarry(run: RunRecord, now: string, events: JournalEvent[], report: PlanReport): void {
+  const gate = run.gate!;
+  const prev = run.past_gates[run.past_gates.length - 1]!;
   const origin = new Map(prev.items.map((item) => [signature(item), item]));
   const p1 = prev.answers['p1'];
-  const why = refusal(run, prev, p1, urgentOpen, gate, origin);
-  if (why !== null) {
-    report.carry.push(`CARRY: no (${oneLine(why)})`);
-    events.push({ type: 'carry_refused', at: now, gate_rev: gate.rev, why });
-    return false;
-  }
   const words = p1!.owner_reply ?? p1!.reply;
   const base = { status: 'approved' as const, owner_named: false, owner_mode: p1!.owner_mode, reply: p1!.reply, at: now, by: CARRIER, role: 'agent' as const, owner_reply: p1!.owner_reply, words_by: null, rec_hash: gate.rec_hash };
   for (const item of gate.items) {
     const from = item.id === 'p1' ? prev.items.find((i) => i.id === 'p1') : origin.get(signature(item));
     const earlier = from === undefined ? undefined : prev.answers[from.id];
     const chosen = earlier?.chosen ?? item.recommended;
+    // The unreviewed delta is carried on the check's verdict, not the owner's words.
+    const underDoIt = from === undefined && item.id !== gate.delta_item;
     const answer: GateAnswer = {
       ...base,
       chosen,
       status: chosen === item.recommended ? 'approved' : 'overridden',
       source: 'carried',
       carried: { from: decisionId(run.run, prev.rev, from?.id ?? item.id), rev: prev.rev, by: earlier?.by ?? p1!.by },
-      ...(from === undefined ? { carried_under: 'do it' as const } : {}),
+      ...(underDoIt ? { carried_under: 'do it' as const } : {}),
     };
     gate.answers[item.id] = answer;
-    if (from === undefined) report.carry.push(`CARRIED_UNDER_DO_IT: ${decisionId(run.run, gate.rev, item.id)} ${oneLine(item.title)} -> ${chosen}`);
+    if (underDoIt) report.carry.push(`CARRIED_UNDER_DO_IT: ${decisionId(run.run, gate.rev, item.id)} ${oneLine(item.title)} -> ${chosen}`);
   }
   gate.carried = true;
   report.carry.unshift(`CARRIED: gate_rev=${gate.rev} <- gate_rev=${prev.rev} words="${oneLine(words)}" by=${p1!.by ?? 'unrecorded'} reason=nothing new needs the owner`);
   events.push({ type: 'gate_carried', at: now, gate_rev: gate.rev, from_rev: prev.rev });
-  return true;
 }
 
 function refusal(
@@ -74,7 +91,7 @@ function refusal(
   if (urgentOpen.length > 0) return `an urgent finding is open: ${urgentOpen.join(',')}`;
   const doIt = isDoIt(p1.owner_reply ?? p1.reply);
   for (const item of gate.items) {
-    if (item.id === 'p1' || origin.has(signature(item))) continue;
+    if (item.id === 'p1' || item.id === gate.delta_item || origin.has(signature(item))) continue;
     const quiet = doIt && item.kind === 'auto' && !item.id.startsWith('uc') && item.keep !== undefined && item.recommended === item.keep;
     if (!quiet) return `new item ${item.id} needs the owner${doIt ? '' : ` (the words were ${p1.owner_mode}, which carries no new item)`}`;
   }

@@ -3,6 +3,7 @@ import type { RunFinding } from '../../formats/review-gate.ts';
 import type { GateRecord, RunRecord } from '../../formats/review-run.ts';
 import type { DecisionRow } from '../../formats/schemas/decisions.ts';
 import type { GateItem } from '../../formats/schemas/gate.ts';
+import { checkVerdict } from './gate-document.ts';
 import type { FindingRow } from '../../formats/schemas/findings.ts';
 import type { TaskRow } from '../../formats/schemas/tasks.ts';
 import type { TimingDocument } from '../../formats/schemas/timing.ts';
@@ -52,6 +53,7 @@ export function decisionRows(run: RunRecord): DecisionRow[] {
       rec_hash: gate.rec_hash,
       source: 'gate',
     };
+    if (gate.check !== undefined && gate.check.state !== 'open') row['carry_check'] = checkVerdict(gate.check);
     if (item.phase !== undefined) row.phase = item.phase;
     if (answer !== undefined) {
       row.chosen = answer.chosen;

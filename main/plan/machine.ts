@@ -2,7 +2,7 @@ import { buildConsensus, type Consensus } from '../../formats/consensus.ts';
 import { LanewardError } from '../../formats/error.ts';
 import { draftGate, type RunFinding } from '../../formats/review-gate.ts';
 import type { ReviewFinding } from '../../formats/review-result.ts';
-import type { AttemptRecord, JournalEvent, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../formats/review-run.ts';
+import type { AttemptRecord, GateRecord, JournalEvent, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../formats/review-run.ts';
 import { VOICES } from '../../formats/review-run.ts';
 import { admit } from './spend.ts';
 
@@ -163,9 +163,27 @@ export function writeGate(run: RunRecord, step: Step, recHash: (items: unknown) 
     return { consensus: phase.consensus, findings };
   });
   const draft = draftGate(phases);
-  if (run.gate !== null) run.past_gates.push(run.gate);
+  let deltaItem: string | undefined;
+  if (run.delta != null) {
+    const last = run.order[run.order.length - 1]!;
+    deltaItem = `d${draft.items.filter((i) => i.id.startsWith('d')).length + 1}`;
+    draft.items.splice(draft.items.length - 1, 0, {
+      id: deltaItem,
+      title: `Plan changed after ${last} cap (unreviewed since gate_rev ${run.delta.rev})`,
+      kind: 'auto',
+      options: [
+        { key: 'a', text: 'accept the changed plan without another review round' },
+        { key: 'b', text: 'reopen the phases for another round on the changed plan' },
+      ],
+      recommended: 'a',
+      keep: 'a',
+    });
+    draft.findings[deltaItem] = [];
+    run.delta = null;
+  }
+  if (run.gate !== null) run.past_gates.push(voidCheck(run.gate, run.spend));
   run.gate_rev += 1;
-  run.gate = { rev: run.gate_rev, rec_rev: 1, items: draft.items, written_at: step.now, rec_hash: recHash(draft.items), findings: draft.findings, answers: {} };
+  run.gate = { rev: run.gate_rev, rec_rev: 1, items: draft.items, written_at: step.now, rec_hash: recHash(draft.items), findings: draft.findings, answers: {}, implementation: run.implementation, ...(deltaItem === undefined ? {} : { delta_item: deltaItem }) };
   run.state = 'gate_pending';
   run.current = null;
   step.events.push({ type: 'gate_written', at: step.now, gate_rev: run.gate_rev, items: draft.items.length });
@@ -174,4 +192,14 @@ export function writeGate(run: RunRecord, step: Step, recHash: (items: unknown) 
 /** The attempt a parent named, looked up as data: `__proto__` or `constructor` name none. */
 export function attemptOf(run: RunRecord, id: string): AttemptRecord | undefined {
   return Object.hasOwn(run.attempts, id) ? run.attempts[id] : undefined;
+}
+
+/** A gate leaving force voids its pending carry check; the check's reservation goes back. */
+export function voidCheck(gate: GateRecord, spend?: RunRecord['spend']): GateRecord {
+  if (gate.check?.state === 'open') {
+    gate.check.state = 'void';
+    if (spend !== undefined) spend.reserved = Math.max(0, spend.reserved - gate.check.reserve_usd);
+    gate.check.reserve_usd = 0;
+  }
+  return gate;
 }

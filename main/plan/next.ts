@@ -9,6 +9,7 @@ import { openStore, transact, type Store } from '../store/store.ts';
 import { allFindings, attemptOf, emptyPhase, mintAttempt, nextPhase, openPhase, phaseOf, writeGate, type Step } from './machine.ts';
 import { recordChoice, settleGate } from './answer.ts';
 import { tryCarry } from './carry.ts';
+import { startCheck } from './carry-check.ts';
 import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
 import { durable, runDirOf, type PlanEnv } from './locate.ts';
 import { checkpointAfter } from './checkpoint.ts';
@@ -32,6 +33,8 @@ export interface NextOptions {
   readonly ceoOnly?: boolean;
   /** `--no-carry-forward` on the first next: every gate goes to the owner. */
   readonly carryForward?: boolean;
+  readonly roundCap?: number;
+  readonly carryCheckCap?: number;
 }
 
 /**
@@ -75,6 +78,8 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
       if (plan === undefined || scope === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} is not in state root ${store.root}`);
       run = newRun(runId, plan, scope, session.kind, options, now);
       if (options.carryForward === false) run.carry_forward = false;
+      if (options.roundCap !== undefined) run.round_cap = options.roundCap;
+      if (options.carryCheckCap !== undefined) run.carry_check_cap = options.carryCheckCap;
       events.push({ type: 'run_started', at: now, plan: plan.path, snapshot: plan.doc.snapshot, order: run.order, session_kind: session.kind });
       run.commands += 1;
       openPhase(run, run.order[0]!, step);
@@ -144,7 +149,9 @@ function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanR
   } else {
     writeGate(run, step, recHash);
     const urgent = allFindings(run, step).filter((f) => f.urgent === true && isCurrent(run, f.attempt)).map((f) => f.id);
-    if (tryCarry(run, urgent, step.now, step.events, report)) {
+    const carry = tryCarry(run, urgent, step.now, step.events, report);
+    if (carry === 'check') startCheck(run, step.now, step.events, report);
+    if (carry === 'carried') {
       for (const item of run.gate!.items) recordChoice(run, item, run.gate!.answers[item.id]!.chosen, report);
       settleGate(run, run.gate!.answers['p1']!.chosen, step.now, step.events);
     }

@@ -6,7 +6,7 @@ import { archiveFiles } from './archive.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
 import { locateRun, type PlanEnv } from './locate.ts';
-import { emptyPhase } from './machine.ts';
+import { emptyPhase, voidCheck } from './machine.ts';
 import { readPlanFile } from './plan-file.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { syncRunFiles } from './run-files.ts';
@@ -43,7 +43,8 @@ export async function planRevise(options: ReviseOptions, penv: PlanEnv): Promise
   if (located.record.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${runId} is a CEO-only run: there is nothing to revise`);
 
   if (plan !== undefined) {
-    const reopen = reopened(located.record, plan.doc.snapshot);
+    const capped = located.record.round_cap != null && located.record.gate_rev >= located.record.round_cap;
+    const reopen = capped ? [] : reopened(located.record, plan.doc.snapshot);
     const names = reopen.flatMap((p) => [`${p}-native-prompt.md`, `${p}-outside-prompt.md`, `${p}-consensus.json`, `${p}-consensus.md`]);
     archiveFiles(runDir, names, Math.max(1, located.record.gate_rev));
   }
@@ -84,7 +85,10 @@ function revisePlan(run: RunRecord, plan: ReturnType<typeof readPlanFile>, incor
     }
   }
   run.amendments = run.amendments.filter((a) => !incorporates.includes(a.decision));
-  const reopen = reopened(run, plan.doc.snapshot);
+  // Past the round cap the phases stay closed: the change reaches the next gate unreviewed.
+  const capped = run.round_cap != null && run.gate_rev >= run.round_cap;
+  const reopen = capped ? [] : reopened(run, plan.doc.snapshot);
+  if (capped) run.delta = { from: run.snapshot, rev: run.gate_rev };
   for (const id of reopen) {
     const phase = run.phases[id]!;
     for (const voice of ['native', 'outside'] as const) {
@@ -102,14 +106,14 @@ function revisePlan(run: RunRecord, plan: ReturnType<typeof readPlanFile>, incor
   run.implementation = plan.doc.implementation;
   run.plan_items = [...plan.doc.items];
   if (run.gate !== null) {
-    run.past_gates.push(run.gate);
+    run.past_gates.push(voidCheck(run.gate, run.spend));
     run.gate = null;
   }
   run.current = null;
   run.state = 'phase_closed';
   run.plan_rev = (run.plan_rev ?? 1) + 1;
   events.push({ type: 'plan_revised', at: now, plan: plan.path, snapshot: plan.doc.snapshot, reopened: reopen, incorporated: [...incorporates], plan_rev: run.plan_rev });
-  report.after.push(`REVISED: run=${run.run} plan_rev=${run.plan_rev} reopened=${reopen.join(',')} incorporated=${incorporates.join(',') || '-'} pending=${run.amendments.length}`);
+  report.after.push(`REVISED: run=${run.run} plan_rev=${run.plan_rev} reopened=${reopen.join(',') || '-'}${capped ? ' capped=yes' : ''} incorporated=${incorporates.join(',') || '-'} pending=${run.amendments.length}`);
 }
 
 /** Phases whose reviewed snapshot differs from the new plan's, plus eng whenever any does. */

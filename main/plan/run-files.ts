@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { allFindings, phaseOf, type Step } from './machine.ts';
 import type { Store } from '../store/store.ts';
 import { gateDocument } from './gate-document.ts';
+import { renderCheckPrompt } from './carry-check.ts';
 
 /** The sealed copy of a bound result: read-only, named after its attempt. */
 export function sealName(attempt: AttemptRecord): string {
@@ -64,6 +65,11 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string): void {
     ensure(join(runDir, `${id}-consensus.md`), renderConsensusMarkdown(consensus, titles));
   }
   if (run.gate !== null) ensure(join(runDir, 'gate.json'), `${JSON.stringify(gateDocument(run), null, 2)}\n`);
+  for (const gate of [...run.past_gates, ...(run.gate === null ? [] : [run.gate])]) {
+    if (gate.implementation !== undefined) ensure(join(runDir, `plan-at-gate.r${gate.rev}.md`), gate.implementation);
+  }
+  const check = run.gate?.check;
+  if (check?.state === 'open') ensure(join(runDir, check.prompt), renderCheckPrompt(run, join(runDir, check.result)));
 }
 
 /** Writes the file only when its bytes differ, atomically; a seal is made read-only. */
