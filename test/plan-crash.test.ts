@@ -87,7 +87,7 @@ describe('plan commands killed at random instants', () => {
     const refusals = [...tally.refusals].map(([c, n]) => `${c}=${n}`).join(' ');
     process.stdout.write(
       `plan-crash: seed=${SEED} trials=${tally.trials} next=${tally.byKind.next} submit=${tally.byKind.submit} answer=${tally.byKind.answer} export=${tally.byKind.export} ` +
-        `killed_before_commit=${tally.before} killed_after_commit=${tally.after} finished_before_kill=${tally.finished} temp_files_left=${tally.tempFiles} refusals: ${refusals || 'none'} by kind: ${[...tally.outcomes].sort().map(([k, n]) => `${k}=${n}`).join(' ')}\n`,
+        `killed_before_commit=${tally.before} killed_after_commit=${tally.after} finished_before_kill=${tally.finished} temp_files_found_before_resume=${tally.tempFiles} refusals: ${refusals || 'none'} by kind: ${[...tally.outcomes].sort().map(([k, n]) => `${k}=${n}`).join(' ')}\n`,
     );
   });
 
@@ -137,8 +137,11 @@ describe('plan commands killed at random instants', () => {
       /** resume, then next: each exits 0 or refuses with a typed code. */
       const recover = (kind: Kind, delay: number, nextArgs: string[] = ['next', '--out', runDir]): Ran => {
         runId ??= bindingRun();
+        tally.tempFiles += tempFiles(runDir).length;
         const resume = planSync(ctx, ['resume', '--out', runDir]);
         expect(typedOutcome(resume), where(kind, ` at ${delay} ms: resume`)).toBeNull();
+        // Every writer is dead by now: resume leaves none of their temp files.
+        if (resume.code === 0) expect(tempFiles(runDir), where(kind, ` at ${delay} ms: temp files after resume`)).toEqual([]);
         if (resume.code !== 0) count(refusalCode(resume), 'resume');
         seen(resume, where(kind));
         const next = planSync(ctx, nextArgs);
@@ -152,7 +155,6 @@ describe('plan commands killed at random instants', () => {
           const record = committed(store, runId).record!;
           expect(spendOf(resume.stdout)?.spent.toFixed(2), where(kind, ' (SPEND line of resume)')).toBe(record.spend.spent.toFixed(2));
         }
-        tally.tempFiles += tempFiles(runDir).length;
         return next;
       };
       const count = (code: string | undefined, command: string) => tally.refusals.set(`${command}:${code}`, (tally.refusals.get(`${command}:${code}`) ?? 0) + 1);
