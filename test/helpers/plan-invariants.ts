@@ -47,8 +47,8 @@ export interface Expect {
   readonly bound: Map<string, string>;
   /** The bytes submitted per attempt. */
   readonly submitted: Map<string, string>;
-  /** The usage each attempt's submit reports. */
-  readonly usage: (attempt: string) => number;
+  /** The usage each attempt's submit reports; undefined when submits report none. */
+  readonly usage: ((attempt: string) => number) | undefined;
   readonly estimate: number;
 }
 
@@ -104,7 +104,8 @@ export function runProblems(store: Store, runId: string | undefined, runDir: str
         else if (!line.endsWith(`sha256=${a.bound.sha256.slice(0, 12)}`)) problems.push(`BOUND line ${line} differs from the record's sha ${a.bound.sha256}`);
       }
       const bound = Object.values(record.attempts).filter((a) => a.state === 'bound');
-      const spent = bound.reduce((sum, a) => sum + expect.usage(a.id), 0);
+      const usage = expect.usage;
+      const spent = usage === undefined ? 0 : bound.reduce((sum, a) => sum + usage(a.id), 0);
       if (Math.abs(record.spend.spent - spent) > 1e-6) problems.push(`spent ${record.spend.spent} != ${spent}, the usages of ${bound.length} bound attempts`);
       const open = Object.values(record.attempts).filter((a) => a.state === 'open').length;
       if (Math.abs(record.spend.reserved - open * expect.estimate) > 1e-6) problems.push(`reserved ${record.spend.reserved} != ${open} open x ${expect.estimate}`);
@@ -120,7 +121,9 @@ export function runProblems(store: Store, runId: string | undefined, runDir: str
         }
         if (prompt !== undefined && !prompt.endsWith(section)) problems.push(`${a.prompt} does not end with the RESULT FORMAT of ${a.id}`);
       }
-      if (record.spend.unknown_n !== 0) problems.push(`unknown spend ${record.spend.unknown_n} with every attempt submitted with usage`);
+      // A bind without --usage-usd is unknown spend, counted once per bound attempt.
+      const unknown = usage === undefined ? bound.length : 0;
+      if (record.spend.unknown_n !== unknown) problems.push(`unknown spend for ${record.spend.unknown_n} attempts, not ${unknown}`);
     }
   }
   problems.push(...fileProblems(runDir, expect));
