@@ -106,22 +106,42 @@ describe('plan commands killed at random instants', () => {
         if (problem !== null) throw new Error(`${problem}: ${context}`);
       };
       const bindingRun = () => (existsSync(join(runDir, '.laneward-run')) ? readFileSync(join(runDir, '.laneward-run'), 'utf8').split(' ')[0] : undefined);
-      const seqOf = () => (runId === undefined ? -1 : (committed(store, runId).record?.seq ?? -1));
+      const seqOf = () => {
+        if (runId === undefined) return -1;
+        store.runs.resetReadTxn();
+        return store.runs.get(runId)?.seq ?? -1;
+      };
 
       /** Runs one command, SIGKILLed after a random delay; classifies where the kill landed. */
       const killOnce = async (kind: Kind, args: string[]): Promise<{ ran: Ran; delay: number }> => {
-        const delay = Math.floor(pickDelay(kind));
+        let delay = Math.floor(pickDelay(kind));
         const before = seqOf();
         const started = Date.now();
         const { child, done } = planSpawn(ctx, args);
-        const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+        // A third of the trials watch the store instead of the clock: the kill lands 0-4 ms
+        // after the command's transaction committed, while it writes the run's files.
+        const onCommit = random() < 1 / 3;
+        const afterCommit = Math.floor(random() * 5);
+        let timer: NodeJS.Timeout | undefined;
+        const poll = onCommit
+          ? setInterval(() => {
+              runId ??= bindingRun();
+              if (seqOf() > before) {
+                clearInterval(poll);
+                timer = setTimeout(() => child.kill('SIGKILL'), afterCommit);
+              }
+            }, 1)
+          : undefined;
+        if (!onCommit) timer = setTimeout(() => child.kill('SIGKILL'), delay);
         const ran = await done;
+        clearInterval(poll);
         clearTimeout(timer);
         runId ??= bindingRun();
         tally.trials += 1;
         tally.byKind[kind] += 1;
+        if (onCommit) delay = -afterCommit; // reported as "-N ms": N ms after the commit
         const outcome = ran.signal === 'SIGKILL' ? (seqOf() === before ? 'before' : 'after') : 'finished';
-        landed[kind][outcome === 'finished' ? 'finished' : 'killed'].push(delay);
+        if (!onCommit) landed[kind][outcome === 'finished' ? 'finished' : 'killed'].push(delay);
         tally.outcomes.set(`${kind}:${outcome}`, (tally.outcomes.get(`${kind}:${outcome}`) ?? 0) + 1);
         if (outcome === 'before') tally.before += 1;
         else if (outcome === 'after') tally.after += 1;
