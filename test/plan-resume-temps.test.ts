@@ -21,12 +21,15 @@ describe('plan resume and temp files of killed writers', () => {
     // pid 2^22 + 1 is above Linux's pid_max ceiling, so no process has it.
     const dead = join(runDir, `.gate.json.${2 ** 22 + 1}.1764556000000.0.tmp`);
     const live = join(runDir, `.plan.md.${process.pid}.1764556000000.0.tmp`);
+    // The binding's own temp name has no sequence number.
+    const deadBinding = join(runDir, `.laneward-run.${2 ** 22 + 1}.1764556000000.tmp`);
     const other = join(runDir, 'notes.tmp');
-    for (const file of [dead, live, other]) writeFileSync(file, '{"half');
+    for (const file of [dead, deadBinding, live, other]) writeFileSync(file, '{"half');
     const resume = planSync(ctx, ['resume', '--out', runDir]);
     expect(resume.code).toBe(0);
     expect(statusOf(resume.stdout)).toBe('awaiting_result');
     expect(existsSync(dead)).toBe(false);
+    expect(existsSync(deadBinding)).toBe(false);
     expect(existsSync(live)).toBe(true);
     expect(existsSync(other)).toBe(true);
   });
