@@ -41,8 +41,11 @@ export function syncDirectory(dir: string): void {
   }
 }
 
-/** The temp names writeFileAtomic uses: `.<name>.<pid>.<ms>.<n>.tmp`. */
-const TEMP = /^\..+\.(\d+)\.\d+\.\d+\.tmp$/;
+/**
+ * The temp names writeFileAtomic uses, `.<name>.<pid>.<ms>.<n>.tmp`, and the run binding's,
+ * `.laneward-run.<pid>.<ms>.tmp` (main/plan/run-binding.ts publishBinding).
+ */
+const TEMP = /^\..+\.(\d+)\.\d+\.\d+\.tmp$|^\.laneward-run\.(\d+)\.\d+\.tmp$/;
 
 /**
  * Removes the temp files in `dir` that writers killed mid-write left behind (their pid is
@@ -58,7 +61,8 @@ export function removeStaleTemps(dir: string): string[] {
   }
   const removed: string[] = [];
   for (const name of names) {
-    const pid = TEMP.exec(name)?.[1];
+    const match = TEMP.exec(name);
+    const pid = match?.[1] ?? match?.[2];
     if (pid === undefined || alive(Number(pid))) continue;
     rmSync(join(dir, name), { force: true });
     removed.push(name);
