@@ -8,7 +8,8 @@ import { tempRoot } from './helpers/tmp.ts';
 
 // Records are CBOR with structures shared through the store. A process that holds the
 // store open must read a record another process wrote with a structure it has not seen:
-// loading the new structures must not overwrite the bytes being decoded.
+// reloading the structures in the middle of a decode must not derail it (cbor-x restores
+// the source bytes but not its DataView over them).
 
 describe('a long-lived reader of the state root', () => {
   const root = tempRoot('store-structures');
