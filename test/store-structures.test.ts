@@ -6,10 +6,10 @@ import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { attemptLines, findingsFor, planSync, resultText, snapshotOf, submitArgs, writePlan } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
-// Records are CBOR with structures shared through the store. A process that holds the
-// store open must read a record another process wrote with a structure it has not seen:
-// reloading the structures in the middle of a decode must not derail it (cbor-x restores
-// the source bytes but not its DataView over them).
+// A process that holds the store open must read a record another process wrote with a
+// shape it has not seen. With structures shared through the store this broke: cbor-x
+// reloaded them in the middle of the decode and restored the source bytes but not its
+// DataView over them. Records are now self-contained; this pins it.
 
 describe('a long-lived reader of the state root', () => {
   const root = tempRoot('store-structures');
