@@ -1,8 +1,15 @@
 import { parseArgs } from 'node:util';
 import { benchLease } from './lease.ts';
+import { benchRuns, runsWorker } from './runs.ts';
 import { benchValidate } from './validate.ts';
 
-const SUITES = ['validate', 'lease'] as const;
+const SUITES = ['validate', 'lease', 'runs'] as const;
+
+// A worker process of the runs suite (started by the suite itself, never by hand).
+if (process.argv[2] === 'runs-worker') {
+  await runsWorker(process.argv.slice(3));
+  process.exit(0);
+}
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -13,6 +20,9 @@ const { values, positionals } = parseArgs({
     'big-mb': { type: 'string', default: '1024' },
     samples: { type: 'string', default: '40' },
     fleet: { type: 'string', default: '200' },
+    'plan-runs': { type: 'string', default: '100' },
+    procs: { type: 'string', default: '4' },
+    findings: { type: 'string', default: '5000' },
   },
 });
 
@@ -30,5 +40,7 @@ for (const suite of chosen) {
     await benchValidate({ runs: Number(values.runs), runBytes: Number(values['run-kb']) * 1000, bigMb: Number(values['big-mb']) });
   } else if (suite === 'lease') {
     await benchLease({ samples: Number(values.samples), fleet: Number(values.fleet) });
+  } else if (suite === 'runs') {
+    await benchRuns({ runs: Number(values['plan-runs']), procs: Number(values.procs), findings: Number(values.findings) });
   }
 }

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 let sequence = 0;
@@ -38,5 +38,43 @@ export function syncDirectory(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The temp names writeFileAtomic uses, `.<name>.<pid>.<ms>.<n>.tmp`, and the run binding's,
+ * `.laneward-run.<pid>.<ms>.tmp` (main/plan/run-binding.ts publishBinding).
+ */
+const TEMP = /^\..+\.(\d+)\.\d+\.\d+\.tmp$|^\.laneward-run\.(\d+)\.\d+\.tmp$/;
+
+/**
+ * Removes the temp files in `dir` that writers killed mid-write left behind (their pid is
+ * gone). A live writer's temp file is kept: it is about to be renamed into place.
+ * Returns the names removed.
+ */
+export function removeStaleTemps(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const match = TEMP.exec(name);
+    const pid = match?.[1] ?? match?.[2];
+    if (pid === undefined || alive(Number(pid))) continue;
+    rmSync(join(dir, name), { force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

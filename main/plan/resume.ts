@@ -1,4 +1,5 @@
 import { LanewardError } from '../../formats/error.ts';
+import { removeStaleTemps } from '../fs/atomic-write.ts';
 import { transact } from '../store/store.ts';
 import { describeRun } from './describe.ts';
 import { writeExport } from './export.ts';
@@ -14,7 +15,8 @@ import { syncRunFiles } from './run-files.ts';
 /**
  * `plan resume`: after a crash or a move. Reports every attempt dispatched without a
  * terminal record (EXECUTION_UNKNOWN; never redispatched here), rewrites whatever files
- * the committed record implies (prompts, seals, consensus, gate), and finishes an export
+ * the committed record implies (prompts, seals, consensus, gate), removes the temp files
+ * of writers killed mid-write, and finishes an export
  * that was started and not recorded done. Reads and repairs; never moves the run on.
  */
 export async function planResume(options: { out: string | undefined; from?: string }, penv: PlanEnv): Promise<PlanReport> {
@@ -36,6 +38,8 @@ export async function planResume(options: { out: string | undefined; from?: stri
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${located.record.run} vanished from ${store.root}`);
     return { change: null, result: current };
   });
+  // A command killed mid-write left its temp file; nothing reads it, so it goes.
+  removeStaleTemps(runDir);
   syncRunFiles(store, run, runDir);
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });

@@ -12,9 +12,13 @@ export interface PhaseTiming {
 }
 
 /**
- * One LMDB environment per state root, opened once per process. Values are CBOR (cbor-x
- * through lmdb's `cbor` encoding, with a shared structure set so repeated record shapes
- * encode as small references). Named databases:
+ * One LMDB environment per state root, opened once per process. Values are CBOR records
+ * (cbor-x through lmdb's `cbor` encoding): each value carries its own record definitions,
+ * so repeated shapes within a record encode as small references. Structures are not
+ * shared through the store: a process holding the store open that met a record naming a
+ * structure another process added would reload the structures in the middle of decoding,
+ * and cbor-x then reads the rest of the record through the structures' buffer (a throw,
+ * or wrong data). Self-contained values cannot go stale. Named databases:
  *   runs     run id -> RunRecord
  *   journal  [run id, seq] -> JournalEvent
  *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
@@ -29,9 +33,8 @@ export interface Store {
 }
 
 const opened = new Map<string, Store>();
-// lmdb builds one cbor-x Encoder per database from this, wired to its shared structures.
+// lmdb builds one cbor-x Encoder per database from this.
 const CBOR = { Encoder };
-const STRUCTURES = Symbol.for('structures');
 
 export function openStore(root: string): Store {
   const dir = resolve(root);
@@ -40,12 +43,12 @@ export function openStore(root: string): Store {
   let env: RootDatabase;
   try {
     mkdirSync(dir, { recursive: true });
-    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR, sharedStructuresKey: STRUCTURES });
+    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR });
   } catch (error) {
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
   }
   const db = <V, K extends string | [string, number] | [string, string]>(name: string) =>
-    env.openDB<V, K>({ name, encoder: CBOR, sharedStructuresKey: STRUCTURES } as { name: string });
+    env.openDB<V, K>({ name, encoder: CBOR } as { name: string });
   const store: Store = {
     root: dir,
     runs: db<RunRecord, string>('runs'),

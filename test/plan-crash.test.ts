@@ -1,0 +1,273 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
+import {
+  attemptLines,
+  driveToExport,
+  findingsFor,
+  resultText,
+  gateRevOf,
+  lanewardSync,
+  planSpawn,
+  planSync,
+  snapshotOf,
+  spendOf,
+  statusOf,
+  submitArgs,
+  writePlan,
+  type AttemptLine,
+  type PlanCtx,
+  type Ran,
+} from './helpers/plan-drive.ts';
+import { committed, notePrinted, refusalCode, runProblems, storeAt, tempFiles, typedOutcome, type Expect } from './helpers/plan-invariants.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+// SIGKILLs `plan next`, `plan submit`, `plan answer` and `plan export` at random instants
+// and shows that `resume` then `next` (and a retry of the killed command) always leave a
+// consistent run. Every run is driven through every command, each one killed once, and
+// finished with a validated export. LANEWARD_CRASH_SEED replays a failure.
+
+const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+const RUNS = Number(process.env['LANEWARD_CRASH_RUNS'] ?? 12);
+const ESTIMATE = 0.5;
+
+/** mulberry32: small, seeded, good enough to spread kill instants. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Kind = 'next' | 'submit' | 'answer' | 'export';
+
+interface Tally {
+  trials: number;
+  byKind: Record<Kind, number>;
+  /** Killed before its transaction committed / after it committed / ran to the end first. */
+  before: number;
+  after: number;
+  finished: number;
+  tempFiles: number;
+  refusals: Map<string, number>;
+  outcomes: Map<string, number>;
+}
+
+describe('plan commands killed at random instants', () => {
+  const root = tempRoot('plan-crash');
+  const ctx: PlanCtx = { bundle: BUNDLE, state: join(root, 'state'), cwd: root };
+  const tally: Tally = { trials: 0, byKind: { next: 0, submit: 0, answer: 0, export: 0 }, before: 0, after: 0, finished: 0, tempFiles: 0, refusals: new Map(), outcomes: new Map() };
+  // Durations of unkilled commands per kind: kills land uniformly over 0..1.2x the median.
+  const durations: Record<Kind, number[]> = { next: [200], submit: [200], answer: [200], export: [250] };
+  const random = prng(SEED);
+  // Where kills landed so far: the commit sits between the latest kill and the earliest finish.
+  const landed: Record<Kind, { killed: number[]; finished: number[] }> = {
+    next: { killed: [], finished: [] }, submit: { killed: [], finished: [] }, answer: { killed: [], finished: [] }, export: { killed: [], finished: [] },
+  };
+  /** A third of the kills spread over the whole command; the rest aim at the end of its run, where it commits and writes files. */
+  const pickDelay = (kind: Kind): number => {
+    const sorted = [...durations[kind]].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    if (random() < 1 / 3) return random() * 1.5 * median;
+    const killed = [...landed[kind].killed].sort((a, b) => b - a).slice(0, 3);
+    const finished = [...landed[kind].finished].sort((a, b) => a - b).slice(0, 3);
+    if (killed.length === 0 || finished.length === 0) return (0.7 + random() * 0.6) * median;
+    const lo = Math.min(killed[killed.length - 1]!, finished[0]!);
+    const hi = Math.max(finished[finished.length - 1]!, killed[0]!);
+    return lo * 0.95 + random() * (hi * 1.05 - lo * 0.95);
+  };
+
+  beforeAll(() => ensureBuilt());
+  afterAll(() => {
+    const refusals = [...tally.refusals].map(([c, n]) => `${c}=${n}`).join(' ');
+    process.stdout.write(
+      `plan-crash: seed=${SEED} trials=${tally.trials} next=${tally.byKind.next} submit=${tally.byKind.submit} answer=${tally.byKind.answer} export=${tally.byKind.export} ` +
+        `killed_before_commit=${tally.before} killed_after_commit=${tally.after} finished_before_kill=${tally.finished} temp_files_found_before_resume=${tally.tempFiles} refusals: ${refusals || 'none'} by kind: ${[...tally.outcomes].sort().map(([k, n]) => `${k}=${n}`).join(' ')}\n`,
+    );
+  });
+
+  it(`keeps every run consistent (seed ${SEED})`, { timeout: 900_000 }, async () => {
+    const store = storeAt(ctx.state);
+    for (let r = 0; r < RUNS; r++) {
+      const runDir = join(root, `run-${r}`);
+      const planPath = join(root, `plan-${r}.md`);
+      writePlan(planPath);
+      const expect_: Expect = { printed: new Map(), bound: new Map(), submitted: new Map(), usage: usageOf, estimate: ESTIMATE };
+      let runId: string | undefined;
+      const results = new Map<string, AttemptLine>();
+      const where = (kind: string, extra = '') => `seed=${SEED} run=${r} (${runDir}) after killing ${kind}${extra}; replay with LANEWARD_CRASH_SEED=${SEED}`;
+      const seen = (ran: Ran, context: string) => {
+        const problem = notePrinted(expect_, ran.stdout);
+        if (problem !== null) throw new Error(`${problem}: ${context}`);
+      };
+      const bindingRun = () => (existsSync(join(runDir, '.laneward-run')) ? readFileSync(join(runDir, '.laneward-run'), 'utf8').split(' ')[0] : undefined);
+      const seqOf = () => {
+        if (runId === undefined) return -1;
+        store.runs.resetReadTxn();
+        return store.runs.get(runId)?.seq ?? -1;
+      };
+
+      /** Runs one command, SIGKILLed after a random delay; classifies where the kill landed. */
+      const killOnce = async (kind: Kind, args: string[]): Promise<{ ran: Ran; delay: number }> => {
+        let delay = Math.floor(pickDelay(kind));
+        const before = seqOf();
+        const started = Date.now();
+        const { child, done } = planSpawn(ctx, args);
+        // A third of the trials watch the store instead of the clock: the kill lands 0-4 ms
+        // after the command's transaction committed, while it writes the run's files.
+        const onCommit = random() < 1 / 3;
+        const afterCommit = Math.floor(random() * 5);
+        let timer: NodeJS.Timeout | undefined;
+        const poll = onCommit
+          ? setInterval(() => {
+              runId ??= bindingRun();
+              if (seqOf() > before) {
+                clearInterval(poll);
+                timer = setTimeout(() => child.kill('SIGKILL'), afterCommit);
+              }
+            }, 1)
+          : undefined;
+        if (!onCommit) timer = setTimeout(() => child.kill('SIGKILL'), delay);
+        const ran = await done;
+        clearInterval(poll);
+        clearTimeout(timer);
+        runId ??= bindingRun();
+        tally.trials += 1;
+        tally.byKind[kind] += 1;
+        if (onCommit) delay = -afterCommit; // reported as "-N ms": N ms after the commit
+        const outcome = ran.signal === 'SIGKILL' ? (seqOf() === before ? 'before' : 'after') : 'finished';
+        if (!onCommit) landed[kind][outcome === 'finished' ? 'finished' : 'killed'].push(delay);
+        tally.outcomes.set(`${kind}:${outcome}`, (tally.outcomes.get(`${kind}:${outcome}`) ?? 0) + 1);
+        if (outcome === 'before') tally.before += 1;
+        else if (outcome === 'after') tally.after += 1;
+        else {
+          tally.finished += 1;
+          durations[kind].push(Date.now() - started);
+          expect(typedOutcome(ran), where(kind, ` (unkilled run): ${args.join(' ')}`)).toBeNull();
+        }
+        seen(ran, where(kind));
+        return { ran, delay };
+      };
+
+      /** resume, then next: each exits 0 or refuses with a typed code. */
+      const recover = (kind: Kind, delay: number, nextArgs: string[] = ['next', '--out', runDir]): Ran => {
+        runId ??= bindingRun();
+        tally.tempFiles += tempFiles(runDir).length;
+        const resume = planSync(ctx, ['resume', '--out', runDir]);
+        expect(typedOutcome(resume), where(kind, ` at ${delay} ms: resume`)).toBeNull();
+        // Every writer is dead by now: resume leaves none of their temp files.
+        if (resume.code === 0) expect(tempFiles(runDir), where(kind, ` at ${delay} ms: temp files after resume`)).toEqual([]);
+        if (resume.code !== 0) count(refusalCode(resume), 'resume');
+        seen(resume, where(kind));
+        const next = planSync(ctx, nextArgs);
+        expect(typedOutcome(next), where(kind, ` at ${delay} ms: next`)).toBeNull();
+        if (next.code !== 0) count(refusalCode(next), 'next');
+        seen(next, where(kind));
+        runId ??= bindingRun();
+        const problems = runProblems(store, runId, runDir, expect_);
+        expect(problems, where(kind, ` at ${delay} ms`)).toEqual([]);
+        if (resume.code === 0 && runId !== undefined) {
+          const record = committed(store, runId).record!;
+          expect(spendOf(resume.stdout)?.spent.toFixed(2), where(kind, ' (SPEND line of resume)')).toBe(record.spend.spent.toFixed(2));
+        }
+        return next;
+      };
+      const count = (code: string | undefined, command: string) => tally.refusals.set(`${command}:${code}`, (tally.refusals.get(`${command}:${code}`) ?? 0) + 1);
+
+      // 1. The first next (mints the run and the first phase's attempts).
+      const firstArgs = ['next', '--out', runDir, '--plan', planPath, '--estimate-usd', ESTIMATE.toFixed(2)];
+      let { delay } = await killOnce('next', firstArgs);
+      // Until it saw a PHASE line the parent's loop still passes --plan.
+      recover('next', delay, firstArgs);
+      let latest = retry('next', firstArgs);
+
+      for (let phaseNo = 0; ; phaseNo++) {
+        const status = statusOf(latest.stdout);
+        if (status === 'awaiting_result') {
+          const snapshot = snapshotOf(latest.stdout)!.snapshot;
+          for (const attempt of attemptLines(latest.stdout)) {
+            writeResult(attempt, snapshot);
+            const args = submitArgs(runDir, attempt, { usage: usageOf });
+            ({ delay } = await killOnce('submit', args));
+            recover('submit', delay);
+            // The retry binds it, or repeats the BOUND line of the bind the kill interrupted.
+            const again = retry('submit', args);
+            expect(again.stdout, where('submit', ` at ${delay} ms: retried submit`)).toContain(expect_.bound.get(attempt.id)!);
+          }
+          // A next that opens the following phase or writes the gate.
+          ({ delay } = await killOnce('next', ['next', '--out', runDir]));
+          latest = recover('next', delay);
+          if (latest.code !== 0) latest = retry('next', ['next', '--out', runDir]);
+          continue;
+        }
+        if (status === 'gate_pending') {
+          const args = ['answer', '--out', runDir, '--gate-rev', String(gateRevOf(latest.stdout)), '--reply', 'as-is', '--by', 'human'];
+          ({ delay } = await killOnce('answer', args));
+          recover('answer', delay);
+          const again = planSync(ctx, args);
+          // Retried after the answer committed, the gate is decided: a typed refusal.
+          if (again.code !== 0) {
+            expect(refusalCode(again), where('answer', ` at ${delay} ms: retried answer ${again.stderr}`)).toBe('GATE_REV_STALE');
+          } else seen(again, where('answer'));
+          expect(statusJson(ctx, runDir), where('answer')).toBe('complete');
+          const exportArgs = ['export', '--out', runDir];
+          ({ delay } = await killOnce('export', exportArgs));
+          recover('export', delay);
+          const exported = retry('export', exportArgs);
+          expect(exported.stdout, where('export', ` at ${delay} ms: retried export`)).toMatch(/^ARTIFACT_VALID: /m);
+          break;
+        }
+        throw new Error(`${where('next')}: unexpected status ${status}: ${latest.stdout} ${latest.stderr}`);
+      }
+      // The run ends exported and valid; every bound result still binds to the same bytes.
+      const validated = lanewardSync(ctx, ['artifact', 'validate', runDir]);
+      expect(validated.stdout, where('the last command', `: artifact validate ${validated.stderr}`)).toMatch(/^ARTIFACT_VALID/m);
+      for (const [id, line] of expect_.bound) {
+        const attempt = results.get(id)!;
+        const again = planSync(ctx, submitArgs(runDir, attempt, { usage: usageOf }));
+        expect(again.code, where('the last command', `: resubmitting ${id}: ${again.stderr}`)).toBe(0);
+        expect(again.stdout).toContain(line);
+      }
+      const final = planSync(ctx, ['status', '--out', runDir]);
+      const record = committed(store, runId!).record!;
+      const charged = Object.values(record.attempts).reduce((sum, a) => sum + (a.state === 'bound' ? usageOf(a.id) : 0), 0);
+      expect(spendOf(final.stdout)?.spent.toFixed(2), where('the last command', ': final SPEND')).toBe(charged.toFixed(2));
+      expect(runProblems(store, runId, runDir, expect_), where('the last command')).toEqual([]);
+
+      function writeResult(attempt: AttemptLine, snapshot: string): void {
+        const bytes = resultText(attempt.phase, snapshot, findingsFor(attempt.id, 3));
+        expect_.submitted.set(attempt.id, bytes);
+        results.set(attempt.id, attempt);
+        writeFileSync(attempt.result, bytes);
+      }
+      /** The killed command again, unkilled; it must succeed. */
+      function retry(kind: Kind, args: string[]): Ran {
+        const started = Date.now();
+        const ran = planSync(ctx, args);
+        expect(ran.code, where(kind, `: retried ${args.join(' ')}: ${ran.stderr}`)).toBe(0);
+        durations[kind].push(Date.now() - started);
+        seen(ran, where(kind));
+        return ran;
+      }
+    }
+    expect(tally.trials).toBeGreaterThanOrEqual(RUNS * 9);
+    // The drive must also work without any kill (a control on the driver itself).
+    const control = driveToExport(ctx, join(root, 'control'), join(root, 'plan-0.md'));
+    expect(control.validated).toMatch(/^ARTIFACT_VALID/m);
+  });
+});
+
+/** Distinct cents per attempt, so a double charge shows in the sum. */
+function usageOf(attempt: string): number {
+  return Number(attempt.slice(attempt.lastIndexOf('-a') + 2)) / 100;
+}
+
+function statusJson(ctx: PlanCtx, runDir: string): string | undefined {
+  const ran = planSync(ctx, ['status', '--out', runDir, '--json']);
+  return (JSON.parse(ran.stdout) as { status?: string }).status;
+}
