@@ -10,7 +10,7 @@ import { planExport } from '../main/plan/export.ts';
 import { planNext } from '../main/plan/next.ts';
 import type { PlanReport } from '../main/plan/report.ts';
 import { planSubmit } from '../main/plan/submit.ts';
-import { openStore } from '../main/store/store.ts';
+import { openStore, transact } from '../main/store/store.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';
 import { line, ratio } from './measure.ts';
 
@@ -35,6 +35,8 @@ export async function benchRuns(options: RunsBenchOptions): Promise<void> {
     line(`transitions, ${options.runs} runs, 1 process`, `${rate(one.transitions, one.ms)} (${one.transitions} in ${one.ms.toFixed(0)} ms, ${one.events} journal events) = ${ratio(one.transitions / one.ms, baseline.puts / baseline.ms)} of bare puts; target >= 2,000/s`);
     line(`bare LMDB puts (baseline), 1 process`, `${rate(baseline.puts, baseline.ms)} (${baseline.puts} puts of ${baseline.bytes}-byte CBOR records in ${baseline.waves} awaited batches)`);
     for (const [phase, ms] of one.phaseMs) line(`  ${phase}`, `${ms.toFixed(0)} ms`);
+    const store = await storeTransitions(join(root, 'one', 'state'), one.waves, one.sample);
+    line(`store transitions only, ${options.runs} runs, 1 process`, `${rate(store.transitions, store.ms)} (read, check, 2 journal events, write: one transaction each) = ${ratio(store.transitions / store.ms, baseline.puts / baseline.ms)} of bare puts`);
     const many = await acrossProcesses(join(root, 'many'), options, one.sample);
     line(`transitions, ${options.runs} runs, ${options.procs} processes`, `${rate(many.drive.transitions, many.drive.ms)} (${many.drive.transitions} in ${many.drive.ms.toFixed(0)} ms) = ${ratio(many.drive.transitions / many.drive.ms, many.bare.transitions / many.bare.ms)} of bare puts`);
     line(`bare LMDB puts (baseline), ${options.procs} processes`, rate(many.bare.transitions, many.bare.ms));
@@ -117,6 +119,29 @@ async function barePuts(state: string, waves: readonly number[], sample: RunReco
     puts += size;
   }
   return { puts, ms, bytes, waves: waves.length };
+}
+
+/**
+ * The store's share of a command alone: `transact` on each run's record (read it, change
+ * it, append two journal events, write it), every run's transaction of a wave in flight
+ * together, as the commands issue them. The rest of a command is its files.
+ */
+async function storeTransitions(state: string, waves: readonly number[], sample: RunRecord): Promise<{ transitions: number; ms: number }> {
+  const store = openStore(state);
+  let transitions = 0;
+  let ms = 0;
+  for (const [w, size] of waves.entries()) {
+    const start = performance.now();
+    await Promise.all(Array.from({ length: size }, (_, i) => transact(store, `txn-${process.pid}-${i}`, (current) => {
+      const record = current ?? { ...sample, run: `txn-${process.pid}-${i}`, seq: 0 };
+      record.commands += 1;
+      const at = new Date().toISOString();
+      return { change: { record, events: [{ type: 'bench', at, wave: w }, { type: 'bench_done', at }] }, result: null };
+    })));
+    ms += performance.now() - start;
+    transitions += size;
+  }
+  return { transitions, ms };
 }
 
 /** The encoded size of a record, as the store writes it. */

@@ -7,15 +7,17 @@ let sequence = 0;
  * Replaces `file` with `content` so that a crash at any instant leaves the old bytes or
  * the new, never half: a temp file beside it, written and synced, renamed over it, then
  * the directory synced so the rename itself is durable. The file keeps its mode, or gets
- * `mode` when it is new.
+ * `mode` when it is new. `durable: false` skips both syncs: still whole or absent after
+ * a process crash, but not promised to survive a power loss (for files derived from a
+ * durable record, which any later command rewrites).
  */
-export function writeFileAtomic(file: string, content: string | Uint8Array, mode = 0o644): void {
+export function writeFileAtomic(file: string, content: string | Uint8Array, mode = 0o644, durable = true): void {
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.${sequence++}.tmp`);
   const keep = statSync(file, { throwIfNoEntry: false })?.mode;
   const fd = openSync(temp, 'wx', (keep ?? mode) & 0o777);
   try {
     writeSync(fd, typeof content === 'string' ? Buffer.from(content) : content);
-    fsyncSync(fd);
+    if (durable) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
     rmSync(temp, { force: true });
@@ -28,7 +30,17 @@ export function writeFileAtomic(file: string, content: string | Uint8Array, mode
     rmSync(temp, { force: true });
     throw error;
   }
-  syncDirectory(dirname(file));
+  if (durable) syncDirectory(dirname(file));
+}
+
+/** Flushes one file's bytes to disk. */
+export function syncFile(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Makes a directory's entries (a rename, a new link) durable. */

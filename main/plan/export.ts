@@ -14,7 +14,8 @@ import { decisionRows, findingRows, keptRows, taskRows, timingDocument } from '.
 import { draftGate } from '../../formats/review-gate.ts';
 import { renderCeoReview, renderPlanMd, renderReviewRecord } from './export-docs.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
-import { ensure, sealName, syncRunFiles } from './run-files.ts';
+import { ensureFile, sealName, syncRunFiles } from './run-files.ts';
+import { syncDirectory, syncFile } from '../fs/atomic-write.ts';
 
 export interface ExportOptions {
   readonly out: string | undefined;
@@ -57,7 +58,7 @@ export async function markExport(store: Store, runId: string, state: 'started' |
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
 export function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): void {
-  syncRunFiles(store, run, runDir);
+  syncRunFiles(store, run, runDir, 'full');
   const findings = allFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
   const kept = run.ceo_only ? keptRows(run, ceoItems(run, findings)) : [];
   const decisions = run.ceo_only ? kept : decisionRows(run);
@@ -74,7 +75,7 @@ export function writeExport(store: Store, run: RunRecord, runDir: string, report
   if (run.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(run), null, 2)}\n`]);
   const artifacts: RunManifest['artifacts'] = {};
   for (const [name, content] of files) {
-    ensure(join(runDir, name), content);
+    ensureFile(join(runDir, name), content);
     artifacts[name] = { path: name, sha256: sha256(content) };
   }
   const phases: RunManifest['phases'] = {};
@@ -117,7 +118,10 @@ export function writeExport(store: Store, run: RunRecord, runDir: string, report
     gate_rev: run.gate_rev,
     deviations: run.deviations,
   };
-  ensure(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // Files other commands wrote without fsync become durable before export is recorded done.
+  for (const entry of [...Object.values(artifacts).map((a) => a.path), 'run.json']) syncFile(join(runDir, entry));
+  syncDirectory(runDir);
   const verdict = validateRun(join(runDir, 'run.json'));
   if (!verdict.valid) {
     const first = verdict.errors[0];

@@ -40,7 +40,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
   });
   // A command killed mid-write left its temp file; nothing reads it, so it goes.
   removeStaleTemps(runDir);
-  syncRunFiles(store, run, runDir);
+  syncRunFiles(store, run, runDir, 'full');
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
   }

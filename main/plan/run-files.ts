@@ -1,8 +1,7 @@
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { join } from 'node:path';
 import { renderConsensusMarkdown } from '../../formats/consensus.ts';
-import { sha256 } from '../../formats/plan-doc.ts';
 import { renderPrompt } from '../../formats/review-prompt.ts';
 import type { AttemptRecord, RunRecord } from '../../formats/review-run.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
@@ -21,11 +20,15 @@ export function sealName(attempt: AttemptRecord): string {
  * seals of bound results (from the bytes the store bound, never the reviewer's file),
  * each closed phase's consensus, and the gate. Every file is derived from the record, so
  * this runs after every command and repairs whatever a crash left unwritten.
+ *
+ * `light` (after each command) trusts a seal that exists (seals are immutable and written
+ * whole) and skips fsync: the files are derived from the committed record and rewritten
+ * by any later command. `full` (resume, export) compares every file's bytes and syncs.
  */
-export function syncRunFiles(store: Store, run: RunRecord, runDir: string): void {
+export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light'): void {
   try {
     mkdirSync(runDir, { recursive: true });
-    writeRunFiles(store, run, runDir);
+    writeRunFiles(store, run, runDir, mode === 'full');
   } catch (error) {
     if (isLanewardError(error)) throw error;
     // The state is committed; the files can be written again by any later command.
@@ -33,7 +36,8 @@ export function syncRunFiles(store: Store, run: RunRecord, runDir: string): void
   }
 }
 
-function writeRunFiles(store: Store, run: RunRecord, runDir: string): void {
+function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boolean): void {
+  const ensure = (file: string, content: string | Uint8Array, mode?: number) => ensureFile(file, content, mode, full);
   const findingsOf = (id: string) => store.blobs.get([run.run, id])?.findings ?? [];
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') {
@@ -52,17 +56,24 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string): void {
         resultPath: join(runDir, attempt.result),
       }));
     } else if (attempt.state === 'bound') {
+      if (!full && existsSync(join(runDir, sealName(attempt)))) continue;
       const blob = store.blobs.get([run.run, attempt.id]);
       if (blob !== undefined) ensure(join(runDir, sealName(attempt)), blob.bytes, 0o444);
     }
   }
   const step: Pick<Step, 'findingsOf'> = { findingsOf };
-  const titles = new Map(allFindings(run, step).map((f) => [f.id, f.title]));
+  // Titles cost a decode of every bound result: made only when a consensus page is written.
+  let titles: Map<string, string> | undefined;
   for (const id of run.order) {
     const consensus = run.phases[id]?.consensus;
     if (consensus === null || consensus === undefined) continue;
-    ensure(join(runDir, `${id}-consensus.json`), `${JSON.stringify(consensus, null, 2)}\n`);
-    ensure(join(runDir, `${id}-consensus.md`), renderConsensusMarkdown(consensus, titles));
+    const json = join(runDir, `${id}-consensus.json`);
+    const md = join(runDir, `${id}-consensus.md`);
+    const changed = ensure(json, `${JSON.stringify(consensus, null, 2)}\n`);
+    if (full || changed || !existsSync(md)) {
+      titles ??= new Map(allFindings(run, step).map((f) => [f.id, f.title]));
+      ensure(md, renderConsensusMarkdown(consensus, titles));
+    }
   }
   if (run.gate !== null) ensure(join(runDir, 'gate.json'), `${JSON.stringify(gateDocument(run), null, 2)}\n`);
   for (const gate of [...run.past_gates, ...(run.gate === null ? [] : [run.gate])]) {
@@ -72,8 +83,11 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string): void {
   if (check?.state === 'open') ensure(join(runDir, check.prompt), renderCheckPrompt(run, join(runDir, check.result)));
 }
 
-/** Writes the file only when its bytes differ, atomically; a seal is made read-only. */
-export function ensure(file: string, content: string | Uint8Array, mode?: number): void {
+/**
+ * Writes the file only when its bytes differ, atomically (durably unless told otherwise);
+ * a seal is made read-only. Returns whether it wrote.
+ */
+export function ensureFile(file: string, content: string | Uint8Array, mode?: number, durable = true): boolean {
   const want = typeof content === 'string' ? Buffer.from(content) : content;
   let have: Buffer | undefined;
   try {
@@ -81,7 +95,8 @@ export function ensure(file: string, content: string | Uint8Array, mode?: number
   } catch {
     have = undefined;
   }
-  if (have !== undefined && sha256(have) === sha256(want)) return;
-  writeFileAtomic(file, want, mode ?? 0o644);
+  if (have !== undefined && Buffer.compare(have, want) === 0) return false;
+  writeFileAtomic(file, want, mode ?? 0o644, durable);
   if (mode !== undefined) chmodSync(file, mode);
+  return true;
 }
