@@ -1,4 +1,4 @@
-import { write } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 
 /** Where a command prints: results on stdout, errors and progress on stderr. */
 export interface Io {
@@ -13,6 +13,8 @@ export interface Io {
    * stays blocked past the budget the process ends with exit 2 (see processIo).
    */
   flushErr?(text: string, timeoutMs: number): Promise<boolean>;
+  /** False when stderr was closed when laneward started: nothing written there is seen. */
+  stderrOpen?(): boolean;
   readonly stderrIsTTY: boolean;
 }
 
@@ -23,16 +25,41 @@ export const processIo: Io = {
   outRaw: (data) => void process.stdout.write(data),
   flushErr: (text, timeoutMs) =>
     new Promise((resolve) => {
-      // Hint: process.stderr writes to a pipe synchronously, so a reader that stopped
-      // reading would block the guard forever; fs.write blocks a pool thread instead, and
-      // the timer ends the process, since that pending write would keep it alive.
+      // Hint: process.stderr on a pipe or FIFO is a non-blocking libuv stream, so a reader
+      // that stopped reading only queues this write; the timer then ends the process, and
+      // a queued stream write (unlike an fs.write parked on a thread-pool thread, which
+      // exit() waits for) cannot hold the exit up.
       const timer = setTimeout(() => process.exit(2), timeoutMs);
-      write(2, text, (error) => {
+      process.stderr.write(text, (error) => {
         clearTimeout(timer);
-        resolve(error === null);
+        resolve(error === null || error === undefined);
       });
     }),
+  stderrOpen: () => stderrOpenAtStart(),
   get stderrIsTTY() {
     return process.stderr.isTTY === true;
   },
 };
+
+/**
+ * Whether fd 2 is a real destination. Node replaces a descriptor that was closed at
+ * start-up (`2>&-`) by /dev/null opened read-write before any of our code runs; a shell
+ * redirection to /dev/null opens it write-only, so read-write /dev/null on fd 2 is taken
+ * as "closed". Other runtimes leave it closed: fstat fails.
+ */
+function stderrOpenAtStart(): boolean {
+  let stat;
+  try {
+    stat = fstatSync(2);
+  } catch {
+    return false;
+  }
+  const DEV_NULL = 0x103; // major 1, minor 3
+  if (!stat.isCharacterDevice() || stat.rdev !== DEV_NULL) return true;
+  try {
+    const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync('/proc/self/fdinfo/2', 'latin1'))?.[1];
+    return flags === undefined || (Number.parseInt(flags, 8) & 3) !== 2; // O_ACCMODE, O_RDWR
+  } catch {
+    return true;
+  }
+}

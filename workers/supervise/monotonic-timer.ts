@@ -1,4 +1,4 @@
-const MAX_TIMER_MS = 2_147_483_647;
+import { MAX_TIMER_MS } from '../../formats/limits.ts';
 
 /** Milliseconds on the one monotonic clock every budget uses (same origin in every thread). */
 export function nowMs(): number {
@@ -20,10 +20,6 @@ export class DeadlineTimer {
     this.deadline = deadline;
     this.fire = fire;
     this.arm();
-  }
-
-  get at(): number {
-    return this.deadline;
   }
 
   rearm(deadline: number): void {
