@@ -110,7 +110,7 @@ async function run(args: readonly string[], io: Io): Promise<number> {
   if (command.length === 0) throw usage('expected a COMMAND after --');
   // No place for the guard's evidence is broken output: refused before anything starts.
   if (io.stderrOpen?.() === false) return guardExitStatus('GUARD_IO');
-  const line = (payload: GuardEvent) => io.errRaw(guardLine(payload, true));
+  const line = (payload: GuardEvent) => (io.errGuard ?? io.errRaw)(guardLine(payload, true));
   const interrupt = interruptSignal();
   try {
     const guarded = await runGuarded(positionals[0]!, command, line, interrupt.signal);

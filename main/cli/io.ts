@@ -1,4 +1,5 @@
 import { fstatSync, readFileSync } from 'node:fs';
+import { GuardStderr } from './guard-stderr.ts';
 
 /** Where a command prints: results on stdout, errors and progress on stderr. */
 export interface Io {
@@ -8,9 +9,12 @@ export interface Io {
   errRaw(data: string | Uint8Array): void;
   /** Raw stdout writes, for a supervised child's own output. */
   outRaw?(data: string | Uint8Array): void;
+  /** A guard line on stderr, written without ever blocking (queued while stderr is full). */
+  errGuard?(text: string): void;
   /**
-   * Writes `text` to stderr within `timeoutMs`; false when the write failed. When stderr
-   * stays blocked past the budget the process ends with exit 2 (see processIo).
+   * Writes `text` (after any queued guard lines) to stderr within `timeoutMs`; false when
+   * the write failed. When stderr stays blocked past the budget the process ends with
+   * exit 2 (see processIo).
    */
   flushErr?(text: string, timeoutMs: number): Promise<boolean>;
   /** False when stderr was closed when laneward started: nothing written there is seen. */
@@ -23,23 +27,22 @@ export const processIo: Io = {
   err: (line) => void process.stderr.write(`${line}\n`),
   errRaw: (data) => void process.stderr.write(data),
   outRaw: (data) => void process.stdout.write(data),
-  flushErr: (text, timeoutMs) =>
-    new Promise((resolve) => {
-      // Hint: process.stderr on a pipe or FIFO is a non-blocking libuv stream, so a reader
-      // that stopped reading only queues this write; the timer then ends the process, and
-      // a queued stream write (unlike an fs.write parked on a thread-pool thread, which
-      // exit() waits for) cannot hold the exit up.
-      const timer = setTimeout(() => process.exit(2), timeoutMs);
-      process.stderr.write(text, (error) => {
-        clearTimeout(timer);
-        resolve(error === null || error === undefined);
-      });
-    }),
+  errGuard: (text) => guardStderr().write(text),
+  flushErr: async (text, timeoutMs) => {
+    // Hint: no write here can block (see GuardStderr) and none is parked on a thread-pool
+    // thread, which exit() would wait for; so once the budget is spent the exit is immediate.
+    const written = await guardStderr().flush(text, timeoutMs);
+    if (!written) process.exit(2);
+    return written;
+  },
   stderrOpen: () => stderrOpenAtStart(),
   get stderrIsTTY() {
     return process.stderr.isTTY === true;
   },
 };
+
+let guardWriter: GuardStderr | undefined;
+const guardStderr = () => (guardWriter ??= new GuardStderr());
 
 /**
  * Whether fd 2 is a real destination. Node replaces a descriptor that was closed at

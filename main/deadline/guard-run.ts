@@ -94,6 +94,7 @@ export async function runGuarded(file: string, argv: readonly string[], emit: (e
   } catch (error) {
     // The budget cannot be proven: refused like an exhausted one, nothing started.
     if (isLanewardError(error) && error.code === 'PROBE_LOG_INVALID') return refused('PROBE_LOG_INVALID', { message: error.message });
+    if (isLanewardError(error)) emit(guardEvent('error', receipt, { code: error.code, message: error.message }));
     throw error;
   }
   if (!claim.granted) return refused('PROBE_BUDGET_EXHAUSTED', { probe: claim.index });
