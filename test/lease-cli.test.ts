@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signedActions } from './helpers/actions.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT, type CliResult } from './helpers/cli.ts';
-import { canRun, killQuietly, liveGroupMembers, pidsIn, settleTagged, sleep, until } from './helpers/procs.ts';
+import { canRun, killQuietly, liveGroupMembers, pidsIn, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // `laneward lease run` end to end: the built CLI, a signed descriptor, real provider
@@ -414,7 +414,10 @@ describe('laneward lease run: cancellation', () => {
       const [pgid] = pidsIn(pidfile);
       expect(liveGroupMembers(pgid!).length).toBeGreaterThan(0);
       cli.kill(signal);
-      const code = await Promise.race([closed, sleep(15_000).then(() => 'still running')]);
+      // The bound is a timer cleared as soon as laneward exits: none is left running.
+      let bound: NodeJS.Timeout | undefined;
+      const code = await Promise.race([closed, new Promise((resolve) => (bound = setTimeout(() => resolve('still running'), 15_000)))]);
+      clearTimeout(bound);
       expect(code).toBe(exit);
       expect(JSON.parse(stdout)).toMatchObject({
         status: 'cancelled',

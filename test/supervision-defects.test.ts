@@ -70,7 +70,8 @@ describe.skipIf(!HAS_GCC)('defect 1: a process whose main thread exited still ru
   test('a lease does not report cleanupConfirmed while it runs: it gets the grace, then SIGKILL, and is gone', async () => {
     const work = dir('thread-lease');
     const pidfile = join(work, 'survivor.pid');
-    const script = `"$0" thread-survivor "$1" & p=$!; ${UNTIL_ZOMBIE}; exit 0`;
+    // The survivor's stdio is not the test's pipes: a survivor must fail the test, not hang it.
+    const script = `"$0" thread-survivor "$1" </dev/null >/dev/null 2>&1 & p=$!; ${UNTIL_ZOMBIE}; exit 0`;
     const result = laneward(lease(20_000, ['bash', '-c', script, STUBBORN, pidfile]));
     const [survivor] = pidsIn(pidfile);
     survivors.add(survivor!);
@@ -85,7 +86,7 @@ describe.skipIf(!HAS_GCC)('defect 1: a process whose main thread exited still ru
     const receipt = join(work, 'deadline.json');
     const pidfile = join(work, 'survivor.pid');
     expect(laneward(['deadline', 'start', receipt, '2']).code).toBe(0);
-    const script = `set -m; "$0" thread-survivor "$1" & p=$!; ${UNTIL_ZOMBIE}; sleep 30`;
+    const script = `set -m; "$0" thread-survivor "$1" </dev/null >/dev/null 2>&1 & p=$!; ${UNTIL_ZOMBIE}; sleep 30`;
     const result = laneward(['deadline', 'run', receipt, '--', 'bash', '-c', script, STUBBORN, pidfile]);
     const [survivor] = pidsIn(pidfile);
     survivors.add(survivor!);
@@ -113,12 +114,12 @@ describe.skipIf(!CAN_STEER_PIDS)('defect 2: a reused pid hides a survivor', () =
     // TERM-ignoring member onto the very same pid (ns_last_pid), and exits.
     const script = [
       'trap "" TERM',
-      'setsid sleep 30 & d=$!',
+      'setsid sleep 30 </dev/null >/dev/null 2>&1 & d=$!',
       'echo $d > "$0/decoy.pid"',
       'sleep 1.5',
       'kill -9 $d; wait $d 2>/dev/null',
       `echo $((d - 1)) > ${NS_LAST_PID}`,
-      'sleep 60 & echo $! > "$0/reused.pid"',
+      'sleep 60 </dev/null >/dev/null 2>&1 & echo $! > "$0/reused.pid"',
       'exit 0',
     ].join('\n');
     // The SIGKILL comes only after a 4 s grace: a proof that passes before it is a lie.
