@@ -12,7 +12,7 @@ export type ExitRule = number | 'child' | 'signal';
  * timeouts, 126/127 a command that cannot run, 128+n cancelled by signal n. Applied only
  * in main/cli; engines return codes, never exit statuses.
  */
-export const EXIT_STATUS = {
+const EXIT_STATUS = {
   ARTIFACT_INVALID_JSON: 1,
   ARTIFACT_SCHEMA: 1,
   ARTIFACT_UNSUPPORTED_VERSION: 1,

@@ -1,5 +1,5 @@
 /** How an action's `timeout_ms` is enforced once its provider has started. */
-export const TIMEOUT_MODES = ['total_deadline', 'admitted_progress_inactivity'] as const;
+const TIMEOUT_MODES = ['total_deadline', 'admitted_progress_inactivity'] as const;
 
 /** Where admitted progress comes from: the fd 3 byte channel or a stdout tracker. */
 export const PROGRESS_SOURCES = ['fd', 'step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter'] as const;

@@ -14,7 +14,7 @@ export interface ProbeRecord {
  * A log this large holds some 200,000 probes; anything larger is not one the guard
  * wrote, and reading it would spend the budget it is meant to protect.
  */
-export const MAX_PROBE_LOG_BYTES = 64 * 1024 * 1024;
+const MAX_PROBE_LOG_BYTES = 64 * 1024 * 1024;
 
 /** The receipt log sits beside the receipt: `<FILE>.log`, one JSON line per record. */
 export function probeLogPath(receiptFile: string): string {

@@ -64,7 +64,7 @@ export function publishReceipt(file: string, receipt: Receipt): void {
  * How long after its startedAt a receipt's inode may last have changed. `start` writes,
  * syncs, links and unlinks within milliseconds; the slack only absorbs a slow disk.
  */
-export const RECEIPT_CHANGE_SLACK_MS = 5_000;
+const RECEIPT_CHANGE_SLACK_MS = 5_000;
 
 /** Which file a receipt is: recorded at the first launch so later launches can compare. */
 export interface ReceiptIdentity {

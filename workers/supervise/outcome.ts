@@ -1,4 +1,3 @@
-import type { ResultCode } from '../../formats/codes.ts';
 import type { TimeoutMode } from '../../formats/supervision-modes.ts';
 import { nowMs } from './monotonic-timer.ts';
 
@@ -60,7 +59,7 @@ export type Outcome = OutcomeFields &
     | { readonly status: 'refused'; readonly code: RefusalCode }
   );
 
-export type OutcomeStatus = Outcome['status'];
+type OutcomeStatus = Outcome['status'];
 
 const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
   DEADLINE_EXPIRED: 'timeout',
@@ -78,10 +77,6 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
   PROGRESS_CHANNEL_UNAVAILABLE: 'refused',
   CANCELLED: 'cancelled',
 };
-
-export function isOutcomeCode(code: ResultCode): code is OutcomeCode {
-  return Object.hasOwn(STATUS_OF, code);
-}
 
 /** What the engine knows at the end; everything else is derived here, once. */
 export type OutcomeFacts = Omit<OutcomeFields, 'timedOut' | 'leaseExpired' | 'cancelled'> & { readonly code: OutcomeCode | null };

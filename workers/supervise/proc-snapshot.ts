@@ -20,7 +20,7 @@ export interface ProcSnapshot {
  * Takes a full snapshot: lists /proc, then reads every process's stat afresh, so a pid
  * that died and was reused since the last look is seen as the process it is now.
  */
-export function takeSnapshot(scratch: Buffer = statScratch()): ProcSnapshot {
+function takeSnapshot(scratch: Buffer = statScratch()): ProcSnapshot {
   const takenAt = nowMs();
   let names: string[];
   try {
