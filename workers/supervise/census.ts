@@ -24,34 +24,37 @@ export class TreeCensus {
     this.leaderStart = readProcStat(leader, this.scratch)?.startTime;
   }
 
-  /** Members that can still run, in `snapshot` (this turn's unless given). */
+  /**
+   * Members that can still run, by `snapshot` (this turn's unless given): every process
+   * the snapshot puts in the leader's session or group, each re-read now (a snapshot may
+   * carry an old state), and kept only while it is the same process (start time) and ours.
+   */
   liveMembers(snapshot: ProcSnapshot = this.snapshots.current()): ProcStat[] {
     if (!snapshot.readable) return this.groupAnswers() ? [{ pid: this.leader, state: 'R', pgid: this.leader, sid: this.leader, threads: 1, startTime: 0 }] : [];
+    if (this.reused(snapshot)) return [];
     const live: ProcStat[] = [];
     const seen = new Set<number>();
     for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader)]) {
-      for (const stat of list ?? []) {
-        if (seen.has(stat.pid)) continue;
-        seen.add(stat.pid);
-        if (this.isOurs(stat) && canRun(stat)) live.push(stat);
+      for (const listed of list ?? []) {
+        if (seen.has(listed.pid)) continue;
+        seen.add(listed.pid);
+        const now = readProcStat(listed.pid, this.scratch);
+        if (now !== undefined && now.startTime === listed.startTime && this.isOurs(now) && canRun(now)) live.push(now);
       }
     }
-    if (this.reused(snapshot)) return [];
     return live;
   }
 
   /**
    * Signals the tree: the leader's group at once (no /proc read stands before the first
-   * signal), then every live member outside the group, each re-read just before its
-   * signal so a pid that changed hands since the snapshot is never signalled.
+   * signal), then every live member outside the group, each read just before its signal
+   * (liveMembers) so a pid that changed hands since the snapshot is never signalled.
    * True when anything was signalled.
    */
   signal(signal: NodeJS.Signals): boolean {
     let sent = signalGroup(this.leader, signal);
     for (const member of this.liveMembers()) {
       if (member.pgid === this.leader) continue; // the group signal reached it
-      const now = readProcStat(member.pid, this.scratch);
-      if (now === undefined || now.startTime !== member.startTime || !this.isOurs(now)) continue;
       try {
         process.kill(member.pid, signal);
         sent = true;
