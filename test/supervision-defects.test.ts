@@ -294,6 +294,23 @@ describe('defect 8: a guard with stderr closed has nowhere to put its evidence',
     expect(existsSync(marker)).toBe(false);
   });
 
+  test('a stderr reader that goes away: the guard exits 2 and its probe is gone', async () => {
+    const work = dir('epipe');
+    const receipt = join(work, 'deadline.json');
+    expect(laneward(['deadline', 'start', receipt, '2']).code).toBe(0);
+    const pidfile = join(work, 'probe.pid');
+    const guard = spawn(NODE, [BUNDLE, 'deadline', 'run', receipt, '--', 'bash', '-c', `echo $$ > "$0"; exec sleep 30`, pidfile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The reader closes its end as soon as the started line arrives.
+    guard.stderr!.once('data', () => guard.stderr!.destroy());
+    const timer = setTimeout(() => guard.kill('SIGKILL'), 30_000);
+    const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => guard.once('exit', (code, signal) => resolve({ code, signal })));
+    clearTimeout(timer);
+    const [probe] = pidsIn(pidfile);
+    survivors.add(probe!);
+    expect(outcome).toEqual({ code: 2, signal: null });
+    expect(canRun(probe!)).toBe(false);
+  });
+
   test('run with stderr sent to /dev/null on purpose still runs (the control)', () => {
     const work = dir('devnull');
     const receipt = join(work, 'deadline.json');

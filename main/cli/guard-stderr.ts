@@ -16,6 +16,8 @@ const RETRY_MS = 5;
 export class GuardStderr {
   private fd: number | null | undefined;
   private readonly pending: Buffer[] = [];
+  /** Stream writes (the fallback) not yet reported done. */
+  private inflight = 0;
   private broken = false;
 
   /** Writes `text` now if stderr takes it, or queues it behind what is waiting. */
@@ -28,7 +30,7 @@ export class GuardStderr {
   async flush(text: string, timeoutMs: number): Promise<boolean> {
     this.write(text);
     const end = Date.now() + timeoutMs;
-    while (!this.broken && this.pending.length > 0) {
+    while (!this.broken && (this.pending.length > 0 || this.inflight > 0)) {
       if (Date.now() >= end) return false;
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       this.pump();
@@ -74,11 +76,11 @@ export class GuardStderr {
     while (this.pending.length > 0) {
       const chunk = this.pending.shift()!;
       handle?.setBlocking?.(false);
+      this.inflight++;
       process.stderr.write(chunk, (error) => {
+        this.inflight--;
         if (error !== null && error !== undefined) this.broken = true;
       });
     }
-    // Whatever the stream still holds counts as pending for flush.
-    if (process.stderr.writableLength > 0) this.pending.push(Buffer.alloc(0));
   }
 }
