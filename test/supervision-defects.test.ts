@@ -160,6 +160,19 @@ describe.skipIf(!HAS_GCC)('defect 3: five seconds to flush, then exit 2, whateve
   });
 });
 
+describe('guard lines and a probe sharing stderr as a regular file', () => {
+  test('neither overwrites the other: started, the probe lines, finished, in order', () => {
+    const work = dir('file-stderr');
+    const receipt = join(work, 'deadline.json');
+    expect(laneward(['deadline', 'start', receipt, '30']).code).toBe(0);
+    const log = join(work, 'stderr.log');
+    const child = spawnSync('bash', ['-c', 'exec "$@" 2>"$0"', log, NODE, BUNDLE, 'deadline', 'run', receipt, '--', 'bash', '-c', 'echo one >&2; echo two >&2'], { encoding: 'utf8', timeout: 20_000 });
+    expect(child.status).toBe(0);
+    const lines = readFileSync(log, 'utf8').split('\n').filter((line) => line !== '');
+    expect(lines.map((line) => (line.startsWith(QA) ? JSON.parse(line.slice(QA.length)).event : line))).toEqual(['started', 'one', 'two', 'finished']);
+  });
+});
+
 describe('defect 4: every input file goes through one bounded reader', () => {
   test.each([
     ['a FIFO', (work: string) => {

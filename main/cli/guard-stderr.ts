@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
 import { errnoCode } from '../../formats/error.ts';
 import { outputClosed } from './interrupt.ts';
 
@@ -6,9 +6,10 @@ import { outputClosed } from './interrupt.ts';
 const RETRY_MS = 5;
 
 /**
- * The guard's own lines on stderr, written without ever blocking: a descriptor of its
- * own on the same file (`/proc/self/fd/2` reopened non-blocking, appending), so a probe
- * that shares fd 2 and switches it to blocking mode cannot make a guard write block.
+ * The guard's own lines on stderr, written without ever blocking: for a pipe, FIFO or
+ * terminal, a descriptor of its own on the same file (`/proc/self/fd/2` reopened
+ * non-blocking), so a probe that shares fd 2 and switches it to blocking mode cannot make
+ * a guard write block; a regular file is written through fd 2 itself.
  * Lines that cannot be written yet wait in order; `flush` gives them a bounded time.
  * Where fd 2 cannot be reopened (a socket), the process's own stderr stream is used,
  * switched back to non-blocking before each write.
@@ -61,8 +62,14 @@ export class GuardStderr {
   private descriptor(): number | null {
     if (this.fd === undefined) {
       try {
-        this.fd = openSync('/proc/self/fd/2', constants.O_WRONLY | constants.O_NONBLOCK | constants.O_APPEND | constants.O_NOCTTY);
-        process.once('exit', () => closeSync(this.fd!));
+        // A regular file never blocks, and its offset is shared with the probe's writes:
+        // written through fd 2 itself, a guard line can never be overwritten by the probe.
+        if (fstatSync(2).isFile()) this.fd = 2;
+        else {
+          const fd = openSync('/proc/self/fd/2', constants.O_WRONLY | constants.O_NONBLOCK | constants.O_APPEND | constants.O_NOCTTY);
+          this.fd = fd;
+          process.once('exit', () => closeSync(fd));
+        }
       } catch {
         this.fd = null;
       }
