@@ -160,7 +160,8 @@ async function termIgnoringTree(samples: number): Promise<void> {
  */
 async function sessionFleetExpiry(count: number): Promise<void> {
   const script = 'set -m; sleep 30 & wait';
-  const specs = Array.from({ length: count }, () => spec(['bash', '-c', script], { mode: 'total_deadline', progress: null, timeoutMs: 1_500 }));
+  // 4 s: every child is running well before its deadline, so the figure is expiry to gone.
+  const specs = Array.from({ length: count }, () => spec(['bash', '-c', script], { mode: 'total_deadline', progress: null, timeoutMs: 4_000 }));
   const started = nowMs();
   const outcomes: Outcome[] = await superviseMany(specs, { threads: 2 });
   const expired = outcomes.filter((o) => o.code === 'DEADLINE_EXPIRED' && o.expiryLateMs !== null);
