@@ -59,14 +59,14 @@ afterEach(async () => {
 });
 
 describe('superviseLease: renewal', () => {
-  test('marks every 100 ms for 1.5 s keep a 300 ms lease alive past its length: ok, one attempt', async () => {
+  test('marks every 100 ms for 3 s keep a 1.5 s lease alive past its length: ok, one attempt', async () => {
     const pidfile = file('renew.pid');
     const renewals: number[] = [];
-    const outcome = await superviseLease(spec({ argv: counted(pidfile, provider('marks', 100, 15)) }), { onRenewal: (at) => renewals.push(at) });
-    expect(outcome).toMatchObject({ status: 'ok', code: null, childExitCode: 0, attempts: 1, providerStarted: true, marks: 15, cleanupConfirmed: true, leaseExpired: false });
-    expect(outcome.durationMs).toBeGreaterThan(300);
+    const outcome = await superviseLease(spec({ argv: counted(pidfile, provider('marks', 100, 30)), timeoutMs: 1_500 }), { onRenewal: (at) => renewals.push(at) });
+    expect(outcome).toMatchObject({ status: 'ok', code: null, childExitCode: 0, attempts: 1, providerStarted: true, marks: 30, cleanupConfirmed: true, leaseExpired: false });
+    expect(outcome.durationMs).toBeGreaterThan(1_500);
     expect(outcome.durationMs).toBeLessThan(20_000);
-    expect(renewals).toHaveLength(15);
+    expect(renewals).toHaveLength(30);
     expect(pidsIn(pidfile)).toHaveLength(1);
   });
 
