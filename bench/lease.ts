@@ -7,6 +7,7 @@ import { superviseMany } from '../main/lease/supervise-many.ts';
 import { guardSpec } from '../main/deadline/guard-run.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../workers/supervise/outcome.ts';
+import { ProcSnapshots } from '../workers/supervise/proc-snapshot.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionHooks, type SupervisionSpec } from '../workers/supervise/spec.ts';
 import { supervise } from '../workers/supervise/supervise.ts';
 import { line, measure, ratio } from './measure.ts';
@@ -14,9 +15,12 @@ import { line, measure, ratio } from './measure.ts';
 const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
 const PROVIDER = new URL('../fixtures/providers/provider.mjs', import.meta.url).pathname;
 
-const superviseLease = (spec: SupervisionSpec, hooks: SupervisionHooks = {}) => supervise(spec, undefined, hooks);
+// In-process supervisions here run as a long-lived coordinator runs them: one /proc
+// snapshot source for all, so each reads only what changed since the last snapshot.
+const snapshots = new ProcSnapshots();
+const superviseLease = (spec: SupervisionSpec, hooks: SupervisionHooks = {}) => supervise(spec, undefined, { snapshots, ...hooks });
 /** The guard: a supervision in total-deadline mode, zero grace, stdio inherited (here: ignored by the probes). */
-const runGuard = (argv: string[], remainingMs: number) => supervise(guardSpec(argv, remainingMs, nowMs()));
+const runGuard = (argv: string[], remainingMs: number) => supervise(guardSpec(argv, remainingMs, nowMs()), undefined, { snapshots });
 
 function spec(argv: string[], overrides: Partial<SupervisionSpec> = {}): SupervisionSpec {
   return {
@@ -122,8 +126,8 @@ async function probeOverhead(): Promise<void> {
   const show = (name: string) => `${ms(result[name]!.p50)} = ${ratio(result[name]!.p50, bare)} of bare spawn`;
   line('bare spawn+reap of /bin/true', ms(bare));
   line('GNU timeout 5 /bin/true', show('GNU timeout'));
-  line('guard (in-process) /bin/true', `${show('guard')} (target < 1.20x)`);
-  line('lease (in-process, pipes, proof) /bin/true', `${show('lease')} (target < 1.20x)`);
+  line('guard (in-process, shared snapshots) /bin/true', `${show('guard')} (target < 1.20x)`);
+  line('lease (in-process, shared snapshots)', `${show('lease')} (target < 1.20x)`);
 }
 
 /** Expiry latency with many concurrent leases in one coordinator, across the pool. */
