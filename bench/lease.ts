@@ -4,24 +4,36 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { superviseMany } from '../main/lease/supervise-many.ts';
-import { runUnderDeadline } from '../workers/supervise/deadline-run.ts';
-import { superviseLease } from '../workers/supervise/lease.ts';
-import { LEASE_DEFAULTS, type LeaseSpec } from '../workers/supervise/lease-types.ts';
+import { guardSpec } from '../main/deadline/guard-run.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
+import type { Outcome } from '../workers/supervise/outcome.ts';
+import { ProcSnapshots } from '../workers/supervise/proc-snapshot.ts';
+import { SUPERVISION_DEFAULTS, type SupervisionHooks, type SupervisionSpec } from '../workers/supervise/spec.ts';
+import { supervise } from '../workers/supervise/supervise.ts';
 import { line, measure, ratio } from './measure.ts';
 
 const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
 const PROVIDER = new URL('../fixtures/providers/provider.mjs', import.meta.url).pathname;
 
-function spec(argv: string[], overrides: Partial<LeaseSpec> = {}): LeaseSpec {
+// In-process supervisions here run as a long-lived coordinator runs them: one /proc
+// snapshot source for all, so each reads only what changed since the last snapshot.
+const snapshots = new ProcSnapshots();
+const superviseLease = (spec: SupervisionSpec, hooks: SupervisionHooks = {}) => supervise(spec, undefined, { snapshots, ...hooks });
+/** The guard: a supervision in total-deadline mode, zero grace, stdio inherited (here: ignored by the probes). */
+const runGuard = (argv: string[], remainingMs: number) => supervise(guardSpec(argv, remainingMs, nowMs()), undefined, { snapshots });
+
+function spec(argv: string[], overrides: Partial<SupervisionSpec> = {}): SupervisionSpec {
   return {
     argv,
+    stdio: 'pipe',
+    action: null,
+    descriptorSha256: null,
     mode: 'admitted_progress_inactivity',
     progress: 'fd',
     timeoutMs: 5_000,
     cleanupReserveMs: 0,
     postProviderMs: 5_000,
-    ...LEASE_DEFAULTS,
+    ...SUPERVISION_DEFAULTS,
     startedAt: nowMs(),
     ...overrides,
   };
@@ -41,6 +53,8 @@ export async function benchLease(options: { samples: number; fleet: number }): P
   await expiryLatency(options.samples);
   await probeOverhead();
   await fleetExpiry(options.fleet);
+  await termIgnoringTree(Math.max(5, Math.round(options.samples / 4)));
+  await sessionFleetExpiry(options.fleet);
   await cliStart();
 }
 
@@ -83,8 +97,8 @@ async function expiryLatency(samples: number): Promise<void> {
   const leaseSignal: number[] = [];
   const leaseGone: number[] = [];
   for (let i = 0; i < samples; i++) {
-    const guard = await runUnderDeadline({ argv: ['sleep', '30'], remainingMs: 20 });
-    if (guard.kind === 'timedOut') guardSignal.push(guard.killLateMs);
+    const guard = await runGuard(['sleep', '30'], 20);
+    if (guard.expiryLateMs !== null && guard.firstSignalMs !== null) guardSignal.push(guard.expiryLateMs + guard.firstSignalMs);
     const lease = await superviseLease(spec(['sleep', '30'], { timeoutMs: 20 }));
     if (lease.expiryLateMs !== null && lease.firstSignalMs !== null) leaseSignal.push(lease.expiryLateMs + lease.firstSignalMs);
     if (lease.expiryLateMs !== null && lease.goneMs !== null) leaseGone.push(lease.expiryLateMs + lease.goneMs);
@@ -103,7 +117,7 @@ async function probeOverhead(): Promise<void> {
     {
       'bare spawn': () => exit('/bin/true', []),
       'GNU timeout': () => exit('timeout', ['5', '/bin/true']),
-      guard: async () => void (await runUnderDeadline({ argv: ['/bin/true'], remainingMs: 5_000 })),
+      guard: async () => void (await runGuard(['/bin/true'], 5_000)),
       lease: async () => void (await superviseLease(spec(['/bin/true'], { mode: 'total_deadline', progress: null }))),
     },
     { iterations: 200, warmupIterations: 10 },
@@ -112,8 +126,8 @@ async function probeOverhead(): Promise<void> {
   const show = (name: string) => `${ms(result[name]!.p50)} = ${ratio(result[name]!.p50, bare)} of bare spawn`;
   line('bare spawn+reap of /bin/true', ms(bare));
   line('GNU timeout 5 /bin/true', show('GNU timeout'));
-  line('guard (in-process) /bin/true', `${show('guard')} (target < 1.20x)`);
-  line('lease (in-process, pipes, proof) /bin/true', `${show('lease')} (target < 1.20x)`);
+  line('guard (in-process, shared snapshots) /bin/true', `${show('guard')} (target < 1.20x)`);
+  line('lease (in-process, shared snapshots)', `${show('lease')} (target < 1.20x)`);
 }
 
 /** Expiry latency with many concurrent leases in one coordinator, across the pool. */
@@ -125,6 +139,42 @@ async function fleetExpiry(count: number): Promise<void> {
   const signal = expired.map((o) => o.expiryLateMs! + (o.firstSignalMs ?? 0));
   const gone = expired.map((o) => o.expiryLateMs! + (o.goneMs ?? 0));
   line(`${count} concurrent leases: expiry to SIGTERM`, `${pair(signal)}; to gone ${pair(gone)}; ${expired.length}/${count} expired, ${outcomes.filter((o) => o.cleanupConfirmed).length} proven gone, ${((nowMs() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Expiry to proven gone for one tree of 50 processes that all ignore SIGTERM: grace, SIGKILL, proof. */
+async function termIgnoringTree(samples: number): Promise<void> {
+  const script = 'trap "" TERM; for i in $(seq 50); do sleep 30 & done; echo ready; wait';
+  const gone: number[] = [];
+  let proven = 0;
+  for (let i = 0; i < samples; i++) {
+    // Expires 600 ms after launch, long after the 50 sleeps are up (the tree prints ready).
+    const outcome = await superviseLease(spec(['bash', '-c', script], { mode: 'total_deadline', progress: null, timeoutMs: 600 }));
+    if (outcome.cleanupConfirmed) proven++;
+    if (outcome.expiryLateMs !== null && outcome.goneMs !== null) gone.push(outcome.expiryLateMs + outcome.goneMs);
+  }
+  const grace = SUPERVISION_DEFAULTS.graceMs;
+  const over = gone.map((value) => value - grace);
+  line('50 TERM-ignoring processes: expiry to gone', `${pair(gone)}, i.e. ${pair(over)} past the ${grace} ms grace; ${proven}/${samples} proven gone`);
+}
+
+/**
+ * Expiry latency of many concurrent leases whose trees span two process groups of one
+ * session (`set -m` puts the background child in a group of its own), so every teardown
+ * needs the /proc census, not just a group signal.
+ */
+async function sessionFleetExpiry(count: number): Promise<void> {
+  const script = 'set -m; sleep 30 & wait';
+  // 4 s: every child is running well before its deadline, so the figure is expiry to gone.
+  const specs = Array.from({ length: count }, () => spec(['bash', '-c', script], { mode: 'total_deadline', progress: null, timeoutMs: 4_000 }));
+  const started = nowMs();
+  const outcomes: Outcome[] = await superviseMany(specs, { threads: 2 });
+  const expired = outcomes.filter((o) => o.code === 'DEADLINE_EXPIRED' && o.expiryLateMs !== null);
+  const signal = expired.map((o) => o.expiryLateMs! + (o.firstSignalMs ?? 0));
+  const gone = expired.filter((o) => o.goneMs !== null).map((o) => o.expiryLateMs! + o.goneMs!);
+  line(
+    `${count} concurrent expiries, session coverage`,
+    `to SIGTERM ${pair(signal)}; to gone ${pair(gone)} (target p50 < 25 ms); ${expired.length}/${count} expired, ${outcomes.filter((o) => o.cleanupConfirmed).length} proven gone, ${((nowMs() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 /** Start-up of `deadline status` against node running an empty file. */

@@ -110,9 +110,13 @@ export const RESULT_CODES = {
     summary: 'the command was found but cannot be executed',
     fix: 'make the file executable, or run it through its interpreter',
   },
+  PROBE_LOG_INVALID: {
+    summary: 'the probe log beside the receipt cannot prove the probe count; nothing was started',
+    fix: 'keep FILE.log a regular file written only by the guard; start a new receipt in a fresh probe directory',
+  },
   GUARD_IO: {
-    summary: 'the guard could not write its receipt lines',
-    fix: 'check that stderr and the receipt log are writable and not blocked',
+    summary: 'the guard has nowhere to write its lines (stderr closed, blocked or broken)',
+    fix: 'give the guard a stderr that is open and read; its lines are the evidence of the run',
   },
   DESCRIPTOR_INVALID: {
     summary: 'the action descriptor is unsigned, tampered, malformed or of another version',
@@ -305,7 +309,3 @@ export type ResultCode = keyof typeof RESULT_CODES;
 
 /** Exit statuses shared by every command. */
 export const EXIT = { ok: 0, fail: 1, usage: 2, refused: 3 } as const;
-
-export function isResultCode(value: unknown): value is ResultCode {
-  return typeof value === 'string' && Object.hasOwn(RESULT_CODES, value);
-}

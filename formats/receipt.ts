@@ -1,7 +1,6 @@
 import * as v from 'valibot';
+import { MAX_TIMER_MS } from './limits.ts';
 
-/** The largest budget a receipt may hold: 2^31 - 1 ms, the longest timer a runtime keeps. */
-export const MAX_BUDGET_MS = 2_147_483_647;
 /** A receipt is one short line; anything longer is not one of ours. */
 export const MAX_RECEIPT_BYTES = 4096;
 
@@ -17,7 +16,7 @@ export function isCanonicalUtc(text: string): boolean {
 }
 
 const isoTime = v.pipe(v.string(), v.check(isCanonicalUtc, 'Expected a canonical UTC ISO time'));
-const budget = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_BUDGET_MS));
+const budget = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_TIMER_MS));
 
 export const receiptV1Schema = v.strictObject({
   version: v.literal(1),
@@ -39,13 +38,13 @@ export type Receipt = v.InferOutput<typeof receiptV1Schema> | v.InferOutput<type
 
 /**
  * SECONDS as the guard takes it: a decimal with at most three fractional digits, from
- * 1 ms to {@link MAX_BUDGET_MS}. Returns milliseconds, or undefined when it is not one.
+ * 1 ms to {@link MAX_TIMER_MS}. Returns milliseconds, or undefined when it is not one.
  */
 export function parseSeconds(text: string): number | undefined {
   const match = /^(\d{1,10})(?:\.(\d{1,3}))?$/.exec(text);
   if (match === null) return undefined;
   const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'));
-  return ms >= 1 && ms <= MAX_BUDGET_MS ? ms : undefined;
+  return ms >= 1 && ms <= MAX_TIMER_MS ? ms : undefined;
 }
 
 /** Builds a receipt; an earlier caller deadline only moves deadlineAt, never budgetMs. */

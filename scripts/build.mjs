@@ -1,26 +1,14 @@
 // Bundles main and each worker into one ESM file apiece, runnable by node and deno.
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { buildId } from './build-id.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
-/** Same sources, same id: hash every source file the bundles are made of. */
-function buildId() {
-  const hash = createHash('sha256');
-  const walk = (dir) => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.ts')) hash.update(path.slice(root.length)).update(readFileSync(path));
-    }
-  };
-  for (const dir of ['main', 'workers', 'formats', 'fixtures', 'bench']) walk(join(root, dir));
-  return hash.digest('hex').slice(0, 16);
-}
-
-const id = buildId();
+const id = buildId(root);
+// Removed first: an interrupted build leaves no id that could match.
+rmSync(join(root, 'dist', 'build-id'), { force: true });
 const entries = {
   laneward: 'main/cli/entry.ts',
   validate: 'workers/validate/task.ts',
@@ -50,4 +38,6 @@ await build({
   minifySyntax: true,
   logLevel: 'warning',
 });
+// Written last: a dist/ whose build-id matches the sources is complete.
+writeFileSync(join(root, 'dist', 'build-id'), `${id}\n`);
 process.stdout.write(`built dist/ (build ${id})\n`);

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { CATALOGUE } from '../fixtures/catalogue.ts';
 import { generateRun, readManifest, rehash, writeManifest } from '../fixtures/generate-run.ts';
+import { RESULT_CODES, type ResultCode } from '../formats/codes.ts';
+import { issue, renderIssueLine } from '../formats/issue.ts';
 import { codesOf, ensureBuilt, ERROR_LINE, laneward } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -312,8 +314,12 @@ describe('laneward artifact urgent', () => {
   });
 });
 
-test('error lines all follow the one rendered format', () => {
-  expect(ERROR_LINE.test('laneward artifact validate: a file no longer matches the sha256 recorded in run.json (x at y); fix: export (ARTIFACT_STALE)')).toBe(true);
+test.each(Object.keys(RESULT_CODES) as ResultCode[])('the renderer writes %s in the one line format tests grep', (code) => {
+  // Rendered by the product's own renderer, with an input that carries line breaks and
+  // parentheses: the pattern must find exactly this code, and the line must stay one line.
+  const line = renderIssueLine('laneward artifact validate', issue(code, 'run.json.phases (x)', 'detail\nwith (a) break'));
+  expect(line).not.toContain('\n');
+  expect(ERROR_LINE.exec(line)?.[1]).toBe(code);
 });
 
 describe('laneward demo', () => {

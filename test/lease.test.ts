@@ -1,18 +1,23 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { superviseLease } from '../workers/supervise/lease.ts';
-import type { LeaseOutcome, LeaseSpec } from '../workers/supervise/lease-types.ts';
+import { exitStatus } from '../formats/exit-status.ts';
+import { supervise } from '../workers/supervise/supervise.ts';
+import type { Outcome } from '../workers/supervise/outcome.ts';
+import type { SupervisionHooks, SupervisionSpec } from '../workers/supervise/spec.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import { ROOT } from './helpers/cli.ts';
 import { killQuietly, liveGroupMembers, pidsIn, procStat, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
-// The lease engine in-process (superviseLease), with real provider processes. Time is
+// The supervision engine in-process (supervise), with real provider processes. Time is
 // only bounded generously from above, or from below where the provider's own schedule
 // makes the bound a certainty.
 
 const root = tempRoot('lease');
+
+/** The engine with hooks first, as these tests read best. */
+const superviseLease = (spec: SupervisionSpec, hooks: SupervisionHooks = {}, signal?: AbortSignal) => supervise(spec, signal, hooks);
 const NODE = process.execPath;
 const PROVIDER = join(ROOT, 'fixtures/providers/provider.mjs');
 
@@ -27,8 +32,11 @@ const provider = (mode: string, ...args: (string | number)[]) => [NODE, PROVIDER
 /** Runs argv through bash, which appends its pid (the provider's, after exec) to `pidfile`. */
 const counted = (pidfile: string, argv: string[]) => ['bash', '-c', 'echo $$ >> "$0"; exec "$@"', pidfile, ...argv];
 
-function spec(overrides: Partial<LeaseSpec> & Pick<LeaseSpec, 'argv'>): LeaseSpec {
+function spec(overrides: Partial<SupervisionSpec> & Pick<SupervisionSpec, 'argv'>): SupervisionSpec {
   return {
+    stdio: 'pipe',
+    action: null,
+    descriptorSha256: null,
     mode: 'admitted_progress_inactivity',
     progress: 'fd',
     timeoutMs: 300,
@@ -51,21 +59,21 @@ afterEach(async () => {
 });
 
 describe('superviseLease: renewal', () => {
-  test('marks every 100 ms for 1.5 s keep a 300 ms lease alive past its length: ok, one attempt', async () => {
+  test('marks every 100 ms for 3 s keep a 1.5 s lease alive past its length: ok, one attempt', async () => {
     const pidfile = file('renew.pid');
     const renewals: number[] = [];
-    const outcome = await superviseLease(spec({ argv: counted(pidfile, provider('marks', 100, 15)) }), { onRenewal: (at) => renewals.push(at) });
-    expect(outcome).toMatchObject({ status: 'ok', code: null, exitCode: 0, childExitCode: 0, attempts: 1, providerStarted: true, marks: 15, cleanupConfirmed: true, leaseExpired: false });
-    expect(outcome.durationMs).toBeGreaterThan(300);
+    const outcome = await superviseLease(spec({ argv: counted(pidfile, provider('marks', 100, 30)), timeoutMs: 1_500 }), { onRenewal: (at) => renewals.push(at) });
+    expect(outcome).toMatchObject({ status: 'ok', code: null, childExitCode: 0, attempts: 1, providerStarted: true, marks: 30, cleanupConfirmed: true, leaseExpired: false });
+    expect(outcome.durationMs).toBeGreaterThan(1_500);
     expect(outcome.durationMs).toBeLessThan(20_000);
-    expect(renewals).toHaveLength(15);
+    expect(renewals).toHaveLength(30);
     expect(pidsIn(pidfile)).toHaveLength(1);
   });
 
   test('the same provider under total_deadline is not renewed: DEADLINE_EXPIRED', async () => {
     const renewals: number[] = [];
     const outcome = await superviseLease(spec({ mode: 'total_deadline', progress: null, argv: provider('marks', 100, 15) }), { onRenewal: (at) => renewals.push(at) });
-    expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', exitCode: 124, childExitCode: 143, attempts: 1, marks: 0, leaseExpired: false, timedOut: true, cleanupConfirmed: true });
+    expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', childExitCode: 143, attempts: 1, marks: 0, leaseExpired: false, timedOut: true, cleanupConfirmed: true });
     expect(renewals).toEqual([]);
   });
 });
@@ -73,7 +81,7 @@ describe('superviseLease: renewal', () => {
 describe('superviseLease: the first mark must come within timeout - cleanup_reserve', () => {
   test('first mark at 250 ms, timeout 300, reserve 100: LEASE_EXPIRED before any mark', async () => {
     const outcome = await superviseLease(spec({ argv: provider('marks', 250, 3), timeoutMs: 300, cleanupReserveMs: 100 }));
-    expect(outcome).toMatchObject({ status: 'timeout', code: 'LEASE_EXPIRED', exitCode: 124, attempts: 1, providerStarted: true, marks: 0, leaseExpired: true, cleanupConfirmed: true });
+    expect(outcome).toMatchObject({ status: 'timeout', code: 'LEASE_EXPIRED', attempts: 1, providerStarted: true, marks: 0, leaseExpired: true, cleanupConfirmed: true });
   });
 
   test('the reserve, not the timeout, bounds the first mark: the same provider passes without it', async () => {
@@ -90,7 +98,7 @@ describe('superviseLease: the first mark must come within timeout - cleanup_rese
     const startedAt = nowMs() - 150;
     // 1000 - 900 - 150 already spent: nothing left for the provider.
     const outcome = await superviseLease(spec({ argv: counted(marker, provider('marks', 10, 3)), timeoutMs: 1_000, cleanupReserveMs: 900, startedAt }));
-    expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', exitCode: 124, attempts: 0, providerStarted: false, marks: 0 });
+    expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', attempts: 0, providerStarted: false, marks: 0 });
     expect(existsSync(marker)).toBe(false);
   });
 });
@@ -104,7 +112,6 @@ describe('superviseLease: the budget already spent before launch', () => {
     expect(outcome).toMatchObject({
       status: 'timeout',
       code: 'DEADLINE_EXPIRED',
-      exitCode: 124,
       childExitCode: null,
       attempts: 0,
       providerStarted: false,
@@ -119,7 +126,7 @@ describe('superviseLease: the budget already spent before launch', () => {
 });
 
 describe('superviseLease: cancellation through the AbortSignal', () => {
-  async function cancelled(reason: unknown[]): Promise<{ outcome: LeaseOutcome; pgid: number }> {
+  async function cancelled(reason: unknown[]): Promise<{ outcome: Outcome; pgid: number }> {
     const pidfile = file('cancel.pid');
     const controller = new AbortController();
     let started = false;
@@ -141,17 +148,20 @@ describe('superviseLease: cancellation through the AbortSignal', () => {
 
   test("abort('SIGINT'): CANCELLED, exit 130, the group gone", async () => {
     const { outcome } = await cancelled(['SIGINT']);
-    expect(outcome).toMatchObject({ ...common, exitCode: 130 });
+    expect(outcome).toMatchObject({ ...common, cancelSignal: 'SIGINT' });
+    expect(exitStatus(outcome.code, outcome)).toBe(130);
   });
 
   test("abort('SIGTERM'): exit 143", async () => {
     const { outcome } = await cancelled(['SIGTERM']);
-    expect(outcome).toMatchObject({ ...common, exitCode: 143 });
+    expect(outcome).toMatchObject({ ...common, cancelSignal: 'SIGTERM' });
+    expect(exitStatus(outcome.code, outcome)).toBe(143);
   });
 
   test('abort() without a signal name counts as SIGTERM: exit 143', async () => {
     const { outcome } = await cancelled([]);
-    expect(outcome).toMatchObject({ ...common, exitCode: 143 });
+    expect(outcome).toMatchObject({ ...common, cancelSignal: 'SIGTERM' });
+    expect(exitStatus(outcome.code, outcome)).toBe(143);
   });
 
   test('a signal aborted before the call: CANCELLED, nothing spawned', async () => {
@@ -159,7 +169,7 @@ describe('superviseLease: cancellation through the AbortSignal', () => {
     const controller = new AbortController();
     controller.abort('SIGINT');
     const outcome = await superviseLease(spec({ argv: counted(marker, provider('marks', 10, 3)) }), {}, controller.signal);
-    expect(outcome).toMatchObject({ status: 'cancelled', code: 'CANCELLED', exitCode: 130, attempts: 0, providerStarted: false, cancelled: true });
+    expect(outcome).toMatchObject({ status: 'cancelled', code: 'CANCELLED', attempts: 0, providerStarted: false, cancelled: true });
     expect(existsSync(marker)).toBe(false);
   });
 });
@@ -203,7 +213,7 @@ describe('superviseLease: cancellation wins in every phase', () => {
     const running = superviseLease(spec({ argv: provider('marks', 100, 10), timeoutMs: 2_000 }), {}, controller.signal);
     controller.abort('SIGINT');
     const outcome = await running;
-    expect(outcome).toMatchObject({ code: 'CANCELLED', status: 'cancelled', exitCode: 130, cleanupConfirmed: true });
+    expect(outcome).toMatchObject({ code: 'CANCELLED', status: 'cancelled', cleanupConfirmed: true });
   });
 
   test('should cancel when the abort comes while the output drains after the provider exit', async () => {

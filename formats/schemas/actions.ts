@@ -1,21 +1,14 @@
 import * as v from 'valibot';
+import { MAX_TIMER_MS } from '../limits.ts';
+import { PROGRESS_SOURCES } from '../supervision-modes.ts';
 import { schemaVersion } from './common.ts';
 
 /** The descriptor version this laneward reads and signs; any other is refused. */
 export const DESCRIPTOR_VERSION = 1;
 
-/** How an action's `timeout_ms` is enforced once its provider has started. */
-export const TIMEOUT_MODES = ['total_deadline', 'admitted_progress_inactivity'] as const;
-
-/** Where admitted progress comes from: the fd 3 byte channel or a stdout tracker. */
-export const PROGRESS_SOURCES = ['fd', 'step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter'] as const;
-
-export type TimeoutMode = (typeof TIMEOUT_MODES)[number];
-export type ProgressSource = (typeof PROGRESS_SOURCES)[number];
 
 // Budgets end up in setTimeout, which fires at once for anything above 2^31-1 ms: a
 // larger value would silently become a 1 ms budget, so it is refused here instead.
-const MAX_TIMER_MS = 2_147_483_647;
 const budget = (min: number) =>
   v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(MAX_TIMER_MS, `Expected at most ${MAX_TIMER_MS} ms`));
 

@@ -5,9 +5,13 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errnoCode, LanewardError, toError } from '../../formats/error.ts';
+import { readBounded } from '../fs/read-bounded.ts';
+
+/** A PEM key is a few hundred bytes; anything far larger is not a key file. */
+const MAX_KEY_BYTES = 64 * 1024;
 
 /** The file names `actions keygen` writes inside its output directory. */
 export const KEY_FILE = 'actions.key';
@@ -80,11 +84,12 @@ export function readPublicKey(file: string): KeyObject {
   throw new LanewardError('IO_ERROR', 'not an Ed25519 public key (SPKI PEM)', { path: file });
 }
 
+/** Through the bounded reader: a FIFO or /dev/zero at the path is refused, never read. */
 function readKeyText(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readBounded(file, MAX_KEY_BYTES).bytes.toString('utf8');
   } catch (error) {
-    throw new LanewardError('IO_ERROR', `cannot read key file: ${toError(error).message}`, { path: file, cause: error });
+    throw new LanewardError('IO_ERROR', `cannot read key file: it ${toError(error).message}`, { path: file, cause: error });
   }
 }
 

@@ -1,6 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/error.ts';
+import { LanewardError, toError } from '../../formats/error.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
 import {
   actionDescriptorSchema,
@@ -8,6 +7,7 @@ import {
   type ActionDescriptor,
   type ActionSpec,
 } from '../../formats/schemas/actions.ts';
+import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { readPublicKey } from './keys.ts';
 import { decodeSignature, sha256Hex, signatureFileOf, verifySignature } from './signature.ts';
 
@@ -79,32 +79,14 @@ export function loadVerifiedAction(file: string, trustPub: string, action: strin
   return { spec: descriptor.actions[action]!, sha256 };
 }
 
-/**
- * Reads a regular file whole through one descriptor. O_NONBLOCK keeps a FIFO at that
- * path from blocking the open; fstat on the same descriptor then refuses it.
- */
+/** Reads a descriptor or signature through the bounded reader (regular file, capped). */
 function readOnce(file: string, what: string): Buffer {
-  let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    return readBounded(file, MAX_FILE_BYTES).bytes;
   } catch (error) {
-    if (what === 'signature file' && errnoCode(error) === 'ENOENT') {
+    if (what === 'signature file' && isBoundedReadError(error) && error.problem === 'absent') {
       throw invalid('the descriptor is unsigned (no signature file)', file, error);
     }
-    throw invalid(`cannot read the ${what}: ${toError(error).message}`, file, error);
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw invalid(`the ${what} is not a regular file`, file);
-    if (stat.size > MAX_FILE_BYTES) throw invalid(`the ${what} is larger than ${MAX_FILE_BYTES} bytes`, file);
-    const bytes = readFileSync(fd);
-    // It may have grown between fstat and the read.
-    if (bytes.length > MAX_FILE_BYTES) throw invalid(`the ${what} is larger than ${MAX_FILE_BYTES} bytes`, file);
-    return bytes;
-  } catch (error) {
-    if (isLanewardError(error)) throw error;
-    throw invalid(`cannot read the ${what}: ${toError(error).message}`, file, error);
-  } finally {
-    closeSync(fd);
+    throw invalid(`the ${what} ${toError(error).message}`, file, error);
   }
 }

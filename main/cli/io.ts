@@ -1,4 +1,5 @@
-import { write } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
+import { GuardStderr } from './guard-stderr.ts';
 
 /** Where a command prints: results on stdout, errors and progress on stderr. */
 export interface Io {
@@ -8,11 +9,16 @@ export interface Io {
   errRaw(data: string | Uint8Array): void;
   /** Raw stdout writes, for a supervised child's own output. */
   outRaw?(data: string | Uint8Array): void;
+  /** A guard line on stderr, written without ever blocking (queued while stderr is full). */
+  errGuard?(text: string): void;
   /**
-   * Writes `text` to stderr within `timeoutMs`; false when the write failed. When stderr
-   * stays blocked past the budget the process ends with exit 2 (see processIo).
+   * Writes `text` (after any queued guard lines) to stderr within `timeoutMs`; false when
+   * the write failed. When stderr stays blocked past the budget the process ends with
+   * exit 2 (see processIo).
    */
   flushErr?(text: string, timeoutMs: number): Promise<boolean>;
+  /** False when stderr was closed when laneward started: nothing written there is seen. */
+  stderrOpen?(): boolean;
   readonly stderrIsTTY: boolean;
 }
 
@@ -21,18 +27,42 @@ export const processIo: Io = {
   err: (line) => void process.stderr.write(`${line}\n`),
   errRaw: (data) => void process.stderr.write(data),
   outRaw: (data) => void process.stdout.write(data),
-  flushErr: (text, timeoutMs) =>
-    new Promise((resolve) => {
-      // Hint: process.stderr writes to a pipe synchronously, so a reader that stopped
-      // reading would block the guard forever; fs.write blocks a pool thread instead, and
-      // the timer ends the process, since that pending write would keep it alive.
-      const timer = setTimeout(() => process.exit(2), timeoutMs);
-      write(2, text, (error) => {
-        clearTimeout(timer);
-        resolve(error === null);
-      });
-    }),
+  errGuard: (text) => guardStderr().write(text),
+  flushErr: async (text, timeoutMs) => {
+    // Hint: no write here can block (see GuardStderr) and none is parked on a thread-pool
+    // thread, which exit() would wait for; so once the budget is spent the exit is immediate.
+    const written = await guardStderr().flush(text, timeoutMs);
+    if (!written) process.exit(2);
+    return written;
+  },
+  stderrOpen: () => stderrOpenAtStart(),
   get stderrIsTTY() {
     return process.stderr.isTTY === true;
   },
 };
+
+let guardWriter: GuardStderr | undefined;
+const guardStderr = () => (guardWriter ??= new GuardStderr());
+
+/**
+ * Whether fd 2 is a real destination. Node replaces a descriptor that was closed at
+ * start-up (`2>&-`) by /dev/null opened read-write before any of our code runs; a shell
+ * redirection to /dev/null opens it write-only, so read-write /dev/null on fd 2 is taken
+ * as "closed". Other runtimes leave it closed: fstat fails.
+ */
+function stderrOpenAtStart(): boolean {
+  let stat;
+  try {
+    stat = fstatSync(2);
+  } catch {
+    return false;
+  }
+  const DEV_NULL = 0x103; // major 1, minor 3
+  if (!stat.isCharacterDevice() || stat.rdev !== DEV_NULL) return true;
+  try {
+    const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync('/proc/self/fdinfo/2', 'latin1'))?.[1];
+    return flags === undefined || (Number.parseInt(flags, 8) & 3) !== 2; // O_ACCMODE, O_RDWR
+  } catch {
+    return true;
+  }
+}

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
+import { planExitStatus } from '../../formats/exit-status.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
-import { readBounded } from '../fs/read-bounded.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { PlanEnv } from '../plan/locate.ts';
 import { reportLines, resultLine, type PlanReport } from '../plan/report.ts';
 import { intOption, parseCommand, usage } from './args.ts';
@@ -57,8 +58,6 @@ function optionValue(args: readonly string[], name: string): string | undefined 
   return args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
 }
 
-/** Codes that are failures (exit 1) rather than refusals (exit 3). */
-const FAILURES = new Set(['EXPORT_INVALID', 'STATE_UNAVAILABLE', 'IO_ERROR', 'INTERNAL']);
 
 export async function planCommand(args: readonly string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
@@ -226,7 +225,7 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
     return EXIT.ok;
   } catch (caught) {
     const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
-    const exit = error.code === 'USAGE' ? EXIT.usage : FAILURES.has(error.code) ? EXIT.fail : EXIT.refused;
+    const exit = planExitStatus(error.code);
     const dir = runDir === '-' || error.code === 'USAGE' ? '-' : runDir;
     if (json) {
       io.out(JSON.stringify({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
@@ -272,7 +271,7 @@ function defined<T extends Record<string, string | undefined>>(values: T): { [K 
 function readWords(source: string | number): string {
   let text: string;
   if (typeof source === 'string') {
-    const read = readBounded(source, 1024 * 1024);
+    const read = tryReadBounded(source, 1024 * 1024);
     if (!read.ok) throw usage(`cannot read the owner's words: ${read.detail}`);
     text = read.bytes.toString('utf8');
   } else {

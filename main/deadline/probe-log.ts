@@ -1,5 +1,6 @@
-import { closeSync, constants, openSync, readFileSync, writeSync } from 'node:fs';
-import { errnoCode } from '../../formats/error.ts';
+import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 
 /** One line of the receipt log: a launch, a refusal or a finish, with its wall-clock time. */
 export interface ProbeRecord {
@@ -9,54 +10,88 @@ export interface ProbeRecord {
   readonly [extra: string]: unknown;
 }
 
+/**
+ * A log this large holds some 200,000 probes; anything larger is not one the guard
+ * wrote, and reading it would spend the budget it is meant to protect.
+ */
+const MAX_PROBE_LOG_BYTES = 64 * 1024 * 1024;
+
 /** The receipt log sits beside the receipt: `<FILE>.log`, one JSON line per record. */
 export function probeLogPath(receiptFile: string): string {
   return `${receiptFile}.log`;
 }
 
+const invalid = (message: string, log: string) => new LanewardError('PROBE_LOG_INVALID', message, { path: log });
+
 /**
  * Appends one record with a single O_APPEND write, so concurrent guards never interleave
- * inside a line. Never follows a symlink.
+ * inside a line. Never follows a symlink, never blocks on a FIFO (opened non-blocking and
+ * refused unless it is a regular file). A torn last line (a guard killed mid-write) is
+ * ended first, so it cannot swallow this record. A short write is an error: the caller
+ * must not act on a record that is not whole in the log.
  */
 export function appendProbeRecord(log: string, record: ProbeRecord): void {
-  const fd = openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  let fd: number;
   try {
-    writeSync(fd, `${JSON.stringify(record)}\n`);
+    fd = openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+  } catch (error) {
+    throw invalid(`${log} cannot be opened for appending (${errnoCode(error) ?? 'error'})`, log);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw invalid(`${log} is not a regular file`, log);
+    const torn = stat.size > 0 && !endsWithNewline(log);
+    const line = Buffer.from(`${torn ? '\n' : ''}${JSON.stringify(record)}\n`);
+    const written = writeSync(fd, line);
+    if (written !== line.length) throw invalid(`${log}: only ${written} of ${line.length} bytes were written`, log);
+  } catch (error) {
+    if (error instanceof LanewardError) throw error;
+    throw invalid(`${log} cannot be written (${errnoCode(error) ?? 'error'})`, log);
   } finally {
     closeSync(fd);
   }
 }
 
+/** Whether the log's last byte is a newline (read through a descriptor of its own). */
+function endsWithNewline(log: string): boolean {
+  const fd = openSync(log, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Every whole record of the log (none when it does not exist yet). Lines that do not
+ * parse (a torn line) are skipped: they carry no launch anyone acted on, since a launch
+ * is acted on only once its own record is read back whole. A log that is not a regular
+ * file, or too large, is PROBE_LOG_INVALID: the probe count cannot be proven from it.
+ */
 export function readProbeRecords(log: string): ProbeRecord[] {
   let text: string;
   try {
-    text = readFileSync(log, 'utf8');
+    text = readBounded(log, MAX_PROBE_LOG_BYTES, { noFollow: true }).bytes.toString('utf8');
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return [];
-    throw error;
+    if (isBoundedReadError(error) && error.problem === 'absent') return [];
+    throw invalid(`${log} ${(error as Error).message}`, log);
   }
   const records: ProbeRecord[] = [];
   for (const line of text.split('\n')) {
     if (line === '') continue;
     try {
-      records.push(JSON.parse(line) as ProbeRecord);
+      const value = JSON.parse(line) as unknown;
+      if (isRecord(value)) records.push(value);
     } catch {
-      // A torn last line from a guard killed mid-write carries no launch.
+      // A torn line: see above.
     }
   }
   return records;
 }
 
-/**
- * Claims a probe slot race-free: the launch record is appended first, then the position
- * of our own record among all launches decides. Two guards racing for the last slot
- * cannot both win, since their records are ordered in the file.
- */
-export function claimProbe(log: string, probe: string, maxProbes: number | undefined, at: string): { granted: boolean; index: number } {
-  appendProbeRecord(log, { event: 'launch', probe, at });
-  const launches = readProbeRecords(log).filter((record) => record.event === 'launch');
-  const index = launches.findIndex((record) => record.probe === probe) + 1;
-  const granted = maxProbes === undefined || index <= maxProbes;
-  if (!granted) appendProbeRecord(log, { event: 'refused', probe, at });
-  return { granted, index };
+function isRecord(value: unknown): value is ProbeRecord {
+  const record = value as ProbeRecord | null;
+  return typeof record === 'object' && record !== null && typeof record.event === 'string' && typeof record.probe === 'string' && typeof record.at === 'string';
 }

@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 import { MAX_RECEIPT_BYTES, parseReceipt, type Receipt } from '../../formats/receipt.ts';
+import { readBounded } from '../fs/read-bounded.ts';
 
 const refuse = (message: string, path: string) => new LanewardError('RECEIPT_INVALID', message, { path });
 
@@ -59,29 +60,43 @@ export function publishReceipt(file: string, receipt: Receipt): void {
   }
 }
 
-/** Reads and re-validates a receipt: path, file type, mode, links, size, then content. */
-export function readReceipt(file: string): Receipt {
+/**
+ * How long after its startedAt a receipt's inode may last have changed. `start` writes,
+ * syncs, links and unlinks within milliseconds; the slack only absorbs a slow disk.
+ */
+const RECEIPT_CHANGE_SLACK_MS = 5_000;
+
+/** Which file a receipt is: recorded at the first launch so later launches can compare. */
+export interface ReceiptIdentity {
+  readonly dev: number;
+  readonly ino: number;
+  readonly ctimeMs: number;
+}
+
+/**
+ * Reads and re-validates a receipt: path, file type, mode, links, size, content, and that
+ * the file has not been changed since it was written. Mode 0400 does not stop root, so a
+ * receipt whose inode changed (ctime) later than startedAt plus a small slack was edited
+ * or touched after `start`, and is refused: a receipt is written once and never again.
+ */
+export function readReceipt(file: string): { receipt: Receipt; identity: ReceiptIdentity } {
   const absolute = checkReceiptPath(file);
-  let fd: number;
+  let read;
   try {
-    fd = openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    read = readBounded(absolute, MAX_RECEIPT_BYTES, { noFollow: true });
   } catch (error) {
-    throw refuse(errnoCode(error) === 'ENOENT' ? `${file} does not exist` : `${file} cannot be opened`, file);
+    throw refuse(`${file} ${(error as Error).message}`, file);
   }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw refuse(`${file} is not a regular file`, file);
-    if (stat.nlink !== 1) throw refuse(`${file} has ${stat.nlink} links`, file);
-    if ((stat.mode & 0o222) !== 0) throw refuse(`${file} is writable (mode ${(stat.mode & 0o777).toString(8)})`, file);
-    if (stat.size > MAX_RECEIPT_BYTES) throw refuse(`${file} is over ${MAX_RECEIPT_BYTES} bytes`, file);
-    const bytes = Buffer.alloc(MAX_RECEIPT_BYTES + 1);
-    const n = readSync(fd, bytes, 0, bytes.length, 0);
-    const parsed = parseReceipt(bytes.toString('utf8', 0, n));
-    if (typeof parsed === 'string') throw refuse(parsed, file);
-    // A receipt that starts later than now would grant more than its budget.
-    if (Date.parse(parsed.startedAt) > Date.now()) throw refuse('startedAt is in the future', file);
-    return parsed;
-  } finally {
-    closeSync(fd);
+  const { bytes, stat } = read;
+  if (stat.nlink !== 1) throw refuse(`${file} has ${stat.nlink} links`, file);
+  if ((stat.mode & 0o222) !== 0) throw refuse(`${file} is writable (mode ${(stat.mode & 0o777).toString(8)})`, file);
+  const parsed = parseReceipt(bytes.toString('utf8'));
+  if (typeof parsed === 'string') throw refuse(parsed, file);
+  const startedAt = Date.parse(parsed.startedAt);
+  // A receipt that starts later than now would grant more than its budget.
+  if (startedAt > Date.now()) throw refuse('startedAt is in the future', file);
+  if (stat.ctimeMs > startedAt + RECEIPT_CHANGE_SLACK_MS) {
+    throw refuse(`${file} was changed ${Math.round(stat.ctimeMs - startedAt)} ms after its startedAt; a receipt is never touched after start`, file);
   }
+  return { receipt: parsed, identity: { dev: stat.dev, ino: stat.ino, ctimeMs: stat.ctimeMs } };
 }

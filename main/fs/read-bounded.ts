@@ -1,42 +1,84 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { errnoCode } from '../../formats/error.ts';
 
-export type BoundedRead =
-  | { readonly ok: true; readonly bytes: Buffer }
-  | { readonly ok: false; readonly reason: 'absent' | 'not_file' | 'too_large' | 'unreadable'; readonly detail: string };
+/** Why a bounded read refused a path. */
+export type BoundedReadProblem = 'absent' | 'symlink' | 'not-a-file' | 'too-large' | 'unreadable';
+
+export class BoundedReadError extends Error {
+  readonly problem: BoundedReadProblem;
+
+  constructor(problem: BoundedReadProblem, message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'BoundedReadError';
+    this.problem = problem;
+  }
+}
+
+export function isBoundedReadError(value: unknown): value is BoundedReadError {
+  return value instanceof Error && value.name === 'BoundedReadError' && typeof (value as { problem?: unknown }).problem === 'string';
+}
+
+/** The bytes read and the fstat of the very descriptor they came from. */
+export interface BoundedRead {
+  readonly bytes: Buffer;
+  readonly stat: Stats;
+}
 
 /**
- * Reads a whole input file through one descriptor: a regular file only (opened
- * non-blocking, so a FIFO cannot hang the caller), at most `maxBytes`, re-checked while
- * reading so a file that grows past the cap is refused rather than read without end.
+ * The one way laneward reads an input file it does not own (a trust key, a descriptor,
+ * its signature, a receipt, a probe log): opened non-blocking, so a FIFO cannot hang the
+ * open; a regular file only, by fstat of that same descriptor, so a FIFO or /dev/zero is
+ * refused rather than read; at most `maxBytes`, so no budget is spent reading something
+ * that is not ours. `noFollow` refuses a symlink as the last component.
  */
-export function readBounded(file: string, maxBytes: number): BoundedRead {
+export function readBounded(path: string, maxBytes: number, options: { noFollow?: boolean } = {}): BoundedRead {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0));
   } catch (error) {
-    const code = errnoCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, reason: 'absent', detail: `${file} does not exist` };
-    return { ok: false, reason: 'unreadable', detail: `${file} cannot be opened (${code ?? 'error'})` };
+    const errno = errnoCode(error);
+    if (errno === 'ENOENT') throw new BoundedReadError('absent', 'does not exist', error);
+    if (errno === 'ELOOP') throw new BoundedReadError('symlink', 'is a symlink', error);
+    throw new BoundedReadError('unreadable', `cannot be opened (${errno ?? 'error'})`, error);
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return { ok: false, reason: 'not_file', detail: `${file} is not a regular file` };
-    if (stat.size > maxBytes) return { ok: false, reason: 'too_large', detail: `${file} is over ${maxBytes} bytes` };
-    const chunks: Buffer[] = [];
-    let total = 0;
+    if (!stat.isFile()) throw new BoundedReadError('not-a-file', 'is not a regular file');
+    if (stat.size > maxBytes) throw new BoundedReadError('too-large', `is over ${maxBytes} bytes`);
+    // Room for the size fstat saw plus one byte, grown (never past the cap plus one) for
+    // a file that grows while it is read; a byte past the cap is a refusal.
+    let bytes = Buffer.allocUnsafe(Math.min(maxBytes, stat.size) + 1);
+    let length = 0;
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(1 << 20, maxBytes + 1 - total));
-      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (length === bytes.length) {
+        const grown = Buffer.allocUnsafe(Math.min(maxBytes + 1, bytes.length * 2));
+        bytes.copy(grown, 0, 0, length);
+        bytes = grown;
+      }
+      const n = readSync(fd, bytes, length, bytes.length - length, length);
       if (n === 0) break;
-      total += n;
-      if (total > maxBytes) return { ok: false, reason: 'too_large', detail: `${file} is over ${maxBytes} bytes` };
-      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+      length += n;
+      if (length > maxBytes) throw new BoundedReadError('too-large', `is over ${maxBytes} bytes`);
     }
-    return { ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) };
+    return { bytes: bytes.subarray(0, length), stat };
   } catch (error) {
-    return { ok: false, reason: 'unreadable', detail: `${file} cannot be read (${errnoCode(error) ?? 'error'})` };
+    if (isBoundedReadError(error)) throw error;
+    throw new BoundedReadError('unreadable', `cannot be read (${errnoCode(error) ?? 'error'})`, error);
   } finally {
     closeSync(fd);
+  }
+}
+
+export type BoundedResult =
+  | { readonly ok: true; readonly bytes: Buffer }
+  | { readonly ok: false; readonly reason: BoundedReadProblem; readonly detail: string };
+
+/** {@link readBounded} as data, for callers that turn each refusal into their own code. */
+export function tryReadBounded(path: string, maxBytes: number): BoundedResult {
+  try {
+    return { ok: true, bytes: readBounded(path, maxBytes).bytes };
+  } catch (error) {
+    if (!isBoundedReadError(error)) throw error;
+    return { ok: false, reason: error.problem, detail: `${path} ${error.message}` };
   }
 }

@@ -1,7 +1,8 @@
 import { constants } from 'node:os';
 import { toError } from '../../formats/error.ts';
 import type { CancelMessage, SuperviseTask } from '../../workers/supervise/task.ts';
-import type { LeaseOutcome, LeaseSpec } from '../../workers/supervise/lease-types.ts';
+import type { Outcome } from '../../workers/supervise/outcome.ts';
+import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { createPool } from '../pool.ts';
 
 /** Supervisions one worker thread carries at once: they wait on pipes and timers, not CPU. */
@@ -13,9 +14,9 @@ const PER_WORKER = 512;
  * its own children down; a task not yet started sees the shared flag and starts nothing.
  */
 export async function superviseMany(
-  specs: readonly LeaseSpec[],
-  options: { threads: number; cancel?: AbortSignal; onOutcome?: (index: number, outcome: LeaseOutcome) => void },
-): Promise<LeaseOutcome[]> {
+  specs: readonly SupervisionSpec[],
+  options: { threads: number; cancel?: AbortSignal; onOutcome?: (index: number, outcome: Outcome) => void },
+): Promise<Outcome[]> {
   // Loaded here, not at start-up: worker_threads costs milliseconds every command would pay.
   const { MessageChannel } = await import('node:worker_threads');
   // Shared with every worker: a task dispatched after the cancel starts nothing.
@@ -38,7 +39,7 @@ export async function superviseMany(
         try {
           // The budget runs from the caller's start: queueing is pre-launch work and counts.
           const task: SuperviseTask = { spec, port: port2, cancelled };
-          const outcome = (await pool.run(task, { transferList: [port2] })) as LeaseOutcome;
+          const outcome = (await pool.run(task, { transferList: [port2] })) as Outcome;
           options.onOutcome?.(index, outcome);
           return outcome;
         } catch (error) {

@@ -5,7 +5,7 @@ import { familiesConflict } from '../../formats/model-family.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
 import { parseReviewResult, renderResultFormat } from '../../formats/review-result.ts';
 import type { JournalEvent, RunRecord } from '../../formats/review-run.ts';
-import { readBounded } from '../fs/read-bounded.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 import { transact } from '../store/store.ts';
 import { recordChoice, settleGate } from './answer.ts';
 import { applyCarry, refuseCarry } from './carry.ts';
@@ -105,7 +105,7 @@ export async function planCheck(options: CheckOptions, penv: PlanEnv): Promise<P
   if (options.result !== undefined) {
     if (options.model === undefined) throw new LanewardError('USAGE', '--model <id> is required');
     const path = resolve(penv.cwd, options.result);
-    const read = readBounded(path, MAX_RESULT_BYTES);
+    const read = tryReadBounded(path, MAX_RESULT_BYTES);
     if (!read.ok) throw new LanewardError('RESULT_UNREADABLE', read.detail, { path });
     digest = sha256(read.bytes);
     parsed = parseReviewResult(read.bytes, { phase: CHECK_PHASE, snapshot: located.record.snapshot, record: false, attested: false });

@@ -1,6 +1,6 @@
 import { LanewardError } from '../../formats/error.ts';
 import { parsePlan, sha256, type PlanDoc } from '../../formats/plan-doc.ts';
-import { readBounded } from '../fs/read-bounded.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 
 export const MAX_PLAN_BYTES = 4 * 1024 * 1024;
 
@@ -13,7 +13,7 @@ export interface PlanFile {
 
 /** Reads and checks a plan: a UTF-8 regular file with both required sections. */
 export function readPlanFile(path: string): PlanFile {
-  const read = readBounded(path, MAX_PLAN_BYTES);
+  const read = tryReadBounded(path, MAX_PLAN_BYTES);
   if (!read.ok) throw new LanewardError('PLAN_UNREADABLE', read.detail, { path });
   let text: string;
   try {
@@ -29,6 +29,6 @@ export function readPlanFile(path: string): PlanFile {
 
 /** The plan file's current sha256, or null when it cannot be read now. */
 export function currentPlanSha(path: string): string | null {
-  const read = readBounded(path, MAX_PLAN_BYTES);
+  const read = tryReadBounded(path, MAX_PLAN_BYTES);
   return read.ok ? sha256(read.bytes) : null;
 }

@@ -1,7 +1,7 @@
 import { closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
-import { readBounded } from '../fs/read-bounded.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 import { syncDirectory } from '../fs/atomic-write.ts';
 
 export const BINDING_FILE = '.laneward-run';
@@ -17,7 +17,7 @@ const RUN_ID = /^[a-z0-9][a-z0-9-]{0,127}$/;
 /** Reads the binding; undefined when the directory holds none. A damaged one is refused. */
 export function readBinding(dir: string): RunBinding | undefined {
   const file = join(dir, BINDING_FILE);
-  const read = readBounded(file, 8192);
+  const read = tryReadBounded(file, 8192);
   if (!read.ok) {
     if (read.reason === 'absent') return undefined;
     throw new LanewardError('RUN_NOT_INITIALIZED', read.detail, { path: file });

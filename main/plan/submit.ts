@@ -4,7 +4,7 @@ import { familiesConflict } from '../../formats/model-family.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
 import { parseReviewResult } from '../../formats/review-result.ts';
 import { PHASES, type JournalEvent, type PhaseId, type RunRecord, type VoiceId } from '../../formats/review-run.ts';
-import { readBounded } from '../fs/read-bounded.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 import { transact } from '../store/store.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
@@ -66,7 +66,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
     if (options.attest !== undefined && options.record === undefined) throw new LanewardError('USAGE', '--attest applies to hand-run records (--record) only');
     const path = resolve(penv.cwd, file);
     otherAttemptsFile(located.record, attemptId, path, runDir);
-    const read = readBounded(path, MAX_RESULT_BYTES);
+    const read = tryReadBounded(path, MAX_RESULT_BYTES);
     if (!read.ok) throw new LanewardError('RESULT_UNREADABLE', read.detail, { path });
     bytes = read.bytes;
     digest = sha256(bytes);

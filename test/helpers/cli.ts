@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { buildId } from '../../scripts/build-id.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BUNDLE = `${ROOT}dist/laneward.mjs`;
@@ -12,11 +13,41 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Builds the bundles once if a test file runs without `npm test` having built them. */
+const builtId = () => {
+  try {
+    return readFileSync(`${ROOT}dist/build-id`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Rebuilds the bundles when dist/ was not built from the sources as they are now (its
+ * build id differs), so a test file run alone after an edit never tests a stale bundle.
+ * Test files run in parallel: one builds under a lock directory, the others wait for it
+ * and then find the id matching.
+ */
 export function ensureBuilt(): void {
-  if (existsSync(BUNDLE)) return;
-  const built = spawnSync(process.execPath, [`${ROOT}scripts/build.mjs`], { encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`build failed: ${built.stderr}`);
+  const wanted = buildId(ROOT);
+  if (builtId() === wanted) return;
+  const lock = `${ROOT}.build-lock`;
+  const end = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > end) throw new Error(`waited too long for ${lock}; remove it if no build runs`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    }
+  }
+  try {
+    if (builtId() === wanted) return;
+    const built = spawnSync(process.execPath, [`${ROOT}scripts/build.mjs`], { encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`build failed: ${built.stderr}`);
+  } finally {
+    rmdirSync(lock);
+  }
 }
 
 /** Runs the built CLI as a child process, under node or deno, with no stdin. */

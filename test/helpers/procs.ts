@@ -7,6 +7,8 @@ export interface ProcStat {
   readonly state: string;
   /** The process group id. */
   readonly pgid: number;
+  /** Threads still counted by the kernel. */
+  readonly threads: number;
 }
 
 /** State and process group of `pid` from /proc/<pid>/stat, or undefined once it is gone (reaped). */
@@ -19,13 +21,16 @@ export function procStat(pid: number): ProcStat | undefined {
   }
   // The command name may hold spaces and parentheses: the fields start after the last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0]!, pgid: Number(fields[2]) };
+  return { state: fields[0]!, pgid: Number(fields[2]), threads: Number(fields[17]) };
 }
 
-/** A process that can still run: present in /proc and neither a zombie nor dead. */
+/**
+ * A process that can still run: present in /proc and not dead. A zombie whose main thread
+ * exited while another thread runs (pthread_exit) still runs.
+ */
 export function canRun(pid: number): boolean {
   const stat = procStat(pid);
-  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+  return stat !== undefined && ((stat.state !== 'Z' && stat.state !== 'X') || stat.threads > 1);
 }
 
 /** Every pid in /proc. */

@@ -1,4 +1,4 @@
-const MAX_TIMER_MS = 2_147_483_647;
+import { MAX_TIMER_MS } from '../../formats/limits.ts';
 
 /** Milliseconds on the one monotonic clock every budget uses (same origin in every thread). */
 export function nowMs(): number {
@@ -8,7 +8,8 @@ export function nowMs(): number {
 /**
  * One timer for an absolute monotonic deadline. Timers fire early (by up to a
  * millisecond) and late; an early wake re-arms for the rest, so `fire` never runs before
- * the deadline. `rearm` moves the deadline (a lease renewal) without a second timer.
+ * the deadline, and never before the I/O already waiting has been read. `rearm` moves
+ * the deadline (a lease renewal) without a second timer.
  */
 export class DeadlineTimer {
   private timer: NodeJS.Timeout | undefined;
@@ -20,10 +21,6 @@ export class DeadlineTimer {
     this.deadline = deadline;
     this.fire = fire;
     this.arm();
-  }
-
-  get at(): number {
-    return this.deadline;
   }
 
   rearm(deadline: number): void {
@@ -44,15 +41,19 @@ export class DeadlineTimer {
     // the last fraction on setImmediate keeps lateness near the loop's own.
     // Longer than a runtime timer can hold: wake at the limit and sleep again.
     const wait = Math.min(MAX_TIMER_MS, Math.max(0, Math.floor(this.deadline - nowMs())));
-    this.timer = setTimeout(() => this.check(), wait);
+    this.timer = setTimeout(() => this.check(true), wait);
   }
 
-  private check(): void {
+  private check(fromTimer: boolean): void {
     this.timer = undefined;
     this.immediate = undefined;
     const late = nowMs() - this.deadline;
-    if (late >= 0) this.fire(late);
-    else if (late > -1) this.immediate = setImmediate(() => this.check());
+    // Timers run before the loop reads its pipes: a loop held up (a busy machine) would
+    // find the deadline passed before reading marks that were already waiting. The
+    // decision waits for one poll phase (setImmediate runs after it), so ready progress
+    // is read first; an idle loop pays a fraction of a millisecond for it.
+    if (late >= 0 && !fromTimer) this.fire(late);
+    else if (late > -1) this.immediate = setImmediate(() => this.check(false));
     else this.arm();
   }
 }

@@ -2,17 +2,25 @@ import type { MessagePort } from 'node:worker_threads';
 import { constants } from 'node:os';
 import { workerData } from 'node:worker_threads';
 import { BUILD_ID } from '../../formats/build-id.ts';
-import { superviseLease } from './lease.ts';
-import type { LeaseOutcome, LeaseSpec } from './lease-types.ts';
+import type { Outcome } from './outcome.ts';
+import { ProcSnapshots } from './proc-snapshot.ts';
+import type { SupervisionSpec } from './spec.ts';
+import { supervise } from './supervise.ts';
 
 const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
 if (expected !== BUILD_ID) {
   throw new Error(`supervise worker is build ${BUILD_ID}, coordinator expects ${String(expected)}`);
 }
 
+/**
+ * The supervisions of this worker read /proc through one snapshot source: one scan per
+ * event-loop turn serves them all. Snapshots are immutable; nothing else is shared.
+ */
+const snapshots = new ProcSnapshots();
+
 /** What the coordinator hands a worker for one supervision. */
 export interface SuperviseTask {
-  readonly spec: LeaseSpec;
+  readonly spec: SupervisionSpec;
   /** Carries a cancel request for this supervision while it runs. */
   readonly port: MessagePort;
   /** Shared by every task of one fleet: non-zero (a signal number) once it is cancelled. */
@@ -35,7 +43,7 @@ export interface CancelMessage {
  * I/O and timers). Cancellation arrives on `port`, and this worker tears its own
  * children down: terminating the thread instead would orphan them.
  */
-export default async function supervise({ spec, port, cancelled }: SuperviseTask): Promise<LeaseOutcome> {
+export default async function superviseTask({ spec, port, cancelled }: SuperviseTask): Promise<Outcome> {
   const cancel = new AbortController();
   port.on('message', (message: CancelMessage) => {
     if (message?.type === 'cancel') cancel.abort(message.signal);
@@ -45,7 +53,7 @@ export default async function supervise({ spec, port, cancelled }: SuperviseTask
   const signal = Atomics.load(cancelled, 0);
   if (signal !== 0) cancel.abort(signalName(signal));
   try {
-    return await superviseLease(spec, {}, cancel.signal);
+    return await supervise(spec, cancel.signal, { snapshots });
   } finally {
     port.close();
   }

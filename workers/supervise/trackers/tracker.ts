@@ -1,3 +1,4 @@
+import { PROGRESS_SOURCES, type ProgressSource } from '../../../formats/supervision-modes.ts';
 import type { ProgressTracker } from './verdict.ts';
 import { ClaudeStreamJsonTracker } from './claude-stream-json.ts';
 import { CodexJsonTracker } from './codex-json.ts';
@@ -6,16 +7,11 @@ import { StepLifecycleTracker } from './step-lifecycle.ts';
 
 export type { ProgressTracker, Verdict } from './verdict.ts';
 
-/** The structured progress sources a lease descriptor may name. */
-export type TrackerKind = 'step-lifecycle' | 'claude-stream-json' | 'codex-json' | 'jsonl-counter';
+/** The structured progress sources a lease descriptor may name: every source but fd 3. */
+export type TrackerKind = Exclude<ProgressSource, 'fd'>;
 
 /** Every {@link TrackerKind}, in the order the contract lists them. */
-export const TRACKER_KINDS: readonly TrackerKind[] = Object.freeze([
-  'step-lifecycle',
-  'claude-stream-json',
-  'codex-json',
-  'jsonl-counter',
-]);
+export const TRACKER_KINDS: readonly TrackerKind[] = Object.freeze(PROGRESS_SOURCES.filter((source): source is TrackerKind => source !== 'fd'));
 
 /** Creates a fresh tracker (empty identity sets, zero marks) of the given kind. */
 export function createTracker(kind: TrackerKind): ProgressTracker {

@@ -1,0 +1,127 @@
+import { constants } from 'node:os';
+import type { ResultCode } from './codes.ts';
+
+/**
+ * How a result code becomes laneward's exit status: a fixed number, the provider's own
+ * status (`child`), or 128 + the number of the signal that cancelled laneward (`signal`).
+ */
+export type ExitRule = number | 'child' | 'signal';
+
+/**
+ * The one table from result code to exit status: 0 ok, 1 fail, 2 usage, 3 refused, 124
+ * timeouts, 126/127 a command that cannot run, 128+n cancelled by signal n. Applied only
+ * in main/cli; engines return codes, never exit statuses.
+ */
+const EXIT_STATUS = {
+  ARTIFACT_INVALID_JSON: 1,
+  ARTIFACT_SCHEMA: 1,
+  ARTIFACT_UNSUPPORTED_VERSION: 1,
+  ARTIFACT_RUN_INTERRUPTED: 1,
+  ARTIFACT_REVIEWER_MISSING: 1,
+  ARTIFACT_PATH_ESCAPE: 1,
+  ARTIFACT_MISSING: 1,
+  ARTIFACT_STALE: 1,
+  ARTIFACT_MALFORMED_JSONL: 1,
+  ARTIFACT_DUPLICATE_ID: 1,
+  ARTIFACT_UNBOUND_ID: 1,
+  ARTIFACT_COUNT_MISMATCH: 1,
+  ARTIFACT_DANGLING_REF: 1,
+  ARTIFACT_DEPENDENCY_CYCLE: 1,
+  ARTIFACT_GUARD_LINE_MISSING: 1,
+  ACK_REFUSED: 3,
+  GATE_REPLY_UNPARSED: 1,
+  GATE_REV_STALE: 1,
+  GATE_PAGE_OUT_OF_RANGE: 2,
+  DEADLINE_EXPIRED: 124,
+  PROBE_BUDGET_EXHAUSTED: 124,
+  PROBE_LOG_INVALID: 124,
+  RECEIPT_INVALID: 2,
+  RECEIPT_EXISTS: 2,
+  COMMAND_NOT_FOUND: 127,
+  COMMAND_NOT_EXECUTABLE: 126,
+  GUARD_IO: 2,
+  DESCRIPTOR_INVALID: 3,
+  PROGRESS_CHANNEL_UNAVAILABLE: 3,
+  PROGRESS_CHANNEL_LOST: 1,
+  LEASE_EXPIRED: 124,
+  PROGRESS_INVALID: 1,
+  POST_PROVIDER_TIMEOUT: 124,
+  OUTPUT_LIMIT: 1,
+  CANCELLED: 'signal',
+  TEARDOWN_UNPROVEN: 1,
+  SPAWN_FAILED: 126,
+  CHILD_FAILED: 'child',
+  // Review runs, the trail and the brief: refusals exit 3, failures 1.
+  EXECUTION_UNKNOWN: 3,
+  RUN_NOT_INITIALIZED: 3,
+  PHASE_NOT_AWAITING: 3,
+  ATTEMPT_MISMATCH: 3,
+  RESULT_RECEIPT_MISSING: 3,
+  RESULT_FINDINGS_MISSING: 3,
+  MODEL_FAMILY_CONFLICT: 3,
+  SPEND_CAP_EXCEEDED: 3,
+  CONSENSUS_MISSING: 3,
+  PLAN_SECTIONS_INVALID: 3,
+  PLAN_AMEND_PENDING: 3,
+  PLAN_CHANGED: 3,
+  PLAN_SOURCE_CHANGED: 3,
+  ANSWER_BY_REQUIRED: 3,
+  OWNER_REPLY_REQUIRED: 3,
+  GATE_OWNER_REPLY_MISMATCH: 3,
+  GATE_REC_STALE: 3,
+  CHECKPOINT_OVERLAP: 3,
+  CHECKPOINT_INVALID: 3,
+  CEO_ONLY_CONFLICT: 3,
+  CEO_ONLY_AFTER_INIT: 3,
+  CEO_ONLY_NO_GATE: 3,
+  DECISION_TRAIL_START_REQUIRED: 3,
+  TRAIL_UNREADABLE: 3,
+  BRIEF_INPUT_MISSING: 3,
+  PLAN_UNREADABLE: 3,
+  RESULT_UNREADABLE: 3,
+  EXPORT_NOT_READY: 3,
+  PLAN_UNCHANGED: 3,
+  DECISION_UNKNOWN: 3,
+  STATE_UNAVAILABLE: 1,
+  EXPORT_INVALID: 1,
+  USAGE: 2,
+  IO_ERROR: 1,
+  INTERNAL: 1,
+} as const satisfies Record<ResultCode, ExitRule>;
+
+/** What an exit status may depend on besides the code. */
+export interface ExitFacts {
+  /** The provider's own status, for a provider that finished by itself. */
+  readonly childExitCode?: number | null;
+  /** The signal that cancelled laneward (its name), for CANCELLED. */
+  readonly cancelSignal?: string | null;
+}
+
+/** The exit status for `code` (null: success, the provider's own status or 0). */
+export function exitStatus(code: ResultCode | null, facts: ExitFacts = {}): number {
+  if (code === null) return facts.childExitCode ?? 0;
+  const rule: ExitRule = EXIT_STATUS[code];
+  if (rule === 'child') return facts.childExitCode ?? 1;
+  if (rule === 'signal') return 128 + (constants.signals[(facts.cancelSignal ?? 'SIGTERM') as NodeJS.Signals] ?? constants.signals.SIGTERM);
+  return rule;
+}
+
+/**
+ * The deadline guard's reading of the same table: its own failures are exit 2 (the
+ * contract's "guard errors return 2"), and so is its output breaking (a cancel by
+ * SIGPIPE); everything else, the provider's status included, is as for any command.
+ */
+/**
+ * `plan` commands refuse a stale or unparsed gate reply (exit 3) where `gate parse` and
+ * `gate decisions` report it as a failed check (exit 1): the contract gives both.
+ */
+export function planExitStatus(code: ResultCode): number {
+  if (code === 'GATE_REV_STALE' || code === 'GATE_REPLY_UNPARSED') return 3;
+  return exitStatus(code);
+}
+
+export function guardExitStatus(code: ResultCode | null, facts: ExitFacts = {}): number {
+  if (code === 'CANCELLED' && facts.cancelSignal === 'SIGPIPE') return 2;
+  if (code !== null && EXIT_STATUS[code] === 1) return 2;
+  return exitStatus(code, facts);
+}

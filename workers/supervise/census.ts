@@ -1,0 +1,113 @@
+import { errnoCode } from '../../formats/error.ts';
+import { canRun, readProcStat, statScratch, type ProcStat } from './proc-stat.ts';
+import type { ProcSnapshot, ProcSnapshots } from './proc-snapshot.ts';
+
+/**
+ * The processes of one supervised tree: the leader's process group and its session (a
+ * descendant that moves to a group of its own stays in the session; one that calls
+ * setsid leaves both, and no supervisor can follow it). One census per supervision; it
+ * reads the shared, immutable snapshots and keeps only its own leader's identity.
+ *
+ * A process is identified by pid and start time. A member must have started no earlier
+ * than the leader; and once the leader's pid names a process with another start time,
+ * the number was reused, which the kernel allows only after the old session emptied.
+ */
+export class TreeCensus {
+  readonly leader: number;
+  private readonly snapshots: ProcSnapshots;
+  private readonly leaderStart: number | undefined;
+  private readonly scratch = statScratch();
+
+  constructor(leader: number, snapshots: ProcSnapshots) {
+    this.leader = leader;
+    this.snapshots = snapshots;
+    this.leaderStart = readProcStat(leader, this.scratch)?.startTime;
+  }
+
+  /**
+   * Members that can still run, by `snapshot` (this turn's unless given): every process
+   * the snapshot puts in the leader's session or group, each re-read now (a snapshot may
+   * carry an old state), and kept only while it is the same process (start time) and ours.
+   */
+  liveMembers(snapshot: ProcSnapshot = this.snapshots.current()): ProcStat[] {
+    if (!snapshot.readable) return this.groupAnswers() ? [{ pid: this.leader, state: 'R', pgid: this.leader, sid: this.leader, threads: 1, startTime: 0 }] : [];
+    if (this.reused(snapshot)) return [];
+    const live: ProcStat[] = [];
+    const seen = new Set<number>();
+    for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader)]) {
+      for (const listed of list ?? []) {
+        if (seen.has(listed.pid)) continue;
+        seen.add(listed.pid);
+        const now = readProcStat(listed.pid, this.scratch);
+        if (now !== undefined && now.startTime === listed.startTime && this.isOurs(now) && canRun(now)) live.push(now);
+      }
+    }
+    return live;
+  }
+
+  /**
+   * Signals the tree: the leader's group at once (no /proc read stands before the first
+   * signal), then every live member outside the group, each read just before its signal
+   * (liveMembers) so a pid that changed hands since the snapshot is never signalled.
+   * True when anything was signalled.
+   */
+  signal(signal: NodeJS.Signals): boolean {
+    let sent = signalGroup(this.leader, signal);
+    for (const member of this.liveMembers()) {
+      if (member.pgid === this.leader) continue; // the group signal reached it
+      try {
+        process.kill(member.pid, signal);
+        sent = true;
+      } catch {
+        // Gone since we looked.
+      }
+    }
+    return sent;
+  }
+
+  /**
+   * Whether the tree is gone, proven: no live member now, and none in a listing taken in
+   * a later turn either (a child forked just before its parent died is missed by a
+   * listing taken before the fork). Zombies do not count, unless a thread of theirs runs.
+   */
+  async gone(): Promise<boolean> {
+    if (this.liveMembers().length > 0) return false;
+    const later = await this.snapshots.next();
+    if (!later.readable) return !this.groupAnswers();
+    return this.liveMembers(later).length === 0;
+  }
+
+  private isOurs(stat: ProcStat): boolean {
+    if (stat.sid !== this.leader && stat.pgid !== this.leader) return false;
+    return this.leaderStart === undefined || stat.startTime >= this.leaderStart;
+  }
+
+  /** The leader's pid now names another process: our session ended before it was reused. */
+  private reused(snapshot: ProcSnapshot): boolean {
+    if (this.leaderStart === undefined) return false;
+    for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader)]) {
+      for (const stat of list ?? []) if (stat.pid === this.leader) return stat.startTime !== this.leaderStart;
+    }
+    return false;
+  }
+
+  /** Without /proc the best answer is whether the group accepts signals (zombies do too). */
+  private groupAnswers(): boolean {
+    try {
+      process.kill(-this.leader, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'ESRCH') return false;
+    throw error;
+  }
+}

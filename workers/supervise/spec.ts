@@ -1,0 +1,63 @@
+import type { ProgressSource, TimeoutMode } from '../../formats/supervision-modes.ts';
+import type { ProcSnapshots } from './proc-snapshot.ts';
+
+/**
+ * Everything one supervision needs; plain data, so it crosses to a pool worker. The
+ * deadline guard and a lease are the same engine: the guard is a total-deadline spec
+ * with zero grace and inherited stdio.
+ */
+export interface SupervisionSpec {
+  readonly argv: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /**
+   * `pipe`: the provider's stdout and stderr come to the supervisor (hooks, limits,
+   * trackers). `inherit`: they are the supervisor's own, untouched (the guard).
+   */
+  readonly stdio: 'pipe' | 'inherit';
+  readonly mode: TimeoutMode;
+  /** Where admitted progress comes from; null for a total-deadline action. */
+  readonly progress: ProgressSource | null;
+  /** The caller's budget: a total deadline, or the inactivity lease after launch. */
+  readonly timeoutMs: number;
+  /** Taken out of the budget before launch: the first mark must come within timeout - reserve. */
+  readonly cleanupReserveMs: number;
+  /** One fresh budget, once, for draining output after the provider exits. */
+  readonly postProviderMs: number;
+  /** SIGTERM to SIGKILL, during teardown; 0 sends SIGKILL at once. */
+  readonly graceMs: number;
+  /** Teardown's own budget. */
+  readonly teardownMs: number;
+  readonly stdoutLimit: number;
+  readonly stderrLimit: number;
+  /** Monotonic ms (nowMs) when the caller's budget began; pre-launch work counts. */
+  readonly startedAt: number;
+  /** The logical action this runs as, and the sha256 of its verified descriptor (null for the guard). */
+  readonly action: string | null;
+  readonly descriptorSha256: string | null;
+}
+
+/** Where the provider's output and marks go while it runs; all optional. */
+export interface SupervisionHooks {
+  readonly onStdout?: (chunk: Buffer) => void;
+  readonly onStderr?: (chunk: Buffer) => void;
+  /** Called once the provider runs, with its pid (which leads its group and session). */
+  readonly onSpawn?: (pid: number) => void;
+  /**
+   * Called right after admitted progress renewed the lease, with the monotonic time of the
+   * renewal: once per renewal, and one chunk or line may carry several marks.
+   */
+  readonly onRenewal?: (atMs: number) => void;
+  /**
+   * Where this supervision reads /proc from. Supervisions that share one read one
+   * snapshot per event-loop turn; without it the supervision has its own.
+   */
+  readonly snapshots?: ProcSnapshots;
+}
+
+export const SUPERVISION_DEFAULTS = {
+  graceMs: 500,
+  teardownMs: 5_000,
+  stdoutLimit: 4 * 1024 * 1024,
+  stderrLimit: 256 * 1024,
+} as const;
