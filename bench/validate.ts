@@ -47,7 +47,7 @@ async function rowsPerSecond(root: string): Promise<void> {
         for (const text of lines) JSON.parse(text);
       },
       validate: () => {
-        issues += checkJsonlFile(file, { display: 'findings.jsonl', schema: findingSchema, runId: 'run1' }).issues.length;
+        issues += checkJsonlFile(file, { display: "findings.jsonl", schema: findingSchema, runId: "run1" }).issues.total;
       },
     },
     { iterations: 12 },

@@ -1,3 +1,5 @@
+import { LINE_OVERLONG, type LineProblem } from './jsonl-lines.ts';
+
 /** A JSONL line read as one row: the object, or why it is not one. */
 export type RowParse = { readonly row: Record<string, unknown> } | { readonly malformed: string };
 
@@ -5,8 +7,8 @@ export type RowParse = { readonly row: Record<string, unknown> } | { readonly ma
  * Parses one JSONL line. Messages are fixed strings, never the engine's: Node and Deno
  * word JSON.parse errors differently, and the validator's output must not depend on it.
  */
-export function parseJsonlRow(text: string | null): RowParse {
-  if (text === null) return { malformed: 'line over 16 MiB' };
+export function parseJsonlRow(text: string | null, problem: LineProblem = LINE_OVERLONG): RowParse {
+  if (text === null) return { malformed: problem };
   if (text.length === 0) return { malformed: 'blank line' };
   let value: unknown;
   try {
