@@ -16,13 +16,38 @@ function run(name: string, edit?: (dir: string) => void): string {
   return dir;
 }
 
-function ackAsync(dir: string, consumer: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+type Acked = Promise<{ code: number | null; stdout: string; stderr: string }> & { pid: number };
+
+function ackAsync(dir: string, consumer: string): Acked {
   const child = spawn(process.execPath, [BUNDLE, 'artifact', 'ack', dir, '--consumer', consumer], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return Object.assign(done, { pid: child.pid! }) as Acked;
+}
+
+/** CPU ticks a process has used (utime + stime), from /proc. */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Waits until a process has started up and sits idle (waiting on a lock): its CPU time
+ * stops growing for half a second. A fixed sleep would race a busy machine.
+ */
+async function settled(pid: number): Promise<void> {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 500));
+  await pause();
+  for (let last = cpuTicks(pid); ; ) {
+    await pause();
+    const now = cpuTicks(pid);
+    if (now - last <= 2) return;
+    last = now;
+  }
 }
 
 /** A pid that is certainly not running: a child that has exited and been reaped. */
@@ -77,7 +102,7 @@ describe('laneward artifact ack: stale locks (10)', () => {
     const lock = join(dir, 'run.json.lock');
     writeFileSync(lock, String(process.pid));
     const pending = ackAsync(dir, 'after-holder');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await settled(pending.pid);
     expect(readManifest(dir)['consumed_by']).toEqual([]);
     unlinkSync(lock);
     expect((await pending).code).toBe(0);
@@ -91,7 +116,8 @@ describe('laneward artifact ack: validates what it rewrites (11)', () => {
     const lock = join(dir, 'run.json.lock');
     writeFileSync(lock, String(process.pid));
     const pending = ackAsync(dir, 'late');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // By now an ack that validated before taking the lock has judged the old manifest.
+    await settled(pending.pid);
     const manifest = readManifest(dir);
     manifest['artifacts']['plan.md'].sha256 = '0'.repeat(64);
     writeManifest(dir, manifest);
