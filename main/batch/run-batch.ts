@@ -3,6 +3,7 @@ import { toError } from '../../formats/error.ts';
 import { issue, oneLine } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
 import type { RunReport } from '../../workers/validate/report.ts';
+import { validateRun } from '../../workers/validate/validate-run.ts';
 import { reportObject } from '../cli/artifact-validate.ts';
 import { interruptSignal } from '../cli/interrupt.ts';
 import type { Io } from '../cli/io.ts';
@@ -70,12 +71,34 @@ async function validateAll(
   signal: AbortSignal,
 ): Promise<void> {
   const threads = Math.min(options.jobs ?? defaultThreads(), runs.length);
+  let next = 0;
+  let workersAnswered = false;
+  const finish = (path: string, result: RunReport) => {
+    report(path, result);
+    bar.tick(!result.valid);
+  };
+  // Starting the pool (loading piscina, booting threads, loading the worker bundle) takes
+  // about as long as validating a few dozen runs: the coordinator validates runs itself,
+  // one per event-loop turn so the pool keeps starting, until the first worker answers.
+  const local = (async () => {
+    while (!workersAnswered && next < runs.length && !signal.aborted) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (workersAnswered || next >= runs.length || signal.aborted) break;
+      const path = runs[next++]!;
+      let result: RunReport;
+      try {
+        result = validateRun(path);
+      } catch (error) {
+        result = failed(path, 'INTERNAL', toError(error).message);
+      }
+      finish(path, result);
+    }
+  })();
   let poolError: Error | undefined;
   // Hint: two tasks per worker, so the next run is already queued in the worker when one
   // ends (validation is synchronous); the worker never idles through a round trip.
   const pool = await createPool('validate', threads, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
   try {
-    let next = 0;
     const lane = async () => {
       while (next < runs.length && !signal.aborted) {
         const path = runs[next++]!;
@@ -85,13 +108,13 @@ async function validateAll(
         } catch (error) {
           result = failed(path, 'INTERNAL', toError(poolError ?? error).message);
         }
+        workersAnswered = true;
         if (signal.aborted) return;
-        report(path, result);
-        bar.tick(!result.valid);
+        finish(path, result);
       }
     };
     // Three lanes per thread: two in each worker, one crossing back with its result.
-    await Promise.all(Array.from({ length: threads * 3 }, lane));
+    await Promise.all([local, ...Array.from({ length: threads * 3 }, lane)]);
   } finally {
     bar.finish();
     await pool.destroy();

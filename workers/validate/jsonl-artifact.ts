@@ -47,7 +47,7 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
       return;
     }
     const row = parsed.row;
-    const rowIssues = checkSchema(schema, row, `${display}:${line}`);
+    const rowIssues = checkSchema(schema, row, () => `${display}:${line}`);
     if (rowIssues !== undefined) for (const found of rowIssues) issues.push(found);
     onRow?.(row, line, rowIssues === undefined);
     const id = row['id'];
