@@ -97,9 +97,9 @@ async function batchThroughput(root: string, options: ValidateBenchOptions): Pro
   const one = result['one worker']!.p50;
   const two = result['two workers']!.p50;
   line('(b) batch, baseline read+hash+parse', `${show('baseline')} (${options.runs} runs, ${mb.toFixed(0)} MB)`);
-  line('(b) batch, 1 worker', `${show('one worker')}, time ${ratio(one, base)} of baseline`);
-  line('(b) batch, 2 workers', `${show('two workers')}, time ${ratio(two, base)} of baseline (target <= 1.10x, goal 0.75x)`);
-  line('(b) 2 workers against 1', `${ratio(one, two)} (target >= 1.60x)`);
+  line('(b) batch, --jobs 1 (coordinator only)', `${show('one worker')}, time ${ratio(one, base)} of baseline`);
+  line('(b) batch, --jobs 2 (coordinator + 1 worker)', `${show('two workers')}, time ${ratio(two, base)} of baseline (target <= 1.10x, goal 0.75x)`);
+  line('(b) --jobs 2 against --jobs 1', `${ratio(one, two)} (target >= 1.60x)`);
 }
 
 /** (c) peak RSS of one CLI validation of a run whose findings.jsonl is about `mb` MB. */

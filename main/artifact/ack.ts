@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { issue, type Issue } from '../../formats/issue.ts';
 import { appendToArrayMember } from '../../formats/json-splice.ts';
 import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
@@ -42,8 +43,19 @@ export function acknowledgeRun(target: string, consumer: string, now: () => stri
     errorsOmitted,
   });
   if (isSymlink(manifest)) return refuse(null, `${manifest} is a symlink; ack rewrites only a regular run.json`);
+  if (lstatSync(manifest, { throwIfNoEntry: false }) === undefined) {
+    // Nothing to lock beside a manifest that is not there: report it as validate does.
+    const report = validateRun(manifest);
+    return refuse(report.run, `${report.errors.length + report.errors_omitted} validation error(s)`, report.errors, report.errors_omitted);
+  }
 
-  const release = acquireLock(`${manifest}.lock`);
+  let release: () => void;
+  try {
+    release = acquireLock(`${manifest}.lock`);
+  } catch (error) {
+    if (isLanewardError(error)) throw error;
+    throw new LanewardError('IO_ERROR', `cannot create ${manifest}.lock (${errnoCode(error) ?? toError(error).message})`, { path: `${manifest}.lock`, cause: error });
+  }
   try {
     sweepClaims(`${manifest}.lock`);
     sweepTemps(manifest);

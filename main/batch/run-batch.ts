@@ -63,6 +63,13 @@ export async function runBatch(
   return { code: summary.invalid === 0 && summary.runs > 0 ? EXIT.ok : EXIT.fail, summary };
 }
 
+/**
+ * Validates `runs` on `--jobs` threads: the coordinator is one of them (it would
+ * otherwise sit idle waiting for results) and the pool holds the others, so `--jobs 1`
+ * starts no pool at all. The coordinator validates one run per event-loop turn, so
+ * results from the workers are printed between its own; it starts at once, while the
+ * pool is still loading and booting its threads.
+ */
 async function validateAll(
   runs: readonly string[],
   options: BatchOptions,
@@ -72,18 +79,14 @@ async function validateAll(
 ): Promise<void> {
   const threads = Math.min(options.jobs ?? defaultThreads(), runs.length);
   let next = 0;
-  let workersAnswered = false;
   const finish = (path: string, result: RunReport) => {
     report(path, result);
     bar.tick(!result.valid);
   };
-  // Starting the pool (loading piscina, booting threads, loading the worker bundle) takes
-  // about as long as validating a few dozen runs: the coordinator validates runs itself,
-  // one per event-loop turn so the pool keeps starting, until the first worker answers.
-  const local = (async () => {
-    while (!workersAnswered && next < runs.length && !signal.aborted) {
+  const local = async () => {
+    while (next < runs.length && !signal.aborted) {
       await new Promise((resolve) => setImmediate(resolve));
-      if (workersAnswered || next >= runs.length || signal.aborted) break;
+      if (next >= runs.length || signal.aborted) break;
       const path = runs[next++]!;
       let result: RunReport;
       try {
@@ -93,11 +96,20 @@ async function validateAll(
       }
       finish(path, result);
     }
-  })();
+  };
+  if (threads <= 1) {
+    try {
+      await local();
+    } finally {
+      bar.finish();
+    }
+    return;
+  }
+  const coordinator = local();
   let poolError: Error | undefined;
   // Hint: two tasks per worker, so the next run is already queued in the worker when one
   // ends (validation is synchronous); the worker never idles through a round trip.
-  const pool = await createPool('validate', threads, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
+  const pool = await createPool('validate', threads - 1, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
   try {
     const lane = async () => {
       while (next < runs.length && !signal.aborted) {
@@ -108,13 +120,12 @@ async function validateAll(
         } catch (error) {
           result = failed(path, 'INTERNAL', toError(poolError ?? error).message);
         }
-        workersAnswered = true;
         if (signal.aborted) return;
         finish(path, result);
       }
     };
-    // Three lanes per thread: two in each worker, one crossing back with its result.
-    await Promise.all([local, ...Array.from({ length: threads * 3 }, lane)]);
+    // Three lanes per worker: two in the worker, one crossing back with its result.
+    await Promise.all([coordinator, ...Array.from({ length: (threads - 1) * 3 }, lane)]);
   } finally {
     bar.finish();
     await pool.destroy();

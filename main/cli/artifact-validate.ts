@@ -33,7 +33,7 @@ when every run is valid.
 
 options:
   --json      print JSON objects instead of lines (batch: one per run, then a summary)
-  --jobs N    pool threads for a batch (default: the machine's parallelism)
+  --jobs N    threads for a batch, the coordinator included (default: the machine's parallelism)
   --as NAME   validate a single file against the named schema
   --run ID    with --as: the run id rows must be bound to`;
 

@@ -1,4 +1,4 @@
-import { issue, type Issue } from '../../formats/issue.ts';
+import { issue } from '../../formats/issue.ts';
 import { ERROR_CAP, IssueList } from '../../formats/issue-list.ts';
 import { JsonlLineSplitter } from '../../formats/jsonl-lines.ts';
 import { parseJsonlRow } from '../../formats/jsonl-row.ts';
@@ -144,4 +144,3 @@ function confirmDuplicates(file: string, display: string, candidates: LinePairs,
   splitter.end();
 }
 
-export type { Issue };
