@@ -53,12 +53,13 @@ export function renderItem(item: NumberedItem): string[] {
 }
 
 /**
- * Titles and option texts come from model output: runs of spaces are folded for reading,
- * then every control character left (ESC, a newline) is escaped by the one renderer, so
- * no value can start a line of its own or drive the terminal.
+ * Titles and option texts come from model output: runs of whitespace (line breaks
+ * included) are folded into one space for reading, then every control character left
+ * (ESC, NUL) is escaped by the one renderer, so no value can start a line of its own or
+ * drive the terminal.
  */
 function words(text: string): string {
-  return oneLine(text.replace(/[ \t]+/g, ' ').trim());
+  return oneLine(text.replace(/\s+/g, ' ').trim());
 }
 
 /** The path as the owner can paste it into a shell: quoted only when it needs to be. */

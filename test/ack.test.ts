@@ -208,3 +208,12 @@ describe('laneward artifact ack: changes consumed_by and nothing else (12)', () 
     expect(readFileSync(join(dir, 'run.json'), 'utf8')).toContain('"__proto__": {"native"');
   });
 });
+
+describe('laneward artifact ack: what cannot be locked', () => {
+  test('should refuse an absent run as validate reports it, without creating a lock', () => {
+    const absent = laneward(['artifact', 'ack', join(root, 'nowhere', 'run.json'), '--consumer', 'q']);
+    expect(absent.code).toBe(3);
+    expect(codesOf(absent.stderr)).toEqual(['ARTIFACT_MISSING', 'ACK_REFUSED']);
+    expect(absent.stderr).not.toContain('INTERNAL');
+  });
+});
