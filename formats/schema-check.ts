@@ -50,6 +50,11 @@ export function checkSchema(schema: AnySchema, value: unknown, prefix: string | 
   return result.issues.map((found) => toIssue(at, found));
 }
 
+/** The compiled predicate of a schema, or null when it has none (then use checkSchema). */
+export function fastCheckFor(schema: AnySchema): FastCheck | null {
+  return fastCheckOf(schema);
+}
+
 /** Whether the schema has a compiled fast path (for tests and the bench). */
 export function hasFastCheck(schema: AnySchema): boolean {
   return fastCheckOf(schema) !== null;
