@@ -18,6 +18,10 @@ const { values, positionals } = parseArgs({
     runs: { type: 'string', default: '1000' },
     'run-kb': { type: 'string', default: '300' },
     'big-mb': { type: 'string', default: '1024' },
+    'e2e-runs': { type: 'string', default: '300' },
+    'e2e-run-kb': { type: 'string', default: '190' },
+    'e2e-samples': { type: 'string', default: '7' },
+    only: { type: 'string' },
     samples: { type: 'string', default: '40' },
     fleet: { type: 'string', default: '200' },
     'plan-runs': { type: 'string', default: '100' },
@@ -37,7 +41,15 @@ process.stdout.write(`laneward bench (node ${process.version}, ${new Date().toIS
 for (const suite of chosen) {
   process.stdout.write(`\n== ${suite}\n`);
   if (suite === 'validate') {
-    await benchValidate({ runs: Number(values.runs), runBytes: Number(values['run-kb']) * 1000, bigMb: Number(values['big-mb']) });
+    await benchValidate({
+      runs: Number(values.runs),
+      runBytes: Number(values['run-kb']) * 1000,
+      bigMb: Number(values['big-mb']),
+      e2eRuns: Number(values['e2e-runs']),
+      e2eRunBytes: Number(values['e2e-run-kb']) * 1000,
+      e2eSamples: Number(values['e2e-samples']),
+      only: values.only,
+    });
   } else if (suite === 'lease') {
     await benchLease({ samples: Number(values.samples), fleet: Number(values.fleet) });
   } else if (suite === 'runs') {

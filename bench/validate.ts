@@ -9,6 +9,7 @@ import { runBatch } from '../main/batch/run-batch.ts';
 import type { Io } from '../main/cli/io.ts';
 import { checkJsonlFile } from '../workers/validate/jsonl-artifact.ts';
 import { readHashParse } from './baseline.ts';
+import { baselineScript, median, wallTimes } from './end-to-end.ts';
 import { line, measure, ratio } from './measure.ts';
 
 const SILENT: Io = { out() {}, err() {}, errRaw() {}, stderrIsTTY: false };
@@ -18,16 +19,24 @@ export interface ValidateBenchOptions {
   readonly runs: number;
   readonly runBytes: number;
   readonly bigMb: number;
+  /** Runs and bytes per run of the end-to-end comparison, timed from outside. */
+  readonly e2eRuns: number;
+  readonly e2eRunBytes: number;
+  readonly e2eSamples: number;
+  /** One figure alone: a, b, c, d or e. */
+  readonly only?: string | undefined;
 }
 
 /** The validator's four figures, each against a baseline measured in this same run. */
 export async function benchValidate(options: ValidateBenchOptions): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'laneward-bench-'));
   try {
-    await rowsPerSecond(root);
-    await batchThroughput(root, options);
-    bigFileRss(root, options.bigMb);
-    await cliStart(root);
+    const want = (figure: string) => options.only === undefined || options.only === figure;
+    if (want('a')) await rowsPerSecond(root);
+    if (want('b')) await batchThroughput(root, options);
+    if (want('c')) bigFileRss(root, options.bigMb);
+    if (want('d')) await cliStart(root);
+    if (want('e')) endToEnd(root, options);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -47,7 +56,7 @@ async function rowsPerSecond(root: string): Promise<void> {
         for (const text of lines) JSON.parse(text);
       },
       validate: () => {
-        issues += checkJsonlFile(file, { display: 'findings.jsonl', schema: findingSchema, runId: 'run1' }).issues.length;
+        issues += checkJsonlFile(file, { display: "findings.jsonl", schema: findingSchema, runId: "run1" }).issues.total;
       },
     },
     { iterations: 12 },
@@ -88,9 +97,9 @@ async function batchThroughput(root: string, options: ValidateBenchOptions): Pro
   const one = result['one worker']!.p50;
   const two = result['two workers']!.p50;
   line('(b) batch, baseline read+hash+parse', `${show('baseline')} (${options.runs} runs, ${mb.toFixed(0)} MB)`);
-  line('(b) batch, 1 worker', `${show('one worker')}, time ${ratio(one, base)} of baseline`);
-  line('(b) batch, 2 workers', `${show('two workers')}, time ${ratio(two, base)} of baseline (target <= 1.10x, goal 0.75x)`);
-  line('(b) 2 workers against 1', `${ratio(one, two)} (target >= 1.60x)`);
+  line('(b) batch, --jobs 1 (coordinator only)', `${show('one worker')}, time ${ratio(one, base)} of baseline`);
+  line('(b) batch, --jobs 2 (coordinator + 1 worker)', `${show('two workers')}, time ${ratio(two, base)} of baseline (target <= 1.10x, goal 0.75x)`);
+  line('(b) --jobs 2 against --jobs 1', `${ratio(one, two)} (target >= 1.60x)`);
 }
 
 /** (c) peak RSS of one CLI validation of a run whose findings.jsonl is about `mb` MB. */
@@ -156,4 +165,31 @@ async function cliStart(root: string): Promise<void> {
 
 function fmt(value: number): string {
   return Math.round(value).toLocaleString('en-US');
+}
+
+/**
+ * (e) End to end, as a user times it from the shell: `laneward artifact validate ARCHIVE
+ * --jobs 2` as a whole process against a single-thread node script that reads, hashes and
+ * JSON.parses the same files (also a whole process). Samples alternate the two commands.
+ */
+function endToEnd(root: string, options: ValidateBenchOptions): void {
+  const archive = join(root, 'e2e');
+  let bytes = 0;
+  for (let i = 0; i < options.e2eRuns; i++) {
+    bytes += generateRun(join(archive, `run-${String(i).padStart(4, '0')}`), { seed: i + 1, targetBytes: options.e2eRunBytes }).bytes;
+  }
+  const baseline = baselineScript(root);
+  const times = wallTimes(
+    {
+      baseline: [process.execPath, baseline, archive],
+      laneward: [process.execPath, CLI, 'artifact', 'validate', archive, '--jobs', '2'],
+    },
+    options.e2eSamples,
+  );
+  const base = median(times['baseline']!);
+  const ours = median(times['laneward']!);
+  line(
+    '(e) end to end, validate --jobs 2, wall',
+    `${ours.toFixed(0)} ms vs node read+hash+parse script ${base.toFixed(0)} ms = ${ratio(ours, base)} (target <= 1.00x, goal 0.75x; ${options.e2eRuns} runs, ${(bytes / 1e6).toFixed(0)} MB, median of ${options.e2eSamples})`,
+  );
 }

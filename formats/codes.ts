@@ -70,9 +70,17 @@ export const RESULT_CODES = {
     summary: 'an unattended run has no GUARD_NOT_INSTALLED line in review-record.md',
     fix: 'record the guard line in review-record.md as the session printed it',
   },
+  ERRORS_OMITTED: {
+    summary: 'more errors than one run prints; the count on the ARTIFACT_INVALID line is exact',
+    fix: 'fix the errors shown and validate again (the first 1,000 of each run are printed)',
+  },
   ACK_REFUSED: {
     summary: 'an invalid run cannot be acknowledged',
     fix: 'validate the run first (laneward artifact validate) and fix or re-export it',
+  },
+  ACK_LOCKED: {
+    summary: "another ack holds the run's lock and did not release it in time",
+    fix: 'retry later; a lock whose process died is taken over at once',
   },
   GATE_REPLY_UNPARSED: {
     summary: 'the gate reply does not parse; nothing was applied',

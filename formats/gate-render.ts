@@ -1,3 +1,4 @@
+import { oneLine } from './issue.ts';
 import type { Gate, GateItem } from './schemas/gate.ts';
 
 /** Items per page: few enough that an owner reads every one before replying. */
@@ -32,28 +33,33 @@ export function gateAllItems(gate: Pick<Gate, 'items'>): NumberedItem[] {
  * grammar and the command that answers this revision. `file` is the gate path as given.
  */
 export function renderGatePage(gate: Gate, page: number, file: string): string[] {
-  const lines = [`GATE: run=${gate.run} gate_rev=${gate.gate_rev} page=${page}/${gatePageCount(gate)} items=${gate.items.length}`];
+  const lines = [`GATE: run=${oneLine(gate.run)} gate_rev=${gate.gate_rev} page=${page}/${gatePageCount(gate)} items=${gate.items.length}`];
   for (const item of gatePageItems(gate, page)) lines.push(...renderItem(item));
   lines.push(GATE_REPLY_LINE);
-  lines.push(`ANSWER: laneward gate parse ${shellWord(file)} --reply "<reply>" --gate-rev ${gate.gate_rev}`);
+  lines.push(`ANSWER: laneward gate parse ${oneLine(shellWord(file))} --reply "<reply>" --gate-rev ${gate.gate_rev}`);
   return lines;
 }
 
 /** One item block: `<n>. <id> [<kind>] <title>`, an indented line per option, the default. */
 export function renderItem(item: NumberedItem): string[] {
-  const lines = [`${item.number}. ${item.id} [${item.kind}] ${oneLine(item.title)}`];
+  const lines = [`${item.number}. ${oneLine(item.id)} [${oneLine(item.kind)}] ${words(item.title)}`];
   for (const option of item.options) {
     const recommended = option.key === item.recommended ? ' (recommended)' : '';
     const keeps = option.key === item.keep ? ' (keeps the plan)' : '';
-    lines.push(`   ${option.key}) ${oneLine(option.text)}${recommended}${keeps}`);
+    lines.push(`   ${oneLine(option.key)}) ${words(option.text)}${recommended}${keeps}`);
   }
-  if (item.kind === 'auto') lines.push(`   if unanswered: ${item.recommended}`);
+  if (item.kind === 'auto') lines.push(`   if unanswered: ${oneLine(item.recommended)}`);
   return lines;
 }
 
-/** Titles and option texts come from model output; a stray newline must not forge a line. */
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+/**
+ * Titles and option texts come from model output: runs of whitespace (line breaks
+ * included) are folded into one space for reading, then every control character left
+ * (ESC, NUL) is escaped by the one renderer, so no value can start a line of its own or
+ * drive the terminal.
+ */
+function words(text: string): string {
+  return oneLine(text.replace(/\s+/g, ' ').trim());
 }
 
 /** The path as the owner can paste it into a shell: quoted only when it needs to be. */

@@ -3,8 +3,16 @@ export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 
-/** What the splitter hands on for each line. `text` is null for a line over the limit. */
-export type LineSink = (text: string | null, lineNumber: number) => void;
+/** Why a line has no text: it is over the limit, or its bytes are not UTF-8. */
+export const LINE_OVERLONG = 'line over 16 MiB';
+export const LINE_NOT_UTF8 = 'line is not valid UTF-8';
+export type LineProblem = typeof LINE_OVERLONG | typeof LINE_NOT_UTF8;
+
+/**
+ * What the splitter hands on for each line. `text` is null for a line that has none: one
+ * over the limit, or one whose bytes do not decode as UTF-8 (`problem` says which).
+ */
+export type LineSink = (text: string | null, lineNumber: number, problem?: LineProblem) => void;
 
 /**
  * Splits a byte stream into JSONL lines, numbered from 1, without holding more than one
@@ -17,8 +25,9 @@ export class JsonlLineSplitter {
   private readonly sink: LineSink;
   private readonly maxLineBytes: number;
   // ignoreBOM keeps a U+FEFF as text, so a BOM is malformed on any line, never dropped
-  // only where a chunk happens to begin.
-  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  // only where a chunk happens to begin. fatal: undecodable bytes are an error, never
+  // U+FFFD, so two ids differing only in invalid bytes are not the same id.
+  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
   private carry: Uint8Array[] = [];
   private carryBytes = 0;
   private overlong = false;
@@ -49,8 +58,18 @@ export class JsonlLineSplitter {
     const last = chunk.lastIndexOf(NEWLINE);
     if (last >= start) {
       // Hint: one decode per chunk and slices of it per line; a decode per line costs more
-      // than the JSON.parse that follows it.
-      const text = this.decoder.decode(chunk.subarray(start, last));
+      // than the JSON.parse that follows it. Only a chunk with undecodable bytes is
+      // decoded line by line, to tell which lines they are on.
+      const region = chunk.subarray(start, last);
+      let text: string;
+      try {
+        text = this.decoder.decode(region);
+      } catch {
+        this.emitLineByLine(region);
+        start = last + 1;
+        if (start < chunk.length) this.keep(chunk, start, chunk.length);
+        return;
+      }
       let at = 0;
       for (;;) {
         const nl = text.indexOf('\n', at);
@@ -70,6 +89,30 @@ export class JsonlLineSplitter {
   /** Ends the stream: a last line without a final newline is emitted as a line. */
   end(): void {
     if (this.carryBytes > 0 || this.overlong) this.finishCarried(new Uint8Array(0));
+  }
+
+  /** The lines of `region` (which ends a line) one decode each; undecodable ones have no text. */
+  private emitLineByLine(region: Uint8Array): void {
+    let at = 0;
+    for (;;) {
+      const nl = region.indexOf(NEWLINE, at);
+      const end = nl === -1 ? region.length : nl;
+      this.line += 1;
+      this.emitDecoded(region.subarray(at, end));
+      if (nl === -1) break;
+      at = nl + 1;
+    }
+  }
+
+  private emitDecoded(bytes: Uint8Array): void {
+    let text: string;
+    try {
+      text = this.decoder.decode(bytes);
+    } catch {
+      this.sink(null, this.line, LINE_NOT_UTF8);
+      return;
+    }
+    this.sink(text, this.line);
   }
 
   private keep(chunk: Uint8Array, start: number, end: number): void {
@@ -99,11 +142,11 @@ export class JsonlLineSplitter {
     this.carryBytes = 0;
     this.overlong = false;
     if (overlong) {
-      this.sink(null, this.line);
+      this.sink(null, this.line, LINE_OVERLONG);
       return;
     }
     parts.push(rest);
-    this.sink(this.decoder.decode(concat(parts, size)), this.line);
+    this.emitDecoded(concat(parts, size));
   }
 }
 

@@ -39,12 +39,20 @@ function fastCheckOf(schema: AnySchema): FastCheck | null {
  * the hot path allocates nothing). The compiled predicate answers for valid values; valibot
  * itself words every issue, so messages never depend on the fast path.
  */
-export function checkSchema(schema: AnySchema, value: unknown, prefix: string): Issue[] | undefined {
+export function checkSchema(schema: AnySchema, value: unknown, prefix: string | (() => string)): Issue[] | undefined {
   // Hint: valibot copies every row into a new output object; the compiled check does not.
+  // The prefix may be a function so a valid row never builds its error path.
   if (fastCheckOf(schema)?.(value) === true) return undefined;
+  if (typeof prefix === 'function') prefix = prefix();
   const result = v.safeParse(schema, value, CONFIG);
   if (result.success) return undefined;
-  return result.issues.map((found) => toIssue(prefix, found));
+  const at = prefix;
+  return result.issues.map((found) => toIssue(at, found));
+}
+
+/** The compiled predicate of a schema, or null when it has none (then use checkSchema). */
+export function fastCheckFor(schema: AnySchema): FastCheck | null {
+  return fastCheckOf(schema);
 }
 
 /** Whether the schema has a compiled fast path (for tests and the bench). */

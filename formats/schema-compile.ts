@@ -105,6 +105,8 @@ export function compileCheck(schema: AnySchema): FastCheck | undefined {
     switch (action.type) {
       case 'integer':
         return `if (!Number.isInteger(${v})) return false;`;
+      case 'safe_integer':
+        return `if (!Number.isSafeInteger(${v})) return false;`;
       case 'min_value':
         return `if (!(${v} >= ${constant(action.requirement)})) return false;`;
       case 'min_length':

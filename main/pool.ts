@@ -31,6 +31,9 @@ export async function createPool(
     maxThreads: threads,
     idleTimeout: 1_000,
     workerData: { buildId: BUILD_ID },
+    // Hint: validation parses rows by the million and drops them at once; a larger young
+    // generation means fewer scavenges (the default semi-space is sized for servers).
+    resourceLimits: { maxYoungGenerationSizeMb: 48 },
     ...options,
   });
   pool.on('error', onError);

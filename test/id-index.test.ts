@@ -29,7 +29,7 @@ describe('checkJsonlFile', () => {
     writeFileSync(file, rows.join(''));
     const result = checkJsonlFile(file, { display: 'findings.jsonl', schema: findingSchema, runId: 'r' });
     expect(result.lines).toBe(300_002);
-    expect(result.issues).toEqual([
+    expect(result.issues.items).toEqual([
       { code: 'ARTIFACT_DUPLICATE_ID', path: 'findings.jsonl:300001.id', message: 'id r-eng-outside-123456 first used at line 123456' },
       { code: 'ARTIFACT_DUPLICATE_ID', path: 'findings.jsonl:300002.id', message: 'id r-eng-outside-1 first used at line 1' },
     ]);
@@ -39,7 +39,7 @@ describe('checkJsonlFile', () => {
     const file = join(root, 'tail.jsonl');
     writeFileSync(file, '{"a":\n{"schema_version":1,"run":"r","id":"r-x-native-1","phase":"x","voice":"native","severity":"Low","title":"t"}\n{"id":"r-');
     const result = checkJsonlFile(file, { display: 'f.jsonl', schema: findingSchema, runId: 'r' });
-    expect(result.issues).toEqual([
+    expect(result.issues.items).toEqual([
       { code: 'ARTIFACT_MALFORMED_JSONL', path: 'f.jsonl:1', message: 'line is not valid JSON' },
       { code: 'ARTIFACT_MALFORMED_JSONL', path: 'f.jsonl:3', message: 'malformed tail: line is not valid JSON' },
     ]);

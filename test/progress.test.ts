@@ -30,4 +30,23 @@ describe('ProgressBar', () => {
     expect(io.raw).toEqual([]);
     expect(io.lines).toEqual(['line']);
   });
+
+  test('should redraw at most about ten times a second however many runs finish or lines print (15)', () => {
+    const io = recorder(true);
+    let now = 0;
+    const runs = 20_000;
+    const bar = new ProgressBar(io, runs, () => now);
+    // Two seconds of runs, every one invalid and printing a line, as a batch reports them.
+    for (let i = 0; i < runs; i++) {
+      now += 2000 / runs;
+      bar.print(() => io.out(`ARTIFACT_INVALID: run=r${i}`));
+      bar.tick(true);
+    }
+    bar.finish();
+    const draws = io.raw.filter((text) => text.startsWith('\r\x1b[2K[')).length;
+    expect(draws).toBeGreaterThanOrEqual(2);
+    expect(draws).toBeLessThanOrEqual(22);
+    expect(io.lines).toHaveLength(runs);
+    expect(io.raw.join('').length).toBeLessThan(10_000);
+  });
 });

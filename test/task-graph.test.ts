@@ -6,16 +6,16 @@ const task = (id: string, line: number, dependsOn: string[], pr?: string): TaskN
 describe('checkTaskGraph', () => {
   test('should accept dependencies on task ids and on pr labels other tasks carry', () => {
     const tasks = [task('a', 1, [], 'pr-1'), task('b', 2, ['a'], 'pr-1'), task('c', 3, ['pr-1'], 'pr-2')];
-    expect(checkTaskGraph(tasks, 'tasks.jsonl')).toEqual([]);
+    expect(checkTaskGraph(tasks, 'tasks.jsonl').items).toEqual([]);
   });
 
   test('should not make a task depend on itself through its own label', () => {
     const tasks = [task('a', 1, ['pr-1'], 'pr-1'), task('b', 2, [], 'pr-1')];
-    expect(checkTaskGraph(tasks, 'tasks.jsonl')).toEqual([]);
+    expect(checkTaskGraph(tasks, 'tasks.jsonl').items).toEqual([]);
   });
 
   test('should report a dangling dependency at its index', () => {
-    expect(checkTaskGraph([task('a', 1, []), task('b', 2, ['a', 'zz'])], 'tasks.jsonl')).toEqual([
+    expect(checkTaskGraph([task('a', 1, []), task('b', 2, ['a', 'zz'])], 'tasks.jsonl').items).toEqual([
       { code: 'ARTIFACT_DANGLING_REF', path: 'tasks.jsonl:2.depends_on[1]', message: 'no task or pr label zz' },
     ]);
   });
@@ -26,12 +26,12 @@ describe('checkTaskGraph', () => {
     [[task('x', 1, []), task('a', 2, ['c']), task('b', 3, ['a']), task('c', 4, ['b'])], 'a -> c -> b -> a', 'tasks.jsonl:2.depends_on'],
     [[task('a', 1, ['pr-9'], 'pr-1'), task('b', 2, ['pr-1'], 'pr-9')], 'a -> b -> a', 'tasks.jsonl:1.depends_on'],
   ])('should report the cycle %#  as %s', (tasks, message, path) => {
-    expect(checkTaskGraph(tasks, 'tasks.jsonl')).toEqual([{ code: 'ARTIFACT_DEPENDENCY_CYCLE', path, message }]);
+    expect(checkTaskGraph(tasks, 'tasks.jsonl').items).toEqual([{ code: 'ARTIFACT_DEPENDENCY_CYCLE', path, message }]);
   });
 
   test('should report two separate cycles once each', () => {
     const tasks = [task('a', 1, ['b']), task('b', 2, ['a']), task('c', 3, ['d']), task('d', 4, ['c', 'a'])];
-    expect(checkTaskGraph(tasks, 't').map((found) => found.message)).toEqual(['a -> b -> a', 'c -> d -> c']);
+    expect(checkTaskGraph(tasks, 't').items.map((found) => found.message)).toEqual(['a -> b -> a', 'c -> d -> c']);
   });
 });
 

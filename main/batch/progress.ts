@@ -6,35 +6,45 @@ const REDRAW_MS = 100;
 /**
  * A one-line progress display on a terminal's stderr: done/total, runs/s, ETA and the
  * invalid count. Silent when stderr is not a terminal. Lines printed meanwhile go through
- * {@link ProgressBar.print} so the bar never splits them.
+ * {@link ProgressBar.print}, which clears the bar so it never splits them; the bar comes
+ * back on a later tick. It is drawn at most every REDRAW_MS (about ten times a second)
+ * however many runs finish or lines print, and once more for the last run.
  */
 export class ProgressBar {
   private readonly io: Io;
   private readonly total: number;
-  private readonly started = performance.now();
+  private readonly clock: () => number;
+  private readonly started: number;
   private readonly enabled: boolean;
   private lastDraw = 0;
   private shown = false;
   done = 0;
   invalid = 0;
 
-  constructor(io: Io, total: number) {
+  constructor(io: Io, total: number, clock: () => number = () => performance.now()) {
     this.io = io;
     this.total = total;
+    this.clock = clock;
+    this.started = clock();
+    this.lastDraw = -REDRAW_MS;
     this.enabled = io.stderrIsTTY && total > 0;
   }
 
   tick(invalid: boolean): void {
     this.done += 1;
     if (invalid) this.invalid += 1;
-    const now = performance.now();
-    if (this.enabled && (now - this.lastDraw >= REDRAW_MS || this.done === this.total)) this.draw(now);
+    if (!this.enabled) return;
+    const now = this.clock();
+    if (now - this.lastDraw >= REDRAW_MS || this.done === this.total) this.draw(now);
   }
 
+  /** Clears the bar (if shown) and writes; the bar is drawn again by a later tick, not here. */
   print(write: () => void): void {
-    if (this.shown) this.io.errRaw('\r\x1b[2K');
+    if (this.shown) {
+      this.io.errRaw('\r\x1b[2K');
+      this.shown = false;
+    }
     write();
-    if (this.shown) this.draw(performance.now());
   }
 
   finish(): void {

@@ -1,7 +1,11 @@
 import { EXIT, type ResultCode } from '../../formats/codes.ts';
 import { toError } from '../../formats/error.ts';
 import { issue, oneLine } from '../../formats/issue.ts';
+import { jsonText } from '../../formats/json-text.ts';
 import type { RunReport } from '../../workers/validate/report.ts';
+import { validateRun } from '../../workers/validate/validate-run.ts';
+import { reportObject } from '../cli/artifact-validate.ts';
+import { interruptSignal } from '../cli/interrupt.ts';
 import type { Io } from '../cli/io.ts';
 import { createPool, defaultThreads } from '../pool.ts';
 import { discoverRuns } from './discover.ts';
@@ -20,75 +24,127 @@ export interface BatchSummary {
   codes: Record<string, number>;
 }
 
+/** Exit statuses of a batch stopped early, as a shell reports a process killed by the signal. */
+const STOPPED: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGQUIT: 131, SIGPIPE: 141, SIGUSR2: 140, SIGALRM: 142, SIGTERM: 143 };
+
 /**
  * Validates many runs across the pool and reports each as it finishes, then one summary.
  * At most a few runs per thread are in flight, so a batch of any size holds only the
- * reports not yet printed.
+ * reports not yet printed. A batch that cannot finish reporting (its reader closed
+ * stdout, or a signal) stops starting runs and exits with 128 + the signal number
+ * (141 for a closed reader): exit 0 means every run was validated, reported and valid.
  */
 export async function runBatch(
   inputs: readonly string[],
   options: BatchOptions,
   io: Io,
 ): Promise<{ code: number; summary: BatchSummary }> {
-  const { runs, empty } = discoverRuns(inputs);
+  const { runs, empty, unreachable } = discoverRuns(inputs);
   const summary: BatchSummary = { runs: 0, valid: 0, invalid: 0, codes: {} };
   const bar = new ProgressBar(io, runs.length);
   const report = (path: string, result: RunReport) => {
     summary.runs += 1;
     if (result.valid) summary.valid += 1;
     else summary.invalid += 1;
-    for (const found of result.errors) summary.codes[found.code] = (summary.codes[found.code] ?? 0) + 1;
+    for (const [code, n] of Object.entries(result.codes)) summary.codes[code] = (summary.codes[code] ?? 0) + n;
     bar.print(() => printRun(path, result, options.json, io));
   };
 
-  for (const dir of empty) {
-    report(dir, failed(dir, 'ARTIFACT_MISSING', `no run.json in ${dir} or below it`));
-  }
-  if (runs.length > 0) {
-    const threads = Math.min(options.jobs ?? defaultThreads(), runs.length);
-    let poolError: Error | undefined;
-    // Hint: two tasks per worker, so the next run is already queued in the worker when one
-    // ends (validation is synchronous); the worker never idles through a round trip.
-    const pool = await createPool('validate', threads, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
-    try {
-      let next = 0;
-      const lane = async () => {
-        while (next < runs.length) {
-          const path = runs[next++]!;
-          let result: RunReport;
-          try {
-            result = (await pool.run(path)) as RunReport;
-          } catch (error) {
-            result = failed(path, 'INTERNAL', toError(poolError ?? error).message);
-          }
-          bar.tick(!result.valid);
-          report(path, result);
-        }
-      };
-      // Three lanes per thread: two in each worker, one crossing back with its result.
-      await Promise.all(Array.from({ length: threads * 3 }, lane));
-    } finally {
-      bar.finish();
-      await pool.destroy();
-    }
+  const stop = interruptSignal();
+  try {
+    for (const dir of empty) report(dir, failed(dir, 'ARTIFACT_MISSING', `no run.json in ${dir} or below it`));
+    for (const { path, message } of unreachable) report(path, failed(path, 'ARTIFACT_MISSING', message));
+    if (runs.length > 0 && !stop.signal.aborted) await validateAll(runs, options, bar, report, stop.signal);
+    if (stop.signal.aborted) return { code: STOPPED[String(stop.signal.reason)] ?? EXIT.fail, summary };
+  } finally {
+    stop.release();
   }
   printSummary(summary, options.json, io);
   return { code: summary.invalid === 0 && summary.runs > 0 ? EXIT.ok : EXIT.fail, summary };
 }
 
+/**
+ * Validates `runs` on `--jobs` threads: the coordinator is one of them (it would
+ * otherwise sit idle waiting for results) and the pool holds the others, so `--jobs 1`
+ * starts no pool at all. The coordinator validates one run per event-loop turn, so
+ * results from the workers are printed between its own; it starts at once, while the
+ * pool is still loading and booting its threads.
+ */
+async function validateAll(
+  runs: readonly string[],
+  options: BatchOptions,
+  bar: ProgressBar,
+  report: (path: string, result: RunReport) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const threads = Math.min(options.jobs ?? defaultThreads(), runs.length);
+  let next = 0;
+  const finish = (path: string, result: RunReport) => {
+    report(path, result);
+    bar.tick(!result.valid);
+  };
+  const local = async () => {
+    while (next < runs.length && !signal.aborted) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (next >= runs.length || signal.aborted) break;
+      const path = runs[next++]!;
+      let result: RunReport;
+      try {
+        result = validateRun(path);
+      } catch (error) {
+        result = failed(path, 'INTERNAL', toError(error).message);
+      }
+      finish(path, result);
+    }
+  };
+  if (threads <= 1) {
+    try {
+      await local();
+    } finally {
+      bar.finish();
+    }
+    return;
+  }
+  const coordinator = local();
+  let poolError: Error | undefined;
+  // Hint: two tasks per worker, so the next run is already queued in the worker when one
+  // ends (validation is synchronous); the worker never idles through a round trip.
+  const pool = await createPool('validate', threads - 1, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
+  try {
+    const lane = async () => {
+      while (next < runs.length && !signal.aborted) {
+        const path = runs[next++]!;
+        let result: RunReport;
+        try {
+          result = (await pool.run(path)) as RunReport;
+        } catch (error) {
+          result = failed(path, 'INTERNAL', toError(poolError ?? error).message);
+        }
+        if (signal.aborted) return;
+        finish(path, result);
+      }
+    };
+    // Three lanes per worker: two in the worker, one crossing back with its result.
+    await Promise.all([coordinator, ...Array.from({ length: (threads - 1) * 3 }, lane)]);
+  } finally {
+    bar.finish();
+    await pool.destroy();
+  }
+}
+
 function failed(path: string, code: ResultCode, message: string): RunReport {
-  return { valid: false, run: null, status: null, run_dir: path, errors: [issue(code, path, message)], attested: 0 };
+  return { valid: false, run: null, status: null, run_dir: path, errors: [issue(code, path, message)], errors_omitted: 0, codes: { [code]: 1 }, attested: 0 };
 }
 
 function printRun(path: string, result: RunReport, json: boolean, io: Io): void {
   if (json) {
-    const { valid, run, status, run_dir, errors } = result;
-    io.out(JSON.stringify({ valid, run, status, run_dir, errors, path }));
+    io.out(jsonText({ ...reportObject(result), path }));
     return;
   }
   if (result.valid) return;
-  const codes = [...new Set(result.errors.map((found) => found.code))].sort();
-  io.out(`ARTIFACT_INVALID: run=${oneLine(result.run ?? '-')} path=${oneLine(path)} errors=${result.errors.length} codes=${codes.join(',')}`);
+  const codes = Object.keys(result.codes).sort();
+  const count = result.errors.length + result.errors_omitted;
+  io.out(`ARTIFACT_INVALID: run=${oneLine(result.run ?? '-')} path=${oneLine(path)} errors=${count} codes=${codes.join(',')}`);
 }
 
 function printSummary(summary: BatchSummary, json: boolean, io: Io): void {

@@ -1,16 +1,20 @@
 import { EXIT } from '../../formats/codes.ts';
-import { issue, renderIssueLine } from '../../formats/issue.ts';
-import { locateRun, validateRun } from '../../workers/validate/validate-run.ts';
+import { oneLine, renderIssueLine } from '../../formats/issue.ts';
+import { jsonText } from '../../formats/json-text.ts';
+import { acknowledgeRun } from '../artifact/ack.ts';
 import { parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
-import { recordConsumer } from './record-consumer.ts';
+import { printIssueLines } from './issue-lines.ts';
+import { refuseEmptyPaths } from './paths.ts';
 
 export const ACK_HELP = `usage: laneward artifact ack <run.json|dir> --consumer <id> [--json]
 
-Records that a consumer read the run: appends {consumer, at} to run.json's consumed_by,
-atomically (temp file + rename, under run.json.lock). Idempotent: a consumer already
-recorded is reported with its first time and nothing is written. An invalid run is
-refused with exit 3 (ACK_REFUSED) and left as it is.`;
+Records that a consumer read the run: adds {consumer, at} to run.json's consumed_by.
+Under run.json.lock, the manifest bytes are read once, validated, and rewritten with that
+one entry added: every other byte is kept as written. Idempotent: a consumer already
+recorded is reported with its first time and nothing is written. An invalid run, a
+symlinked run.json, or one that would grow past 16 MiB is refused with exit 3
+(ACK_REFUSED) and left as it is. A lock whose holder died is taken over at once.`;
 
 const CONTEXT = 'laneward artifact ack';
 
@@ -25,26 +29,24 @@ export function ackCommand(args: readonly string[], io: Io): number {
     return EXIT.ok;
   }
   if (positionals.length !== 1) throw usage('expected exactly one run.json or run directory');
+  refuseEmptyPaths(positionals);
   const consumer = values.consumer;
   if (consumer === undefined || consumer.trim() === '') throw usage('--consumer <id> is required');
 
-  const report = validateRun(positionals[0]!);
-  if (!report.valid) {
-    const refusal = issue('ACK_REFUSED', 'run.json', `${report.errors.length} validation error(s)`);
+  const outcome = acknowledgeRun(positionals[0]!, consumer, () => new Date().toISOString());
+  if (!outcome.acked) {
     if (values.json) {
-      io.out(JSON.stringify({ acked: false, run: report.run, consumer, code: refusal.code, errors: report.errors }));
+      io.out(jsonText({ acked: false, run: outcome.run, consumer, code: outcome.refusal.code, errors: outcome.errors }));
     } else {
-      for (const found of report.errors) io.err(renderIssueLine('laneward artifact validate', found));
-      io.err(renderIssueLine(CONTEXT, refusal));
+      printIssueLines(io, 'laneward artifact validate', outcome.errors, outcome.errorsOmitted);
+      io.err(renderIssueLine(CONTEXT, outcome.refusal));
     }
     return EXIT.refused;
   }
-  const { manifest } = locateRun(positionals[0]!);
-  const result = recordConsumer(manifest, consumer, new Date().toISOString());
   if (values.json) {
-    io.out(JSON.stringify({ acked: true, run: report.run, consumer, at: result.at, already: result.already }));
+    io.out(jsonText({ acked: true, run: outcome.run, consumer, at: outcome.at, already: outcome.already }));
   } else {
-    io.out(`ACK: run=${report.run} consumer=${consumer} at=${result.at}${result.already ? ' already' : ''}`);
+    io.out(`ACK: run=${oneLine(outcome.run)} consumer=${oneLine(consumer)} at=${outcome.at}${outcome.already ? ' already' : ''}`);
   }
   return EXIT.ok;
 }

@@ -1,14 +1,20 @@
 import { EXIT } from '../../formats/codes.ts';
-import { renderIssueLine } from '../../formats/issue.ts';
+import { oneLine } from '../../formats/issue.ts';
+import { jsonText } from '../../formats/json-text.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
 import { parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
+import { printIssueLines } from './issue-lines.ts';
+import { refuseEmptyPaths } from './paths.ts';
 
 export const URGENT_HELP = `usage: laneward artifact urgent <findings.jsonl> [--json]
 
 Prints the URGENT block: every finding marked "urgent": true, under the heading
 "## URGENT, outside this plan", or "None." when there is none. Rows that fail their
-schema are reported on stderr and the exit status is 1; the block lists the valid rows.`;
+schema are reported on stderr and the exit status is 1; the block lists the valid rows.
+A file that cannot be read prints its error line and nothing on stdout (exit 1): never
+"None.". --json prints {urgent, errors}, with urgent null when the file was not read.
+Values from the file are printed escaped, one line each.`;
 
 const CONTEXT = 'laneward artifact urgent';
 
@@ -26,20 +32,26 @@ export function urgentCommand(args: readonly string[], io: Io): number {
     return EXIT.ok;
   }
   if (positionals.length !== 1) throw usage('expected exactly one findings.jsonl');
+  refuseEmptyPaths(positionals);
   const urgent: UrgentRow[] = [];
-  const { errors } = validateFile(positionals[0]!, 'findings', undefined, (row, _line, valid) => {
+  const report = validateFile(positionals[0]!, 'findings', undefined, (row, _line, valid) => {
     if (valid && row['urgent'] === true) urgent.push(row as unknown as UrgentRow);
   });
+  const { errors } = report;
+  const omitted = report.errors_omitted ?? 0;
+  // A file that was not read has no verdict on urgency: "None." would read as "nothing urgent".
+  const unread = errors.some((found) => found.code === 'ARTIFACT_MISSING');
   if (values.json) {
-    io.out(JSON.stringify({ urgent, errors }));
+    io.out(jsonText({ urgent: unread ? null : urgent, errors, ...(omitted > 0 ? { errors_omitted: omitted } : {}) }));
   } else {
-    for (const found of errors) io.err(renderIssueLine(CONTEXT, found));
+    printIssueLines(io, CONTEXT, errors, omitted);
+    if (unread) return EXIT.fail;
     if (urgent.length === 0) io.out('None.');
     else {
       io.out('## URGENT, outside this plan');
       for (const row of urgent) {
-        const owner = row.suggested_owner === undefined ? '' : `; suggested owner: ${row.suggested_owner}`;
-        io.out(`- [${row.severity}] ${row.title} (${row.id}${owner})`);
+        const owner = row.suggested_owner === undefined ? '' : `; suggested owner: ${oneLine(String(row.suggested_owner))}`;
+        io.out(`- [${oneLine(row.severity)}] ${oneLine(row.title)} (${oneLine(row.id)}${owner})`);
       }
     }
   }

@@ -1,13 +1,16 @@
 import { lstatSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
-import { oneLine, renderIssueLine } from '../../formats/issue.ts';
+import { oneLine } from '../../formats/issue.ts';
+import { jsonText } from '../../formats/json-text.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
 import type { RunReport } from '../../workers/validate/report.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { intOption, parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
+import { printIssueLines } from './issue-lines.ts';
+import { refuseEmptyPaths } from './paths.ts';
 
 export const CONTEXT = 'laneward artifact validate';
 
@@ -30,7 +33,7 @@ when every run is valid.
 
 options:
   --json      print JSON objects instead of lines (batch: one per run, then a summary)
-  --jobs N    pool threads for a batch (default: the machine's parallelism)
+  --jobs N    threads for a batch, the coordinator included (default: the machine's parallelism)
   --as NAME   validate a single file against the named schema
   --run ID    with --as: the run id rows must be bound to`;
 
@@ -49,6 +52,7 @@ export async function validateCommand(args: readonly string[], io: Io): Promise<
     return EXIT.ok;
   }
   if (positionals.length === 0) throw usage('expected at least one <run.json|dir> to validate');
+  refuseEmptyPaths(positionals);
   if (values.as !== undefined) return validateAs(positionals, values.as, values.run, values.json === true, io);
   if (values.run !== undefined) throw usage('--run goes with --as');
   const jobs = intOption('jobs', values.jobs, 1, 256);
@@ -81,18 +85,26 @@ function isSingleRun(target: string): boolean {
   }
 }
 
+/**
+ * The contract's --json object for one run. `errors_omitted` is added only when the
+ * error list was capped, so an ordinary report keeps exactly the contract's keys.
+ */
+export function reportObject(report: RunReport): Record<string, unknown> {
+  const { valid, run, status, run_dir, errors, errors_omitted } = report;
+  return errors_omitted > 0 ? { valid, run, status, run_dir, errors, errors_omitted } : { valid, run, status, run_dir, errors };
+}
+
 export function printSingle(report: RunReport, json: boolean, io: Io): void {
   if (json) {
-    const { valid, run, status, run_dir, errors } = report;
-    io.out(JSON.stringify({ valid, run, status, run_dir, errors }));
+    io.out(jsonText(reportObject(report)));
     return;
   }
-  for (const found of report.errors) io.err(renderIssueLine(CONTEXT, found));
+  printIssueLines(io, CONTEXT, report.errors, report.errors_omitted);
   if (report.valid) {
     const attested = report.attested > 0 ? ` attested=${report.attested}` : '';
-    io.out(`ARTIFACT_VALID: run=${oneLine(report.run ?? '-')} status=${report.status}${attested}`);
+    io.out(`ARTIFACT_VALID: run=${oneLine(report.run ?? '-')} status=${oneLine(report.status ?? '-')}${attested}`);
   } else {
-    io.out(`ARTIFACT_INVALID: ${report.errors.length} error(s)`);
+    io.out(`ARTIFACT_INVALID: ${report.errors.length + report.errors_omitted} error(s)`);
   }
 }
 
@@ -101,10 +113,11 @@ function validateAs(paths: readonly string[], schema: string, runId: string | un
   if (!isSchemaName(schema)) throw usage(`unknown schema ${JSON.stringify(schema)}; expected one of ${Object.keys(SCHEMAS).join(', ')}`);
   const report = validateFile(paths[0]!, schema, runId);
   if (json) {
-    io.out(JSON.stringify(report));
+    io.out(jsonText(report));
   } else {
-    for (const found of report.errors) io.err(renderIssueLine(CONTEXT, found));
-    io.out(report.valid ? `ARTIFACT_VALID: schema=${schema} rows=${report.rows}` : `ARTIFACT_INVALID: ${report.errors.length} error(s)`);
+    const omitted = report.errors_omitted ?? 0;
+    printIssueLines(io, CONTEXT, report.errors, omitted);
+    io.out(report.valid ? `ARTIFACT_VALID: schema=${schema} rows=${report.rows}` : `ARTIFACT_INVALID: ${report.errors.length + omitted} error(s)`);
   }
   return report.valid ? EXIT.ok : EXIT.fail;
 }

@@ -4,11 +4,13 @@ import { decisionRows } from '../../formats/gate-decisions.ts';
 import { answerGate } from '../../formats/gate-reply.ts';
 import { gateAllItems, gatePageCount, gatePageItems, renderGatePage } from '../../formats/gate-render.ts';
 import { issue, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { jsonText } from '../../formats/json-text.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
 import { gateSchema, type Gate } from '../../formats/schemas/gate.ts';
 import { readJsonDocument } from '../../workers/validate/json-document.ts';
 import { intOption, parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
+import { refuseEmptyPaths } from './paths.ts';
 
 export const GATE_HELP = `usage: laneward gate <render|parse|decisions> <gate.json> ... [--json]
 
@@ -89,7 +91,7 @@ function renderCommand(args: readonly string[], io: Io): number {
   const shown = values.all === true ? Array.from({ length: pages }, (_, i) => i + 1) : [page];
   if (json) {
     const items = values.all === true ? gateAllItems(gate) : gatePageItems(gate, page);
-    io.out(JSON.stringify({ run: gate.run, gate_rev: gate.gate_rev, page: values.all === true ? null : page, pages, items }));
+    io.out(jsonText({ run: gate.run, gate_rev: gate.gate_rev, page: values.all === true ? null : page, pages, items }));
   } else {
     for (const p of shown) for (const line of renderGatePage(gate, p, file)) io.out(line);
   }
@@ -119,12 +121,12 @@ function answerCommand(sub: 'parse' | 'decisions', args: readonly string[], io: 
   if (sub === 'decisions') {
     const stamp = { reply: values.reply, at: new Date().toISOString(), ...(values.by === undefined ? {} : { by: values.by }) };
     const rows = decisionRows(gate, outcome, stamp);
-    if (json) io.out(JSON.stringify({ ok: true, gate_rev: gate.gate_rev, mode, decisions: rows }));
-    else for (const row of rows) io.out(JSON.stringify(row));
+    if (json) io.out(jsonText({ ok: true, gate_rev: gate.gate_rev, mode, decisions: rows }));
+    else for (const row of rows) io.out(jsonText(row));
     return EXIT.ok;
   }
   if (json) {
-    io.out(JSON.stringify({ ok: true, gate_rev: gate.gate_rev, mode, choices }));
+    io.out(jsonText({ ok: true, gate_rev: gate.gate_rev, mode, choices }));
     return EXIT.ok;
   }
   const answered = choices.filter((found) => found.chosen !== null).length;
@@ -142,13 +144,14 @@ function help(io: Io, text: string): number {
 
 function onePath(positionals: readonly string[]): string {
   if (positionals.length !== 1) throw usage('expected exactly one gate.json');
+  refuseEmptyPaths(positionals);
   return positionals[0]!;
 }
 
 /** Refusals are one error line each on stderr, or with --json one object on stdout. */
 function refuse(context: string, issues: readonly Issue[], json: boolean, io: Io, exit: number): number {
   const first = issues[0]!;
-  if (json) io.out(JSON.stringify({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
+  if (json) io.out(jsonText({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
   else for (const found of issues) io.err(renderIssueLine(context, found));
   return exit;
 }

@@ -1,6 +1,6 @@
 import { EXIT } from '../../formats/codes.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
-import { issue, renderIssueLine } from '../../formats/issue.ts';
+import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { usage } from './args.ts';
 import type { Io } from './io.ts';
 
@@ -25,7 +25,8 @@ Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> 
 /** Runs one command line and returns its exit status; only here do errors become text. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [command, ...rest] = argv;
-  const context = `laneward${command === undefined ? '' : ` ${command}`}${rest[0] !== undefined && !rest[0].startsWith('-') ? ` ${rest[0]}` : ''}`;
+  // argv is input too: escaped, so an odd subcommand name cannot start a line of its own.
+  const context = oneLine(`laneward${command === undefined ? '' : ` ${command}`}${rest[0] !== undefined && !rest[0].startsWith('-') ? ` ${rest[0]}` : ''}`);
   try {
     switch (command) {
       case 'artifact':

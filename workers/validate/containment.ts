@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
 import { errnoCode } from '../../formats/error.ts';
 import type { ResultCode } from '../../formats/codes.ts';
@@ -19,6 +19,17 @@ export function resolveInRunDir(runDir: string, runDirReal: string, relPath: str
     return { ok: false, code: 'ARTIFACT_PATH_ESCAPE', message: `path ${JSON.stringify(relPath)} is not relative to the run directory` };
   }
   const file = join(runDir, relPath);
+  // Hint: a plain file named directly in the run directory (the usual artifact) is inside
+  // it by construction; one lstat proves that, where realpath lstats every component of
+  // the absolute path. Anything else (a symlink, a nested path) takes the full check.
+  if (relPath !== '.' && !/[\\/]/.test(relPath)) {
+    try {
+      const stat = lstatSync(file);
+      if (!stat.isSymbolicLink()) return { ok: true, file: join(runDirReal, relPath) };
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return { ok: false, code: 'ARTIFACT_MISSING', message: `${relPath} does not exist` };
+    }
+  }
   let real: string;
   try {
     // Hint: the native realpath is one libc call; the JS one lstats every path component.

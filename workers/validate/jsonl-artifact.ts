@@ -1,7 +1,8 @@
-import { issue, type Issue } from '../../formats/issue.ts';
+import { issue } from '../../formats/issue.ts';
+import { ERROR_CAP, IssueList } from '../../formats/issue-list.ts';
 import { JsonlLineSplitter } from '../../formats/jsonl-lines.ts';
-import { parseJsonlRow } from '../../formats/jsonl-row.ts';
-import { checkSchema } from '../../formats/schema-check.ts';
+import { parseJsonlObject, parseJsonlRow } from '../../formats/jsonl-row.ts';
+import { checkSchema, fastCheckFor } from '../../formats/schema-check.ts';
 import type { AnySchema } from '../../formats/schemas/index.ts';
 import { streamFile, type StreamedFile } from './file-stream.ts';
 import { IdIndex } from './id-index.ts';
@@ -19,92 +20,129 @@ export interface JsonlCheck {
 export interface JsonlResult extends StreamedFile {
   /** Lines in the file; every line is meant to be one row. */
   readonly lines: number;
-  readonly issues: Issue[];
+  readonly issues: IssueList;
 }
 
 /**
  * Streams one JSONL artifact: hashes it, checks every row against its schema, its binding
- * to the run and the uniqueness of its id. Memory grows only with the id index.
+ * to the run and the uniqueness of its id. Memory grows only with the id index and the
+ * duplicate candidates (two numbers each); issues past the cap are only counted.
  */
 export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
   const { display, schema, runId, onRow } = check;
-  const issues: Issue[] = [];
+  const issues = new IssueList();
   const ids = new IdIndex();
-  const candidates: [line: number, earlier: number][] = [];
+  const candidates = new LinePairs();
   const prefix = runId === undefined ? '' : `${runId}-`;
   let lastMalformed = 0;
   let lastMalformedAt = -1;
 
-  const splitter = new JsonlLineSplitter((text, line) => {
-    const parsed = parseJsonlRow(text);
-    if ('malformed' in parsed) {
+  const fast = fastCheckFor(schema);
+  const splitter = new JsonlLineSplitter((text, line, problem) => {
+    const row = parseJsonlObject(text, problem);
+    if (typeof row === 'string') {
       lastMalformed = line;
-      lastMalformedAt = issues.length;
-      issues.push(issue('ARTIFACT_MALFORMED_JSONL', `${display}:${line}`, parsed.malformed));
+      // Where its issue is kept, if it is kept at all (it may lie past the cap).
+      lastMalformedAt = issues.items.length === issues.total && issues.items.length < ERROR_CAP ? issues.items.length : -1;
+      issues.push(issue('ARTIFACT_MALFORMED_JSONL', `${display}:${line}`, row));
       return;
     }
-    const row = parsed.row;
-    const rowIssues = checkSchema(schema, row, `${display}:${line}`);
+    // Hint: the compiled predicate answers for a valid row; only a row it refuses pays for
+    // valibot's issues and an error path.
+    const rowIssues = fast !== null && fast(row) ? undefined : checkSchema(schema, row, `${display}:${line}`);
     if (rowIssues !== undefined) for (const found of rowIssues) issues.push(found);
     onRow?.(row, line, rowIssues === undefined);
     const id = row['id'];
     if (typeof id !== 'string') return;
     if (runId !== undefined && (row['run'] !== runId || !id.startsWith(prefix))) {
-      const why = row['run'] !== runId ? `run ${JSON.stringify(row['run'])} is not ${runId}` : `id ${id} does not start with ${prefix}`;
+      const why = row['run'] !== runId ? `run ${describe(row['run'])} is not ${runId}` : `id ${id} does not start with ${prefix}`;
       issues.push(issue('ARTIFACT_UNBOUND_ID', `${display}:${line}.id`, why));
     }
     const earlier = ids.add(id, line);
-    if (earlier !== 0) candidates.push([line, earlier]);
+    if (earlier !== 0) candidates.add(line, earlier);
   });
 
   const streamed = streamFile(file, (chunk) => splitter.push(chunk));
   splitter.end();
 
-  if (lastMalformed !== 0 && lastMalformed === splitter.lines) {
-    const tail = issues[lastMalformedAt]!;
-    issues[lastMalformedAt] = issue(tail.code, tail.path, `malformed tail: ${tail.message}`);
+  if (lastMalformed !== 0 && lastMalformed === splitter.lines && lastMalformedAt !== -1) {
+    const tail = issues.items[lastMalformedAt]!;
+    issues.items[lastMalformedAt] = issue(tail.code, tail.path, `malformed tail: ${tail.message}`);
   }
-  if (candidates.length > 0) {
-    for (const found of confirmDuplicates(file, display, candidates)) issues.push(found);
-  }
+  if (candidates.size > 0) confirmDuplicates(file, display, candidates, issues);
   return { ...streamed, lines: splitter.lines, issues };
 }
 
-/** Re-reads only the lines whose ids hashed alike and reports the ones that are equal. */
-function confirmDuplicates(file: string, display: string, candidates: readonly [number, number][]): Issue[] {
-  const wanted = new Set<number>();
-  for (const [line, earlier] of candidates) {
-    wanted.add(line);
-    wanted.add(earlier);
+/** A value as a message shows it: strings quoted, anything else by its type, never rendered whole. */
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+/** Pairs of line numbers in two growing typed arrays: 8 bytes a pair, not an array each. */
+class LinePairs {
+  lines = new Uint32Array(64);
+  earlier = new Uint32Array(64);
+  size = 0;
+
+  add(line: number, earlier: number): void {
+    if (this.size === this.lines.length) {
+      const grow = (from: Uint32Array) => {
+        const to = new Uint32Array(from.length * 2);
+        to.set(from);
+        return to;
+      };
+      this.lines = grow(this.lines);
+      this.earlier = grow(this.earlier);
+    }
+    this.lines[this.size] = line;
+    this.earlier[this.size] = earlier;
+    this.size += 1;
   }
-  const idAt = new Map<number, string>();
-  const splitter = new JsonlLineSplitter((text, line) => {
-    if (!wanted.has(line)) return;
+}
+
+/**
+ * Re-reads the file and reports the candidate lines whose id equals an earlier one. Each
+ * candidate names the first line its hash was seen on (its group's head, always earlier),
+ * so only the heads' ids are kept, never one string per duplicate. A line whose id merely
+ * collides with its head is compared with the other colliders of its group.
+ */
+function confirmDuplicates(file: string, display: string, candidates: LinePairs, issues: IssueList): void {
+  // Candidates were added in file order; heads are sorted once. Two cursors walk them
+  // while the lines stream past, so no map from every candidate line is built.
+  const heads = Uint32Array.from(new Set(candidates.earlier.subarray(0, candidates.size))).sort();
+  let nextHead = 0;
+  let nextCandidate = 0;
+  const headId = new Map<number, string>();
+  // Per head, ids that collided with it (a 64-bit hash collision: practically never).
+  const colliders = new Map<number, Map<string, number>>();
+  const idOf = (text: string | null): string | undefined => {
     const parsed = parseJsonlRow(text);
-    if ('row' in parsed && typeof parsed.row['id'] === 'string') idAt.set(line, parsed.row['id']);
+    return 'row' in parsed && typeof parsed.row['id'] === 'string' ? parsed.row['id'] : undefined;
+  };
+  const splitter = new JsonlLineSplitter((text, line) => {
+    if (nextHead < heads.length && heads[nextHead] === line) {
+      nextHead += 1;
+      const id = idOf(text);
+      if (id !== undefined) headId.set(line, id);
+      return;
+    }
+    if (nextCandidate >= candidates.size || candidates.lines[nextCandidate] !== line) return;
+    const head = candidates.earlier[nextCandidate++]!;
+    const id = idOf(text);
+    if (id === undefined) return;
+    if (headId.get(head) === id) {
+      issues.push(issue('ARTIFACT_DUPLICATE_ID', `${display}:${line}.id`, `id ${id} first used at line ${head}`));
+      return;
+    }
+    let seen = colliders.get(head);
+    if (seen === undefined) colliders.set(head, (seen = new Map()));
+    const before = seen.get(id);
+    if (before === undefined) seen.set(id, line);
+    else issues.push(issue('ARTIFACT_DUPLICATE_ID', `${display}:${line}.id`, `id ${id} first used at line ${before}`));
   });
   streamFile(file, (chunk) => splitter.push(chunk));
   splitter.end();
-  // Lines that hashed alike are grouped by the first line of their hash, then compared
-  // exactly within the group, so even two colliding ids that are each repeated are told apart.
-  const groups = new Map<number, number[]>();
-  for (const [line, earlier] of candidates) {
-    const group = groups.get(earlier);
-    if (group === undefined) groups.set(earlier, [line]);
-    else group.push(line);
-  }
-  const found: Issue[] = [];
-  for (const [earlier, lines] of groups) {
-    const firstSeen = new Map<string, number>();
-    const first = idAt.get(earlier);
-    if (first !== undefined) firstSeen.set(first, earlier);
-    for (const line of lines) {
-      const id = idAt.get(line);
-      if (id === undefined) continue;
-      const before = firstSeen.get(id);
-      if (before === undefined) firstSeen.set(id, line);
-      else found.push(issue('ARTIFACT_DUPLICATE_ID', `${display}:${line}.id`, `id ${id} first used at line ${before}`));
-    }
-  }
-  return found;
 }
+

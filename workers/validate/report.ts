@@ -1,3 +1,4 @@
+import type { ResultCode } from '../../formats/codes.ts';
 import type { Issue } from '../../formats/issue.ts';
 
 /** The verdict on one run directory, in the shape `artifact validate --json` prints. */
@@ -6,7 +7,12 @@ export interface RunReport {
   readonly run: string | null;
   readonly status: string | null;
   readonly run_dir: string;
+  /** The first ERROR_CAP errors in order. */
   readonly errors: readonly Issue[];
+  /** Errors counted past the cap (0 when every error is listed). */
+  readonly errors_omitted: number;
+  /** Every error counted by code, the omitted ones included. */
+  readonly codes: Partial<Record<ResultCode, number>>;
   /** Voice outcomes bound by attestation rather than an INPUT line. */
   readonly attested: number;
 }

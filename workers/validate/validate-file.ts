@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { errnoCode } from '../../formats/error.ts';
 import { issue, type Issue } from '../../formats/issue.ts';
+import { IssueList } from '../../formats/issue-list.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
 import { SCHEMAS, type SchemaName } from '../../formats/schemas/index.ts';
 import { readJsonDocument } from './json-document.ts';
@@ -14,7 +15,10 @@ export interface FileReport {
   readonly file: string;
   /** Rows for a JSONL schema, 1 for a JSON document that parsed, else 0. */
   readonly rows: number;
+  /** The first ERROR_CAP errors. */
   readonly errors: readonly Issue[];
+  /** Errors counted past the cap; present only when there are some. */
+  readonly errors_omitted?: number;
 }
 
 /**
@@ -29,7 +33,12 @@ export function validateFile(
 ): FileReport {
   const entry = SCHEMAS[schema];
   const display = basename(file);
-  const done = (rows: number, errors: Issue[]): FileReport => ({ valid: errors.length === 0, schema, file, rows, errors });
+  const done = (rows: number, found: Issue[] | IssueList): FileReport => {
+    const errors = found instanceof IssueList ? found.items : found;
+    const omitted = found instanceof IssueList ? found.omitted : 0;
+    // errors_omitted appears only when the cap was reached, so the usual object keeps its keys.
+    return { valid: errors.length === 0, schema, file, rows, errors, ...(omitted > 0 ? { errors_omitted: omitted } : {}) };
+  };
   if (!entry.jsonl) {
     const read = readJsonDocument(file, display);
     if ('issue' in read) return done(0, [read.issue]);
@@ -44,7 +53,8 @@ export function validateFile(
   try {
     const result = checkJsonlFile(file, onRow === undefined ? { display, schema: entry.schema, runId } : { display, schema: entry.schema, runId, onRow });
     return done(result.lines, result.issues);
-  } catch {
+  } catch (error) {
+    if (errnoCode(error) === undefined) throw error;
     return done(0, [issue('ARTIFACT_MISSING', display, `${file} cannot be read as a file`)]);
   }
 }

@@ -1,6 +1,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize } from 'node:path';
+import { errnoCode } from '../../formats/error.ts';
 import { issue, type Issue } from '../../formats/issue.ts';
+import { IssueList } from '../../formats/issue-list.ts';
 import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
 import { decisionSchema } from '../../formats/schemas/decisions.ts';
@@ -9,7 +11,7 @@ import { runSchema, TERMINAL_RUN_STATUSES, type RunManifest } from '../../format
 import { taskSchema } from '../../formats/schemas/tasks.ts';
 import { timingSchema } from '../../formats/schemas/timing.ts';
 import { resolveInRunDir } from './containment.ts';
-import { readJsonDocument } from './json-document.ts';
+import { parseJsonDocument, readJsonDocument, type JsonDocument } from './json-document.ts';
 import { streamFile } from './file-stream.ts';
 import { checkJsonlFile, type JsonlResult } from './jsonl-artifact.ts';
 import type { RunReport } from './report.ts';
@@ -19,12 +21,16 @@ const GUARD_TOKEN = Buffer.from('GUARD_NOT_INSTALLED');
 const VOICES = ['native', 'outside'] as const;
 const JSONL_KEYS = ['tasks.jsonl', 'findings.jsonl', 'decisions.jsonl'] as const;
 
-/** Where a run lives, from a path to its run.json or to its directory. */
+/**
+ * Where a run lives, from a path to its run.json or to its directory. A path named
+ * run.json is the manifest whatever it is: a directory called run.json is a missing
+ * manifest, never a run directory to look into.
+ */
 export function locateRun(target: string): { manifest: string; runDir: string } {
   const clean = normalize(target);
   let isDir = false;
   try {
-    isDir = statSync(clean).isDirectory();
+    isDir = basename(clean) !== 'run.json' && statSync(clean).isDirectory();
   } catch {
     // An absent target is reported by validateRun as a missing run.json.
   }
@@ -37,25 +43,34 @@ export function locateRun(target: string): { manifest: string; runDir: string } 
  * phases and voices, then every artifact (hash, rows, ids), counts, references, cycles
  * and the guard line. Errors after the manifest are collected, never fail-fast.
  */
-export function validateRun(target: string): RunReport {
+export function validateRun(target: string, manifestDocument?: JsonDocument): RunReport {
   const { manifest, runDir } = locateRun(target);
   const name = basename(manifest);
-  const report = (errors: Issue[], run: RunManifest | undefined, attested = 0): RunReport => ({
-    valid: errors.length === 0,
+  const report = (errors: IssueList, run: RunManifest | undefined, attested = 0): RunReport => ({
+    valid: errors.total === 0,
     run: run?.run ?? null,
     status: run?.status ?? null,
     run_dir: runDir,
-    errors,
+    errors: errors.items,
+    errors_omitted: errors.omitted,
+    codes: errors.codes,
     attested,
   });
+  const errors = new IssueList();
 
-  const parsed = readJsonDocument(manifest, name);
-  if ('issue' in parsed) return report([parsed.issue], undefined);
+  // ack hands in the bytes it read under its lock, so the bytes judged are the bytes rewritten.
+  const parsed = manifestDocument ?? readJsonDocument(manifest, name);
+  if ('issue' in parsed) {
+    errors.push(parsed.issue);
+    return report(errors, undefined);
+  }
   const schemaIssues = checkSchema(runSchema, parsed.value, name);
-  if (schemaIssues !== undefined) return report(schemaIssues, undefined);
+  if (schemaIssues !== undefined) {
+    for (const found of schemaIssues) errors.push(found);
+    return report(errors, undefined);
+  }
   const run = parsed.value as RunManifest;
 
-  const errors: Issue[] = [];
   const attested = checkPhases(run, name, errors);
   checkArtifacts(run, runDir, name, errors);
   return report(errors, run, attested);
@@ -63,7 +78,7 @@ export function validateRun(target: string): RunReport {
 
 
 /** Step 2: the run's status and every required phase's voices. Returns the attested count. */
-function checkPhases(run: RunManifest, name: string, errors: Issue[]): number {
+function checkPhases(run: RunManifest, name: string, errors: IssueList): number {
   if (!TERMINAL_RUN_STATUSES.has(run.status)) {
     errors.push(issue('ARTIFACT_RUN_INTERRUPTED', `${name}.status`, `status is ${run.status}`));
   }
@@ -104,7 +119,7 @@ interface TaskRefs {
 }
 
 /** Steps 3 to 6: every artifact, then counts, references, cycles and the guard line. */
-function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: Issue[]): void {
+function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: IssueList): void {
   let runDirReal: string;
   try {
     runDirReal = realpathSync.native(runDir);
@@ -112,7 +127,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
     errors.push(issue('ARTIFACT_MISSING', name, `run directory ${runDir} cannot be resolved`));
     return;
   }
-  const perKey = new Map<string, Issue[]>();
+  const perKey = new Map<string, IssueList>();
   const jsonl = new Map<string, JsonlResult>();
   const refs: TaskRefs = { nodes: [], findings: new Map(), decisions: new Map(), uses: [] };
   let pending = 0;
@@ -125,7 +140,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   const order = [...JSONL_KEYS.filter((key) => keys.includes(key)), ...keys.filter((key) => !(JSONL_KEYS as readonly string[]).includes(key))];
   for (const key of order) {
     const entry = run.artifacts[key]!;
-    const found: Issue[] = [];
+    const found = new IssueList();
     perKey.set(key, found);
     const at = `${name}.artifacts.${key}`;
     const resolved = resolveInRunDir(runDir, runDirReal, entry.path);
@@ -143,7 +158,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
           onRow: rowHook(key, entry.path, refs, () => pending++),
         });
         jsonl.set(key, result);
-        found.push(...result.issues);
+        found.append(result.issues);
         sha256 = result.sha256;
       } else if (key === 'timing.json') {
         const chunks: Buffer[] = [];
@@ -152,7 +167,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
           size += chunk.length;
           if (size <= MAX_LINE_BYTES) chunks.push(Buffer.from(chunk));
         }).sha256;
-        found.push(...checkTiming(Buffer.concat(chunks), size, entry.path, run.run));
+        for (const timingIssue of checkTiming(Buffer.concat(chunks), size, entry.path, run.run)) found.push(timingIssue);
       } else if (key === 'review-record.md' && unattended) {
         const scan = scanFor(resolved.file, GUARD_TOKEN);
         sha256 = scan.sha256;
@@ -163,11 +178,13 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
       if (sha256 !== entry.sha256.toLowerCase()) {
         found.push(issue('ARTIFACT_STALE', `${at}.sha256`, `${entry.path} has sha256 ${sha256}, run.json records ${entry.sha256}`));
       }
-    } catch {
+    } catch (error) {
+      // Only a failed read is a missing file; anything else is a defect and must say so.
+      if (errnoCode(error) === undefined) throw error;
       found.push(issue('ARTIFACT_MISSING', `${at}.path`, `${entry.path} cannot be read as a file`));
     }
   }
-  for (const key of keys) errors.push(...perKey.get(key)!);
+  for (const key of keys) errors.append(perKey.get(key)!);
 
   checkCounts(run, name, jsonl, pending, errors);
   checkReferences(run, refs, jsonl, errors);
@@ -223,22 +240,19 @@ function strings(value: unknown): string[] {
 
 function checkTiming(bytes: Buffer, size: number, display: string, runId: string): Issue[] {
   if (size > MAX_LINE_BYTES) return [issue('ARTIFACT_INVALID_JSON', display, 'file over 16 MiB')];
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    return [issue('ARTIFACT_INVALID_JSON', display, size === 0 ? 'empty file' : 'not valid JSON')];
-  }
+  const parsed = parseJsonDocument(bytes, display);
+  if ('issue' in parsed) return [parsed.issue];
+  const value = parsed.value;
   const found = checkSchema(timingSchema, value, display) ?? [];
   const run = (value as { run?: unknown } | null)?.run;
   if (found.length === 0 && run !== runId) {
-    found.push(issue('ARTIFACT_UNBOUND_ID', `${display}.run`, `run ${JSON.stringify(run)} is not ${runId}`));
+    found.push(issue('ARTIFACT_UNBOUND_ID', `${display}.run`, `run ${typeof run === 'string' ? JSON.stringify(run) : String(run)} is not ${runId}`));
   }
   return found;
 }
 
 /** Step 4: counts that are numbers must equal the rows of files that could be read. */
-function checkCounts(run: RunManifest, name: string, jsonl: Map<string, JsonlResult>, pending: number, errors: Issue[]): void {
+function checkCounts(run: RunManifest, name: string, jsonl: Map<string, JsonlResult>, pending: number, errors: IssueList): void {
   const counts = run.counts;
   if (counts === undefined) return;
   const expect = (field: 'decisions' | 'decisions_pending' | 'findings' | 'tasks', key: string, rows: (r: JsonlResult) => number) => {
@@ -260,7 +274,7 @@ function checkCounts(run: RunManifest, name: string, jsonl: Map<string, JsonlRes
 }
 
 /** Step 5: task references resolve and dependencies do not cycle. */
-function checkReferences(run: RunManifest, refs: TaskRefs, jsonl: Map<string, JsonlResult>, errors: Issue[]): void {
+function checkReferences(run: RunManifest, refs: TaskRefs, jsonl: Map<string, JsonlResult>, errors: IssueList): void {
   const tasks = jsonl.get('tasks.jsonl');
   if (tasks === undefined) return;
   const readable = (key: string) => jsonl.has(key) || !Object.hasOwn(run.artifacts, key);
@@ -270,7 +284,7 @@ function checkReferences(run: RunManifest, refs: TaskRefs, jsonl: Map<string, Js
     if (!readable(key) || map.get(use.ref) === true) continue;
     errors.push(issue('ARTIFACT_DANGLING_REF', use.at, `no ${what} ${use.ref} in ${key}`));
   }
-  errors.push(...checkTaskGraph(refs.nodes, run.artifacts['tasks.jsonl']!.path));
+  checkTaskGraph(refs.nodes, run.artifacts['tasks.jsonl']!.path, errors);
 }
 
 /** Hashes a file while looking for `token`, which may straddle two chunks. */

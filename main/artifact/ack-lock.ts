@@ -1,0 +1,147 @@
+import { randomBytes, createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { processAlive, processStart } from './process-alive.ts';
+
+const WAIT_MS = 10_000;
+const POLL_MS = 15;
+const MAX_CLAIMS = 64;
+
+/**
+ * An exclusive lock on one file, safe to take over from a holder that died.
+ *
+ * The lock is a symlink whose target is the holder's token (`pid:start-tick:random`):
+ * symlink(2) creates it with its content in one step and fails if it exists, so a lock
+ * is never seen half-written. A lock whose holder is gone (no such pid, a zombie, a pid
+ * since reused by a process that started later, an empty or unreadable file) is stale.
+ *
+ * Removing a stale lock is the unsafe step: two waiters that both judged it stale must
+ * not both remove "the lock", since by the second removal it may be a live one. So a
+ * waiter first claims the stale lock: it creates `<lock>.break.<id>.<n>` (again a
+ * symlink with its token), where `<id>` names that very lock file (its token, inode and
+ * time) and n = 1, 2, ... goes past claims whose makers died. Only the holder of the
+ * lowest claim with a live maker acts; it re-checks that the lock is still the stale one
+ * (nobody else can remove or replace it meanwhile) and unlinks it. Everyone then races
+ * for the lock afresh.
+ */
+export function acquireLock(lockPath: string, waitMs = WAIT_MS): () => void {
+  const token = ownToken();
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      symlinkSync(token, lockPath);
+      return () => release(lockPath, token);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+    }
+    const held = identify(lockPath);
+    if (held === undefined) continue; // released meanwhile
+    if (!held.alive) {
+      breakStale(lockPath, held.id, token);
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new LanewardError('ACK_LOCKED', `${lockPath} is held by live process ${held.pid}`, { path: lockPath });
+    }
+    sleep(POLL_MS);
+  }
+}
+
+/**
+ * Removes what dead lock takers leave beside `lockPath` (claims of finished takeovers).
+ * Only called by the lock's holder: no claim can then be needed by anyone.
+ */
+export function sweepClaims(lockPath: string): void {
+  const prefix = `${basename(lockPath)}.break.`;
+  for (const name of readdirSync(dirname(lockPath))) {
+    if (!name.startsWith(prefix)) continue;
+    const claim = identify(join(dirname(lockPath), name));
+    if (claim !== undefined && !claim.alive) unlinkQuietly(join(dirname(lockPath), name));
+  }
+}
+
+let ownTokenCache: string | undefined;
+
+function ownToken(): string {
+  ownTokenCache ??= `${process.pid}:${processStart(process.pid)?.ticks ?? ''}`;
+  return `${ownTokenCache}:${randomBytes(12).toString('hex')}`;
+}
+
+interface Held {
+  readonly id: string;
+  readonly alive: boolean;
+  readonly pid: number;
+}
+
+/**
+ * Who holds a lock or claim file, read through its current inode: a symlink token, or
+ * (a lock left by an older writer) a regular file holding a pid. Undefined when absent.
+ */
+function identify(path: string): Held | undefined {
+  let stat;
+  let text: string;
+  try {
+    stat = lstatSync(path);
+    text = stat.isSymbolicLink() ? readlinkSync(path) : readFileSync(path, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    // Present but unreadable as either: nobody can ever prove holding it.
+    text = '';
+    stat = lstatSync(path, { throwIfNoEntry: false });
+    if (stat === undefined) return undefined;
+  }
+  const id = createHash('sha256').update(`${text}\0${stat.ino}\0${stat.mtimeMs}`).digest('hex').slice(0, 24);
+  const [pidText, ticks] = text.trim().split(':');
+  const pid = /^\d+$/.test(pidText ?? '') ? Number(pidText) : 0;
+  // A token carries its start tick; a bare pid is checked against when its file was written.
+  const alive = ticks !== undefined ? processAlive(pid, { ticks }) : processAlive(pid, { writtenAtMs: stat.mtimeMs });
+  return { id, alive, pid };
+}
+
+function breakStale(lockPath: string, staleId: string, token: string): void {
+  for (let n = 1; n <= MAX_CLAIMS; n++) {
+    const claim = `${lockPath}.break.${staleId}.${n}`;
+    try {
+      symlinkSync(token, claim);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+      const maker = identify(claim);
+      if (maker !== undefined && maker.alive) {
+        sleep(POLL_MS); // a live taker is at it; look again afterwards
+        return;
+      }
+      continue; // its maker died (or it just went): the next claim decides
+    }
+    try {
+      // Still that very stale lock? Then only this claim's holder may remove it.
+      if (identify(lockPath)?.id === staleId) unlinkQuietly(lockPath);
+    } finally {
+      for (let k = n; k >= 1; k--) unlinkQuietly(`${lockPath}.break.${staleId}.${k}`);
+    }
+    return;
+  }
+  throw new LanewardError('ACK_LOCKED', `${lockPath}: too many abandoned takeovers`, { path: lockPath });
+}
+
+function release(lockPath: string, token: string): void {
+  try {
+    if (readlinkSync(lockPath) === token) unlinkSync(lockPath);
+  } catch {
+    // Already gone: nothing to release.
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Gone already.
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function sleep(ms: number): void {
+  Atomics.wait(pause, 0, 0, ms);
+}
