@@ -252,8 +252,12 @@ export const RESULT_CODES = {
     fix: 'run laneward trail start <file> <run> first',
   },
   BRIEF_INPUT_MISSING: {
-    summary: 'a file the owner brief is built from is absent',
+    summary: 'a file the owner brief is built from is absent or cannot be read',
     fix: 'export the run (laneward plan export --out <dir>) before rendering the brief',
+  },
+  DRAFT_DIRECTION_UNRESOLVED: {
+    summary: 'a draft direction line in the plan names no decided decision',
+    fix: 'answer the decision the line names (laneward plan answer), or mark the line with the decision label such as (uc1), then run laneward brief close again',
   },
   PLAN_UNREADABLE: {
     summary: 'the plan is not a readable text file',
