@@ -65,7 +65,9 @@ export function closeDraftDirections(plan: string, gate: Gate, decisions: readon
       unresolved.push({ line: number, id: row.id, why: `${row.id} is still pending` });
       return;
     }
-    lines[index] = line.replace(PHRASE, decidedText(row, gate));
+    const decided = decidedText(row, gate);
+    // A function replacement: option text is input, and `$&` in it must stay literal.
+    lines[index] = line.replace(PHRASE, () => decided);
     rewritten.push({ line: number, id: row.id });
   });
   return { text: rewritten.length === 0 ? plan : lines.join('\n'), rewritten, unresolved };

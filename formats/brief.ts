@@ -182,7 +182,7 @@ function relayTrailer(input: BriefInput): string[] {
   return [
     'Relay this page to the owner unchanged and answer nothing yourself.',
     "Pass the owner's reply back with the owner's words verbatim:",
-    `laneward plan answer --out ${dir} --gate-rev ${input.gate.gate_rev} --reply "<reply>" --by agent:<your id> --owner-reply "<the owner's words, verbatim>"`,
+    `laneward plan answer --out ${dir} --gate-rev ${input.gate.gate_rev} --reply "<reply>" --by agent:<your-id> --owner-reply "<the owner's words, verbatim>"`,
   ];
 }
 

@@ -136,7 +136,7 @@ describe('brief render', () => {
       '',
       'Relay this page to the owner unchanged and answer nothing yourself.',
       "Pass the owner's reply back with the owner's words verbatim:",
-      `laneward plan answer --out ${big.out} --gate-rev 1 --reply "<reply>" --by agent:<your id> --owner-reply "<the owner's words, verbatim>"`,
+      `laneward plan answer --out ${big.out} --gate-rev 1 --reply "<reply>" --by agent:<your-id> --owner-reply "<the owner's words, verbatim>"`,
       '',
       answerLine(big.out),
     ]);

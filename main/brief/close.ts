@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { closeDraftDirections, type CloseResult } from '../../formats/brief-close.ts';
 import { errnoCode } from '../../formats/error.ts';
 import { issue, type Issue } from '../../formats/issue.ts';
@@ -29,7 +29,7 @@ export function briefClose(options: CloseOptions): CloseOutcome {
   const gate = loadGate(runDir);
   if (!gate.ok) return gate;
   const issues: Issue[] = [];
-  const decisions = loadRows<DecisionRow>(`${runDir}/decisions.jsonl`, 'decisions', gate.value.run, issues);
+  const decisions = loadRows<DecisionRow>(join(runDir, 'decisions.jsonl'), 'decisions', gate.value.run, issues);
   if (issues.length > 0) return { ok: false, issues };
   // A symlinked plan is rewritten where it lives, not replaced by a file beside the link.
   let plan: string;
