@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
@@ -375,6 +375,21 @@ describe('brief close', () => {
     expect(missing.code).toBe(3);
     expect(codesOf(missing.stderr)).toEqual(['BRIEF_INPUT_MISSING']);
     expect(readFileSync(file, 'utf8')).toBe('- (d1) draft direction stands until the owner decides\n');
+  });
+
+  test('should refuse a plan that is not UTF-8 and rewrite a symlinked plan at its target', () => {
+    const bad = join(root, 'plan-latin1.md');
+    writeFileSync(bad, Buffer.from([0x28, 0x64, 0x31, 0x29, 0x20, 0xe9, 0x0a]));
+    const refused = close(bad);
+    expect(refused.code).toBe(3);
+    expect(codesOf(refused.stderr)).toEqual(['PLAN_UNREADABLE']);
+    const target = plan('plan-target.md', '- (d1) draft direction stands until the owner decides\n');
+    const link = join(root, 'plan-link.md');
+    symlinkSync(target, link);
+    const r = close(link);
+    expect(r.code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe(`- (d1) decided d1b (${DEFER}) on ${answeredOn(run.out, `${run.run}-d1`)}\n`);
   });
 
   test('should rewrite every line once the gate is decided, by label or full id, keep CRLF, and exit 0', () => {
