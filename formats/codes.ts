@@ -268,8 +268,12 @@ export const RESULT_CODES = {
     fix: 'pass a regular file written by laneward trail, or a new path; a FIFO, a directory, a foreign file or one over 64 MiB is never written',
   },
   BRIEF_INPUT_MISSING: {
-    summary: 'a file the owner brief is built from is absent',
+    summary: 'a file the owner brief is built from is absent or cannot be read',
     fix: 'export the run (laneward plan export --out <dir>) before rendering the brief',
+  },
+  DRAFT_DIRECTION_UNRESOLVED: {
+    summary: 'a draft direction line in the plan names no decided decision',
+    fix: 'answer the decision the line names (laneward plan answer), or mark the line with the decision label such as (uc1), then run laneward brief close again',
   },
   PLAN_UNREADABLE: {
     summary: 'the plan is not a readable text file',

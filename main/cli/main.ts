@@ -13,6 +13,7 @@ usage: laneward <command> ...
   artifact validate|schema|ack|urgent   the artifact contract and the completion check
   gate render|parse|decisions           the final gate and its reply grammar
   plan next|submit|answer|export|...    durable two-voice review runs of a plan
+  brief render|close                    the one-page owner brief of a gate; close draft directions
   deadline start|status|run             the probe deadline guard
   lease run                             supervise a provider under a total deadline or a progress lease
   actions keygen|sign|verify            signed action descriptors
@@ -43,6 +44,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await (await import('./plan.ts')).planCommand(rest, io);
       case 'trail':
         return (await import('./trail.ts')).trailCommand(rest, io);
+      case 'brief':
+        return await (await import('./brief.ts')).briefCommand(rest, io);
       case 'demo':
         return await (await import('./demo.ts')).demoCommand(rest, io);
       case '--version':

@@ -1,0 +1,133 @@
+import { EXIT } from '../../formats/codes.ts';
+import { isLanewardError, toError } from '../../formats/error.ts';
+import { issue, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { intOption, parseCommand, usage } from './args.ts';
+import type { Io } from './io.ts';
+
+export const BRIEF_HELP = `usage: laneward brief <render|close> --out <run dir> ... [--json]
+
+  render --out DIR [--page N] [--write] [--captain] [--summary F]
+         the one-page owner brief of the run's gate
+  close  --out DIR --plan F
+         rewrite the plan's "draft direction stands until the owner decides" lines
+
+Exit status: 0 ok, 1 unresolved draft directions, 2 usage or page out of range, 3 refused.`;
+
+export const RENDER_HELP = `usage: laneward brief render --out DIR [--page N] [--write] [--captain] [--summary F] [--json]
+
+One page built from DIR/gate.json, DIR/decisions.jsonl and DIR/findings.jsonl
+(BRIEF_INPUT_MISSING, exit 3, when one is absent or unreadable; invalid content keeps the
+validator's code, exit 3). In order: the "## URGENT, outside this plan" block, a
+"Summary:" line (generated, or the text of --summary F or DIR/summary.md), the gate's
+decisions seven to a page (--page N, GATE_PAGE_OUT_OF_RANGE exit 2 past the last),
+"Cost so far:" from the SPEND line of DIR/review-record.md, and last the line naming
+review-record.md and the plan answer call. --captain puts the cost under "### Cost"
+above a trailer for a relaying agent. --write also saves the page as DIR/brief.md
+(atomically). --json prints {ok, run, gate_rev, page, pages, lines, written}.`;
+
+export const CLOSE_HELP = `usage: laneward brief close --out DIR --plan F [--json]
+
+Rewrites every plan line containing "draft direction stands until the owner decides"
+whose decision is decided: the phrase becomes "decided <label><option> (<option text>)
+on <date>" and DRAFT_DIRECTION: line <n> <id> rewritten is printed. A line names its
+decision by a parenthesised marker, the gate label such as (uc1) or a full decision id.
+A line whose decision is pending, or that names none or several, stays and is reported
+as DRAFT_DIRECTION_UNRESOLVED (exit 1). The plan is rewritten atomically, only when a
+line changed. --json prints {ok, plan, changed, rewritten, unresolved}.`;
+
+const HELP = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, out: { type: 'string' } } as const;
+const RENDER_OPTIONS = { ...HELP, page: { type: 'string' }, write: { type: 'boolean' }, captain: { type: 'boolean' }, summary: { type: 'string' } } as const;
+const CLOSE_OPTIONS = { ...HELP, plan: { type: 'string' } } as const;
+
+/** `laneward brief <sub>`: parse the command line, call main/brief, print lines. */
+export async function briefCommand(args: readonly string[], io: Io): Promise<number> {
+  const [sub, ...rest] = args;
+  switch (sub) {
+    case 'render':
+      return renderCommand(rest, io);
+    case 'close':
+      return closeCommand(rest, io);
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      io.out(BRIEF_HELP);
+      return sub === undefined ? EXIT.usage : EXIT.ok;
+    default:
+      throw usage(`unknown brief subcommand ${JSON.stringify(sub)}`);
+  }
+}
+
+async function renderCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values } = parseCommand(args, RENDER_OPTIONS, false);
+  if (values.help) return help(io, RENDER_HELP);
+  const out = required(values.out, '--out <run dir>');
+  if (values.summary !== undefined && values.summary === '') throw usage('--summary needs a file');
+  // Page 0 parses, so that it is reported as out of range like any page the gate lacks.
+  const page = intOption('page', values.page, 0, Number.MAX_SAFE_INTEGER) ?? 1;
+  const json = values.json === true;
+  const context = 'laneward brief render';
+  const { briefRender } = await import('../brief/render.ts');
+  const outcome = guarded(() => briefRender({ out, page, captain: values.captain === true, write: values.write === true, summary: values.summary }));
+  if ('failed' in outcome) return refuse(context, [outcome.failed], json, io, EXIT.fail);
+  if (!outcome.ok) return refuse(context, outcome.issues, json, io, outcome.usage ? EXIT.usage : EXIT.refused);
+  if (json) {
+    io.out(JSON.stringify({ ok: true, run: outcome.run, gate_rev: outcome.gateRev, page: outcome.page, pages: outcome.pages, lines: outcome.lines, written: outcome.written }));
+  } else {
+    for (const line of outcome.lines) io.out(line);
+  }
+  return EXIT.ok;
+}
+
+async function closeCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values } = parseCommand(args, CLOSE_OPTIONS, false);
+  if (values.help) return help(io, CLOSE_HELP);
+  const out = required(values.out, '--out <run dir>');
+  const plan = required(values.plan, '--plan <file>');
+  const json = values.json === true;
+  const context = 'laneward brief close';
+  const { briefClose } = await import('../brief/close.ts');
+  const outcome = guarded(() => briefClose({ out, plan }));
+  if ('failed' in outcome) return refuse(context, [outcome.failed], json, io, EXIT.fail);
+  if (!outcome.ok) return refuse(context, outcome.issues, json, io, EXIT.refused);
+  const exit = outcome.unresolved.length === 0 ? EXIT.ok : EXIT.fail;
+  if (json) {
+    io.out(JSON.stringify({ ok: exit === EXIT.ok, plan: outcome.plan, changed: outcome.changed, rewritten: outcome.rewritten, unresolved: outcome.unresolved }));
+    return exit;
+  }
+  for (const found of outcome.rewritten) io.out(`DRAFT_DIRECTION: line ${found.line} ${oneLine(found.id)} rewritten`);
+  for (const found of outcome.unresolved) {
+    io.out(`DRAFT_DIRECTION_UNRESOLVED: line ${found.line} ${found.id === null ? '-' : oneLine(found.id)} ${oneLine(found.why)}`);
+    io.err(renderIssueLine(context, issue('DRAFT_DIRECTION_UNRESOLVED', `${outcome.plan}:${found.line}`, found.why)));
+  }
+  io.out(`DRAFT_DIRECTIONS: rewritten=${outcome.rewritten.length} unresolved=${outcome.unresolved.length} changed=${outcome.changed ? 'yes' : 'no'} plan=${oneLine(outcome.plan)}`);
+  return exit;
+}
+
+/** A write that fails (disk full, permissions) is one IO_ERROR line, never a stack trace. */
+function guarded<T>(run: () => T): T | { failed: Issue } {
+  try {
+    return run();
+  } catch (caught) {
+    if (isLanewardError(caught)) throw caught;
+    return { failed: issue('IO_ERROR', '', toError(caught).message) };
+  }
+}
+
+function required(value: string | undefined, what: string): string {
+  if (value === undefined || value === '') throw usage(`${what} is required`);
+  return value;
+}
+
+function help(io: Io, text: string): number {
+  io.out(text);
+  return EXIT.ok;
+}
+
+/** Refusals are one error line each on stderr, or with --json one object on stdout. */
+function refuse(context: string, issues: readonly Issue[], json: boolean, io: Io, exit: number): number {
+  const first = issues[0]!;
+  if (json) io.out(JSON.stringify({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
+  else for (const found of issues) io.err(renderIssueLine(context, found));
+  return exit;
+}
