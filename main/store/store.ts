@@ -1,7 +1,8 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Encoder } from 'cbor-x';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { createRequire } from 'node:module';
+import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
 import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
 
@@ -35,6 +36,9 @@ export interface Store {
 const opened = new Map<string, Store>();
 // lmdb builds one cbor-x Encoder per database from this.
 const CBOR = { Encoder };
+// Loaded on the first open, not with the bundle: the commands that need no store (deadline,
+// lease, gate, one artifact validate) must not pay for the native addon, nor its descriptors.
+const load = createRequire(import.meta.url);
 
 export function openStore(root: string): Store {
   const dir = resolve(root);
@@ -43,6 +47,7 @@ export function openStore(root: string): Store {
   let env: RootDatabase;
   try {
     mkdirSync(dir, { recursive: true });
+    const { open } = load('lmdb') as typeof import('lmdb');
     env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR });
   } catch (error) {
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
