@@ -73,6 +73,7 @@ describe('plan revise and carry-forward', () => {
     ['the gate was held, not approved', (d) => d.plan('answer', '--gate-rev', '1', '--reply', 'p1c', '--by', 'human'), 'gate_rev 1 was not approved (p1c)', none],
     ['the words were an agent\'s own', (d) => d.plan('answer', '--gate-rev', '1', '--reply', 'p1a', '--by', 'agent:cap', '--words-by', 'agent:cap'), "the words at gate_rev 1 were agent:cap's, not the owner's", none],
     ['a new item needs the owner', (d) => d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human'), 'new item d1 needs the owner (the words were as_is, which carries no new item)', (p, v) => (p === 'eng' && v === 'native' ? [high('No retries')] : [])],
+    ['an item was left pending', (d) => d.plan('answer', '--gate-rev', '1', '--reply', 'p1a', '--by', 'human'), 'gate_rev 1 left uc1 pending', (p, v) => (p === 'ceo' && v === 'native' ? [{ severity: 'Medium', title: 'Drop the importer', user_challenge: true, changes: 'scope' }] : [])],
     ['an urgent finding is open', (d) => d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human'), 'an urgent finding is open', (p, v) => (p === 'ceo' && v === 'native' ? [{ ...high('Secrets in logs'), urgent: true, suggested_owner: 'sec' }] : [])],
   ];
 
@@ -80,7 +81,8 @@ describe('plan revise and carry-forward', () => {
     const d = driver();
     const first = d.plan('next', '--plan', join(d.dir, 'plan.md'), ...(name === 'carry-forward is off' ? ['--no-carry-forward'] : []));
     expect(first.code).toBe(0);
-    d.driveToGate();
+    // The pending item has to be on the first gate: that drive raises the challenge too.
+    d.driveToGate(name === 'an item was left pending' ? second : none);
     answer(d);
     edit(d, 'Log each batch.');
     expect(d.plan('revise', '--plan', join(d.dir, 'plan.md')).code).toBe(0);
