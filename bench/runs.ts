@@ -68,7 +68,7 @@ interface Driven {
 export async function driveRuns(dir: string, count: number, tag: string, onReady?: () => Promise<void>): Promise<Driven> {
   const penv: PlanEnv = { cwd: dir, env: { ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, state: join(dir, 'state') };
   const runs = Array.from({ length: count }, (_, i) => ({ out: join(dir, `${tag}-${i}`), plan: join(dir, `${tag}-${i}.md`), last: undefined as PlanReport | undefined }));
-  openStore(penv.state!);
+  openStore(penv.state!, { batched: true });
   for (const run of runs) writeFileSync(run.plan, PLAN);
   await onReady?.();
   const result: Driven = { transitions: 0, events: 0, ms: 0, waves: [], phaseMs: [], sample: undefined as unknown as RunRecord };
@@ -233,7 +233,7 @@ async function exportBig(dir: string, findings: number): Promise<void> {
   const penv: PlanEnv = { cwd: dir, env: { ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, state: join(dir, 'state') };
   const out = join(dir, 'run');
   const plan = join(dir, 'plan.md');
-  openStore(penv.state!);
+  openStore(penv.state!, { batched: true });
   writeFileSync(plan, PLAN);
   const severities = ['Medium', 'Low', 'Informational', 'Medium', 'Low'];
   let report = await planNext({ out, plan }, penv);

@@ -31,6 +31,8 @@ export interface Store {
   readonly journal: Database<JournalEvent, [string, number]>;
   readonly blobs: Database<BoundBlob, [string, string]>;
   readonly history: Database<PhaseTiming, [string, string]>;
+  /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
+  readonly batched: boolean;
 }
 
 const opened = new Map<string, Store>();
@@ -40,7 +42,11 @@ const CBOR = { Encoder };
 // lease, gate, one artifact validate) must not pay for the native addon, nor its descriptors.
 const load = createRequire(import.meta.url);
 
-export function openStore(root: string): Store {
+/**
+ * `batched`: one process driving many runs at once (the first open decides); a command
+ * that changes one run and exits commits synchronously, with no write thread to outlive.
+ */
+export function openStore(root: string, options: { batched?: boolean } = {}): Store {
   const dir = resolve(root);
   const known = opened.get(dir);
   if (known !== undefined) return known;
@@ -60,6 +66,7 @@ export function openStore(root: string): Store {
     journal: db<JournalEvent, [string, number]>('journal'),
     blobs: db<BoundBlob, [string, string]>('blobs'),
     history: db<PhaseTiming, [string, string]>('history'),
+    batched: options.batched === true,
   };
   opened.set(dir, store);
   return store;
@@ -87,7 +94,7 @@ export async function transact<T>(
   step: (current: RunRecord | undefined) => { change: Change | null; result: T },
 ): Promise<T> {
   try {
-    return await store.runs.transaction(() => {
+    const apply = () => {
       const { change, result } = step(structuredClone(store.runs.get(run)));
       if (change !== null) {
         let seq = change.record.seq;
@@ -98,7 +105,8 @@ export async function transact<T>(
         void store.runs.put(run, change.record);
       }
       return result;
-    });
+    };
+    return store.batched ? await store.runs.transaction(apply) : store.runs.transactionSync(apply);
   } catch (error) {
     if (error instanceof LanewardError) throw error;
     throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${toError(error).message}`, { path: store.root, cause: error });
