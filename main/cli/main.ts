@@ -25,7 +25,7 @@ Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> 
 /** The command table: each entry loads its module only when it is called. */
 const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   artifact: async () => (await import('./artifact.ts')).ARTIFACT,
-  gate: async () => rawCommand('gate', (await import('./gate.ts')).gateCommand),
+  gate: async () => (await import('./gate.ts')).GATE,
   deadline: async () => rawCommand('deadline', (await import('./deadline.ts')).deadlineCommand),
   lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
   actions: async () => rawCommand('actions', (await import('./actions.ts')).actionsCommand),
