@@ -31,7 +31,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   actions: async () => rawCommand('actions', (await import('./actions.ts')).actionsCommand),
   plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
   trail: async () => rawCommand('trail', (await import('./trail.ts')).trailCommand),
-  brief: async () => rawCommand('brief', (await import('./brief.ts')).briefCommand),
+  brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => rawCommand('demo', (await import('./demo.ts')).demoCommand),
 };
 
