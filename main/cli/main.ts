@@ -30,7 +30,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
   actions: async () => rawCommand('actions', (await import('./actions.ts')).actionsCommand),
   plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
-  trail: async () => rawCommand('trail', (await import('./trail.ts')).trailCommand),
+  trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => rawCommand('demo', (await import('./demo.ts')).demoCommand),
 };
