@@ -32,7 +32,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
   trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
-  demo: async () => rawCommand('demo', (await import('./demo.ts')).demoCommand),
+  demo: async () => (await import('./demo.ts')).DEMO,
 };
 
 const LANEWARD = rawCommand('laneward', (argv, io) => {
