@@ -28,7 +28,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   gate: async () => (await import('./gate.ts')).GATE,
   deadline: async () => rawCommand('deadline', (await import('./deadline.ts')).deadlineCommand),
   lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
-  actions: async () => rawCommand('actions', (await import('./actions.ts')).actionsCommand),
+  actions: async () => (await import('./actions.ts')).ACTIONS,
   plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
   trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
