@@ -1,8 +1,8 @@
-import { group, rawCommand } from './command.ts';
-import { ackCommand } from './artifact-ack.ts';
-import { schemaCommand } from './artifact-schema.ts';
-import { urgentCommand } from './artifact-urgent.ts';
-import { validateCommand } from './artifact-validate.ts';
+import { group } from './command.ts';
+import { ACK } from './artifact-ack.ts';
+import { SCHEMA } from './artifact-schema.ts';
+import { URGENT } from './artifact-urgent.ts';
+import { VALIDATE } from './artifact-validate.ts';
 
 export const ARTIFACT_HELP = `usage: laneward artifact <validate|schema|ack|urgent> ... [--json]
 
@@ -18,9 +18,9 @@ export const ARTIFACT = group({
   name: 'artifact',
   help: ARTIFACT_HELP,
   commands: [
-    rawCommand('validate', validateCommand),
-    rawCommand('schema', schemaCommand),
-    rawCommand('ack', ackCommand),
-    rawCommand('urgent', urgentCommand),
+    VALIDATE,
+    SCHEMA,
+    ACK,
+    URGENT,
   ],
 });
