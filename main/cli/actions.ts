@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { EXIT } from '../../formats/codes.ts';
 import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { issue, renderIssueLine } from '../../formats/issue.ts';
+import { issue } from '../../formats/issue.ts';
 import { readPrivateKey, writeKeyPair } from '../actions/keys.ts';
 import { loadVerifiedDescriptor } from '../actions/load-descriptor.ts';
 import { sha256Hex, signatureFileOf, signatureText } from '../actions/signature.ts';
-import { parseCommand, usage } from './args.ts';
-import type { Io } from './io.ts';
+import { usage } from './args.ts';
+import { command, group, refuse, type Command } from './command.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 
 export const ACTIONS_HELP = `usage: laneward actions <keygen|sign|verify> ... [--json]
@@ -24,8 +24,6 @@ ACTIONS_VERIFIED: actions=<n> sha256=<hex> (sha256 of the file bytes). --json pr
 JSON object instead. Exit status: 0 ok, 1 fail, 2 usage, 3 refused (a key file exists,
 or the descriptor is unsigned, tampered, malformed or of another version:
 DESCRIPTOR_INVALID).`;
-
-const COMMON = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
 /** One subcommand: parses its own argv, does the work, returns its result object. */
 interface Sub {
@@ -73,45 +71,46 @@ const SUBS: Record<string, Sub> = {
   },
 };
 
-/** `laneward actions keygen|sign|verify`: the signed action descriptor tools. */
-export async function actionsCommand(args: readonly string[], io: Io): Promise<number> {
-  const [name, ...rest] = args;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.out(ACTIONS_HELP);
-    return name === undefined ? EXIT.usage : EXIT.ok;
-  }
-  const sub = Object.hasOwn(SUBS, name) ? SUBS[name] : undefined;
-  if (sub === undefined) throw usage(`unknown actions subcommand ${JSON.stringify(name)}`);
-  const { values, positionals } = parseCommand(rest, { ...COMMON, ...sub.options });
-  if (values.help === true) {
-    io.out(ACTIONS_HELP);
-    return EXIT.ok;
-  }
-  const required = Object.keys(sub.options)[0]!;
-  const strings = values as Record<string, string | undefined>;
-  if (strings[required] === undefined || strings[required] === '') throw usage(`--${required} is required`);
-  if (sub.positional ? positionals.length !== 1 : positionals.length !== 0) {
-    throw usage(sub.positional ? 'expected exactly one descriptor FILE' : 'keygen takes no positional argument');
-  }
-  const json = values.json === true;
-  const file = positionals[0] ?? '';
-  try {
-    const result = sub.run(file, strings as Record<string, string>);
-    io.out(json ? JSON.stringify({ [sub.flag]: true, ...result }) : sub.line(result));
-    return EXIT.ok;
-  } catch (caught) {
-    if (!isLanewardError(caught)) throw caught;
-    const exit = refused(caught) ? EXIT.refused : EXIT.fail;
-    if (json) {
-      io.out(JSON.stringify({ [sub.flag]: false, code: caught.code, message: caught.message, path: caught.path }));
-      return exit;
-    }
-    // A plain failure is rendered by main (exit 1); only a refusal needs its own status.
-    if (exit !== EXIT.refused) throw caught;
-    io.err(renderIssueLine(`laneward actions ${name}`, issue(caught.code, caught.path, caught.message)));
-    return exit;
-  }
+/** One table command per subcommand; --help prints the group's help, as it always has. */
+function actionCommand(name: string, sub: Sub): Command {
+  return command({
+    name,
+    help: ACTIONS_HELP,
+    options: { json: { type: 'boolean' }, ...sub.options },
+    run: ({ values, positionals }, io) => {
+      const required = Object.keys(sub.options)[0]!;
+      const strings = values as Record<string, string | undefined>;
+      if (strings[required] === undefined || strings[required] === '') throw usage(`--${required} is required`);
+      if (sub.positional ? positionals.length !== 1 : positionals.length !== 0) {
+        throw usage(sub.positional ? 'expected exactly one descriptor FILE' : 'keygen takes no positional argument');
+      }
+      const json = values.json === true;
+      const file = positionals[0] ?? '';
+      try {
+        const result = sub.run(file, strings as Record<string, string>);
+        io.out(json ? JSON.stringify({ [sub.flag]: true, ...result }) : sub.line(result));
+        return EXIT.ok;
+      } catch (caught) {
+        if (!isLanewardError(caught)) throw caught;
+        const exit = refused(caught) ? EXIT.refused : EXIT.fail;
+        if (json) {
+          io.out(JSON.stringify({ [sub.flag]: false, code: caught.code, message: caught.message, path: caught.path }));
+          return exit;
+        }
+        // A plain failure is rendered by the one catch (exit 1); only a refusal needs its own status.
+        if (exit !== EXIT.refused) throw caught;
+        return refuse(io, `laneward actions ${name}`, [issue(caught.code, caught.path, caught.message)], false, exit);
+      }
+    },
+  });
 }
+
+/** `laneward actions keygen|sign|verify`: the signed action descriptor tools. */
+export const ACTIONS = group({
+  name: 'actions',
+  help: ACTIONS_HELP,
+  commands: Object.entries(SUBS).map(([name, sub]) => actionCommand(name, sub)),
+});
 
 /** A refusal (exit 3): a descriptor that may not be used, or a key file that may not be replaced. */
 function refused(error: LanewardError): boolean {

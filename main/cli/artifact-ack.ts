@@ -2,8 +2,8 @@ import { EXIT } from '../../formats/codes.ts';
 import { oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
 import { acknowledgeRun } from '../artifact/ack.ts';
-import { parseCommand, usage } from './args.ts';
-import type { Io } from './io.ts';
+import { usage } from './args.ts';
+import { command } from './command.ts';
 import { printIssueLines } from './issue-lines.ts';
 import { refuseEmptyPaths } from './paths.ts';
 
@@ -18,35 +18,31 @@ symlinked run.json, or one that would grow past 16 MiB is refused with exit 3
 
 const CONTEXT = 'laneward artifact ack';
 
-export function ackCommand(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, {
-    consumer: { type: 'string' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (values.help) {
-    io.out(ACK_HELP);
-    return EXIT.ok;
-  }
-  if (positionals.length !== 1) throw usage('expected exactly one run.json or run directory');
-  refuseEmptyPaths(positionals);
-  const consumer = values.consumer;
-  if (consumer === undefined || consumer.trim() === '') throw usage('--consumer <id> is required');
+export const ACK = command({
+  name: 'ack',
+  help: ACK_HELP,
+  options: { consumer: { type: 'string' }, json: { type: 'boolean' } },
+  run: ({ values, positionals }, io) => {
+    if (positionals.length !== 1) throw usage('expected exactly one run.json or run directory');
+    refuseEmptyPaths(positionals);
+    const consumer = values.consumer;
+    if (consumer === undefined || consumer.trim() === '') throw usage('--consumer <id> is required');
 
-  const outcome = acknowledgeRun(positionals[0]!, consumer, () => new Date().toISOString());
-  if (!outcome.acked) {
-    if (values.json) {
-      io.out(jsonText({ acked: false, run: outcome.run, consumer, code: outcome.refusal.code, errors: outcome.errors }));
-    } else {
-      printIssueLines(io, 'laneward artifact validate', outcome.errors, outcome.errorsOmitted);
-      io.err(renderIssueLine(CONTEXT, outcome.refusal));
+    const outcome = acknowledgeRun(positionals[0]!, consumer, () => new Date().toISOString());
+    if (!outcome.acked) {
+      if (values.json) {
+        io.out(jsonText({ acked: false, run: outcome.run, consumer, code: outcome.refusal.code, errors: outcome.errors }));
+      } else {
+        printIssueLines(io, 'laneward artifact validate', outcome.errors, outcome.errorsOmitted);
+        io.err(renderIssueLine(CONTEXT, outcome.refusal));
+      }
+      return EXIT.refused;
     }
-    return EXIT.refused;
-  }
-  if (values.json) {
-    io.out(jsonText({ acked: true, run: outcome.run, consumer, at: outcome.at, already: outcome.already }));
-  } else {
-    io.out(`ACK: run=${oneLine(outcome.run)} consumer=${oneLine(consumer)} at=${outcome.at}${outcome.already ? ' already' : ''}`);
-  }
-  return EXIT.ok;
-}
+    if (values.json) {
+      io.out(jsonText({ acked: true, run: outcome.run, consumer, at: outcome.at, already: outcome.already }));
+    } else {
+      io.out(`ACK: run=${oneLine(outcome.run)} consumer=${oneLine(consumer)} at=${outcome.at}${outcome.already ? ' already' : ''}`);
+    }
+    return EXIT.ok;
+  },
+});

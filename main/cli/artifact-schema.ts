@@ -1,8 +1,8 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import { EXIT } from '../../formats/codes.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
-import { parseCommand, usage } from './args.ts';
-import type { Io } from './io.ts';
+import { usage } from './args.ts';
+import { command } from './command.ts';
 
 export const SCHEMA_HELP = `usage: laneward artifact schema <name> | --list [--json]
 
@@ -15,26 +15,22 @@ and option keys, a recommended key naming an option) are enforced by the validat
 /** The schema names in the order `--list` prints them (the contract's seven, then gate). */
 export const SCHEMA_NAMES = Object.keys(SCHEMAS);
 
-export function schemaCommand(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, {
-    list: { type: 'boolean' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (values.help) {
-    io.out(SCHEMA_HELP);
+export const SCHEMA = command({
+  name: 'schema',
+  help: SCHEMA_HELP,
+  options: { list: { type: 'boolean' }, json: { type: 'boolean' } },
+  run: ({ values, positionals }, io) => {
+    if (values.list) {
+      if (positionals.length > 0) throw usage('--list takes no schema name');
+      if (values.json) io.out(JSON.stringify(SCHEMA_NAMES));
+      else for (const name of SCHEMA_NAMES) io.out(name);
+      return EXIT.ok;
+    }
+    const [name, ...extra] = positionals;
+    if (name === undefined || extra.length > 0) throw usage('expected exactly one schema name, or --list');
+    if (!isSchemaName(name)) throw usage(`unknown schema ${JSON.stringify(name)}; expected one of ${SCHEMA_NAMES.join(', ')}`);
+    const schema = toJsonSchema(SCHEMAS[name].schema, { target: 'draft-2020-12', errorMode: 'ignore' });
+    io.out(JSON.stringify({ ...schema, title: name }, null, values.json ? undefined : 2));
     return EXIT.ok;
-  }
-  if (values.list) {
-    if (positionals.length > 0) throw usage('--list takes no schema name');
-    if (values.json) io.out(JSON.stringify(SCHEMA_NAMES));
-    else for (const name of SCHEMA_NAMES) io.out(name);
-    return EXIT.ok;
-  }
-  const [name, ...extra] = positionals;
-  if (name === undefined || extra.length > 0) throw usage('expected exactly one schema name, or --list');
-  if (!isSchemaName(name)) throw usage(`unknown schema ${JSON.stringify(name)}; expected one of ${SCHEMA_NAMES.join(', ')}`);
-  const schema = toJsonSchema(SCHEMAS[name].schema, { target: 'draft-2020-12', errorMode: 'ignore' });
-  io.out(JSON.stringify({ ...schema, title: name }, null, values.json ? undefined : 2));
-  return EXIT.ok;
-}
+  },
+});

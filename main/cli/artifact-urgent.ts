@@ -2,8 +2,8 @@ import { EXIT } from '../../formats/codes.ts';
 import { oneLine } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
-import { parseCommand, usage } from './args.ts';
-import type { Io } from './io.ts';
+import { usage } from './args.ts';
+import { command } from './command.ts';
 import { printIssueLines } from './issue-lines.ts';
 import { refuseEmptyPaths } from './paths.ts';
 
@@ -25,35 +25,35 @@ interface UrgentRow {
   suggested_owner?: string;
 }
 
-export function urgentCommand(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
-  if (values.help) {
-    io.out(URGENT_HELP);
-    return EXIT.ok;
-  }
-  if (positionals.length !== 1) throw usage('expected exactly one findings.jsonl');
-  refuseEmptyPaths(positionals);
-  const urgent: UrgentRow[] = [];
-  const report = validateFile(positionals[0]!, 'findings', undefined, (row, _line, valid) => {
-    if (valid && row['urgent'] === true) urgent.push(row as unknown as UrgentRow);
-  });
-  const { errors } = report;
-  const omitted = report.errors_omitted ?? 0;
-  // A file that was not read has no verdict on urgency: "None." would read as "nothing urgent".
-  const unread = errors.some((found) => found.code === 'ARTIFACT_MISSING');
-  if (values.json) {
-    io.out(jsonText({ urgent: unread ? null : urgent, errors, ...(omitted > 0 ? { errors_omitted: omitted } : {}) }));
-  } else {
-    printIssueLines(io, CONTEXT, errors, omitted);
-    if (unread) return EXIT.fail;
-    if (urgent.length === 0) io.out('None.');
-    else {
-      io.out('## URGENT, outside this plan');
-      for (const row of urgent) {
-        const owner = row.suggested_owner === undefined ? '' : `; suggested owner: ${oneLine(String(row.suggested_owner))}`;
-        io.out(`- [${oneLine(row.severity)}] ${oneLine(row.title)} (${oneLine(row.id)}${owner})`);
+export const URGENT = command({
+  name: 'urgent',
+  help: URGENT_HELP,
+  options: { json: { type: 'boolean' } },
+  run: ({ values, positionals }, io) => {
+    if (positionals.length !== 1) throw usage('expected exactly one findings.jsonl');
+    refuseEmptyPaths(positionals);
+    const urgent: UrgentRow[] = [];
+    const report = validateFile(positionals[0]!, 'findings', undefined, (row, _line, valid) => {
+      if (valid && row['urgent'] === true) urgent.push(row as unknown as UrgentRow);
+    });
+    const { errors } = report;
+    const omitted = report.errors_omitted ?? 0;
+    // A file that was not read has no verdict on urgency: "None." would read as "nothing urgent".
+    const unread = errors.some((found) => found.code === 'ARTIFACT_MISSING');
+    if (values.json) {
+      io.out(jsonText({ urgent: unread ? null : urgent, errors, ...(omitted > 0 ? { errors_omitted: omitted } : {}) }));
+    } else {
+      printIssueLines(io, CONTEXT, errors, omitted);
+      if (unread) return EXIT.fail;
+      if (urgent.length === 0) io.out('None.');
+      else {
+        io.out('## URGENT, outside this plan');
+        for (const row of urgent) {
+          const owner = row.suggested_owner === undefined ? '' : `; suggested owner: ${oneLine(String(row.suggested_owner))}`;
+          io.out(`- [${oneLine(row.severity)}] ${oneLine(row.title)} (${oneLine(row.id)}${owner})`);
+        }
       }
     }
-  }
-  return errors.length === 0 ? EXIT.ok : EXIT.fail;
-}
+    return errors.length === 0 ? EXIT.ok : EXIT.fail;
+  },
+});

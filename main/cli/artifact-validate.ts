@@ -7,7 +7,8 @@ import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
 import type { RunReport } from '../../workers/validate/report.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { intOption, parseCommand, usage } from './args.ts';
+import { intOption, usage } from './args.ts';
+import { command } from './command.ts';
 import type { Io } from './io.ts';
 import { printIssueLines } from './issue-lines.ts';
 import { refuseEmptyPaths } from './paths.ts';
@@ -42,31 +43,30 @@ const OPTIONS = {
   jobs: { type: 'string' },
   as: { type: 'string' },
   run: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-export async function validateCommand(args: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parseCommand(args, OPTIONS);
-  if (values.help) {
-    io.out(VALIDATE_HELP);
-    return EXIT.ok;
-  }
-  if (positionals.length === 0) throw usage('expected at least one <run.json|dir> to validate');
-  refuseEmptyPaths(positionals);
-  if (values.as !== undefined) return validateAs(positionals, values.as, values.run, values.json === true, io);
-  if (values.run !== undefined) throw usage('--run goes with --as');
-  const jobs = intOption('jobs', values.jobs, 1, 256);
-  const json = values.json === true;
+export const VALIDATE = command({
+  name: 'validate',
+  help: VALIDATE_HELP,
+  options: OPTIONS,
+  run: async ({ values, positionals }, io) => {
+    if (positionals.length === 0) throw usage('expected at least one <run.json|dir> to validate');
+    refuseEmptyPaths(positionals);
+    if (values.as !== undefined) return validateAs(positionals, values.as, values.run, values.json === true, io);
+    if (values.run !== undefined) throw usage('--run goes with --as');
+    const jobs = intOption('jobs', values.jobs, 1, 256);
+    const json = values.json === true;
 
-  if (positionals.length === 1 && isSingleRun(positionals[0]!)) {
-    const report = validateRun(positionals[0]!);
-    printSingle(report, json, io);
-    return report.valid ? EXIT.ok : EXIT.fail;
-  }
-  // The pool, and everything it loads, is needed only here.
-  const { runBatch } = await import('../batch/run-batch.ts');
-  return (await runBatch(positionals, { json, jobs }, io)).code;
-}
+    if (positionals.length === 1 && isSingleRun(positionals[0]!)) {
+      const report = validateRun(positionals[0]!);
+      printSingle(report, json, io);
+      return report.valid ? EXIT.ok : EXIT.fail;
+    }
+    // The pool, and everything it loads, is needed only here.
+    const { runBatch } = await import('../batch/run-batch.ts');
+    return (await runBatch(positionals, { json, jobs }, io)).code;
+  },
+});
 
 /** A path named run.json, a file, an absent path, or a directory holding run.json is one run; other directories are searched. */
 function isSingleRun(target: string): boolean {

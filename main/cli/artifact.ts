@@ -1,10 +1,8 @@
-import { EXIT } from '../../formats/codes.ts';
-import { usage } from './args.ts';
-import { ackCommand } from './artifact-ack.ts';
-import { schemaCommand } from './artifact-schema.ts';
-import { urgentCommand } from './artifact-urgent.ts';
-import { validateCommand } from './artifact-validate.ts';
-import type { Io } from './io.ts';
+import { group } from './command.ts';
+import { ACK } from './artifact-ack.ts';
+import { SCHEMA } from './artifact-schema.ts';
+import { URGENT } from './artifact-urgent.ts';
+import { VALIDATE } from './artifact-validate.ts';
 
 export const ARTIFACT_HELP = `usage: laneward artifact <validate|schema|ack|urgent> ... [--json]
 
@@ -16,24 +14,13 @@ export const ARTIFACT_HELP = `usage: laneward artifact <validate|schema|ack|urge
 
 Exit status: 0 ok, 1 invalid, 2 usage, 3 refused. See laneward artifact <sub> --help.`;
 
-export async function artifactCommand(args: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  switch (sub) {
-    case 'validate':
-      return validateCommand(rest, io);
-    case 'schema':
-      return schemaCommand(rest, io);
-    case 'ack':
-      return ackCommand(rest, io);
-    case 'urgent':
-      return urgentCommand(rest, io);
-    case undefined:
-    case '--help':
-    case '-h':
-    case 'help':
-      io.out(ARTIFACT_HELP);
-      return sub === undefined ? EXIT.usage : EXIT.ok;
-    default:
-      throw usage(`unknown artifact subcommand ${JSON.stringify(sub)}`);
-  }
-}
+export const ARTIFACT = group({
+  name: 'artifact',
+  help: ARTIFACT_HELP,
+  commands: [
+    VALIDATE,
+    SCHEMA,
+    ACK,
+    URGENT,
+  ],
+});

@@ -1,8 +1,8 @@
 import { EXIT } from '../../formats/codes.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import { issue, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
-import { intOption, parseCommand, usage } from './args.ts';
-import type { Io } from './io.ts';
+import { intOption, usage } from './args.ts';
+import { command, group, refuse } from './command.ts';
 
 export const BRIEF_HELP = `usage: laneward brief <render|close> --out <run dir> ... [--json]
 
@@ -35,74 +35,66 @@ A line whose decision is pending, or that names none or several, stays and is re
 as DRAFT_DIRECTION_UNRESOLVED (exit 1). The plan is rewritten atomically, only when a
 line changed. --json prints {ok, plan, changed, rewritten, unresolved}.`;
 
-const HELP = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, out: { type: 'string' } } as const;
-const RENDER_OPTIONS = { ...HELP, page: { type: 'string' }, write: { type: 'boolean' }, captain: { type: 'boolean' }, summary: { type: 'string' } } as const;
-const CLOSE_OPTIONS = { ...HELP, plan: { type: 'string' } } as const;
+const COMMON = { json: { type: 'boolean' }, out: { type: 'string' } } as const;
+const RENDER_OPTIONS = { ...COMMON, page: { type: 'string' }, write: { type: 'boolean' }, captain: { type: 'boolean' }, summary: { type: 'string' } } as const;
+const CLOSE_OPTIONS = { ...COMMON, plan: { type: 'string' } } as const;
+
+const render = command({
+  name: 'render',
+  help: RENDER_HELP,
+  options: RENDER_OPTIONS,
+  positionals: false,
+  run: async ({ values }, io) => {
+    const out = required(values.out, '--out <run dir>');
+    if (values.summary !== undefined && values.summary === '') throw usage('--summary needs a file');
+    // Page 0 parses, so that it is reported as out of range like any page the gate lacks.
+    const page = intOption('page', values.page, 0, Number.MAX_SAFE_INTEGER) ?? 1;
+    const json = values.json === true;
+    const context = 'laneward brief render';
+    const { briefRender } = await import('../brief/render.ts');
+    const outcome = guarded(() => briefRender({ out, page, captain: values.captain === true, write: values.write === true, summary: values.summary }));
+    if ('failed' in outcome) return refuse(io, context, [outcome.failed], json, EXIT.fail);
+    if (!outcome.ok) return refuse(io, context, outcome.issues, json, outcome.usage ? EXIT.usage : EXIT.refused);
+    if (json) {
+      io.out(JSON.stringify({ ok: true, run: outcome.run, gate_rev: outcome.gateRev, page: outcome.page, pages: outcome.pages, lines: outcome.lines, written: outcome.written }));
+    } else {
+      for (const line of outcome.lines) io.out(line);
+    }
+    return EXIT.ok;
+  },
+});
+
+const close = command({
+  name: 'close',
+  help: CLOSE_HELP,
+  options: CLOSE_OPTIONS,
+  positionals: false,
+  run: async ({ values }, io) => {
+    const out = required(values.out, '--out <run dir>');
+    const plan = required(values.plan, '--plan <file>');
+    const json = values.json === true;
+    const context = 'laneward brief close';
+    const { briefClose } = await import('../brief/close.ts');
+    const outcome = guarded(() => briefClose({ out, plan }));
+    if ('failed' in outcome) return refuse(io, context, [outcome.failed], json, EXIT.fail);
+    if (!outcome.ok) return refuse(io, context, outcome.issues, json, EXIT.refused);
+    const exit = outcome.unresolved.length === 0 ? EXIT.ok : EXIT.fail;
+    if (json) {
+      io.out(JSON.stringify({ ok: exit === EXIT.ok, plan: outcome.plan, changed: outcome.changed, rewritten: outcome.rewritten, unresolved: outcome.unresolved }));
+      return exit;
+    }
+    for (const found of outcome.rewritten) io.out(`DRAFT_DIRECTION: line ${found.line} ${oneLine(found.id)} rewritten`);
+    for (const found of outcome.unresolved) {
+      io.out(`DRAFT_DIRECTION_UNRESOLVED: line ${found.line} ${found.id === null ? '-' : oneLine(found.id)} ${oneLine(found.why)}`);
+      io.err(renderIssueLine(context, issue('DRAFT_DIRECTION_UNRESOLVED', `${outcome.plan}:${found.line}`, found.why)));
+    }
+    io.out(`DRAFT_DIRECTIONS: rewritten=${outcome.rewritten.length} unresolved=${outcome.unresolved.length} changed=${outcome.changed ? 'yes' : 'no'} plan=${oneLine(outcome.plan)}`);
+    return exit;
+  },
+});
 
 /** `laneward brief <sub>`: parse the command line, call main/brief, print lines. */
-export async function briefCommand(args: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  switch (sub) {
-    case 'render':
-      return renderCommand(rest, io);
-    case 'close':
-      return closeCommand(rest, io);
-    case undefined:
-    case '--help':
-    case '-h':
-    case 'help':
-      io.out(BRIEF_HELP);
-      return sub === undefined ? EXIT.usage : EXIT.ok;
-    default:
-      throw usage(`unknown brief subcommand ${JSON.stringify(sub)}`);
-  }
-}
-
-async function renderCommand(args: readonly string[], io: Io): Promise<number> {
-  const { values } = parseCommand(args, RENDER_OPTIONS, false);
-  if (values.help) return help(io, RENDER_HELP);
-  const out = required(values.out, '--out <run dir>');
-  if (values.summary !== undefined && values.summary === '') throw usage('--summary needs a file');
-  // Page 0 parses, so that it is reported as out of range like any page the gate lacks.
-  const page = intOption('page', values.page, 0, Number.MAX_SAFE_INTEGER) ?? 1;
-  const json = values.json === true;
-  const context = 'laneward brief render';
-  const { briefRender } = await import('../brief/render.ts');
-  const outcome = guarded(() => briefRender({ out, page, captain: values.captain === true, write: values.write === true, summary: values.summary }));
-  if ('failed' in outcome) return refuse(context, [outcome.failed], json, io, EXIT.fail);
-  if (!outcome.ok) return refuse(context, outcome.issues, json, io, outcome.usage ? EXIT.usage : EXIT.refused);
-  if (json) {
-    io.out(JSON.stringify({ ok: true, run: outcome.run, gate_rev: outcome.gateRev, page: outcome.page, pages: outcome.pages, lines: outcome.lines, written: outcome.written }));
-  } else {
-    for (const line of outcome.lines) io.out(line);
-  }
-  return EXIT.ok;
-}
-
-async function closeCommand(args: readonly string[], io: Io): Promise<number> {
-  const { values } = parseCommand(args, CLOSE_OPTIONS, false);
-  if (values.help) return help(io, CLOSE_HELP);
-  const out = required(values.out, '--out <run dir>');
-  const plan = required(values.plan, '--plan <file>');
-  const json = values.json === true;
-  const context = 'laneward brief close';
-  const { briefClose } = await import('../brief/close.ts');
-  const outcome = guarded(() => briefClose({ out, plan }));
-  if ('failed' in outcome) return refuse(context, [outcome.failed], json, io, EXIT.fail);
-  if (!outcome.ok) return refuse(context, outcome.issues, json, io, EXIT.refused);
-  const exit = outcome.unresolved.length === 0 ? EXIT.ok : EXIT.fail;
-  if (json) {
-    io.out(JSON.stringify({ ok: exit === EXIT.ok, plan: outcome.plan, changed: outcome.changed, rewritten: outcome.rewritten, unresolved: outcome.unresolved }));
-    return exit;
-  }
-  for (const found of outcome.rewritten) io.out(`DRAFT_DIRECTION: line ${found.line} ${oneLine(found.id)} rewritten`);
-  for (const found of outcome.unresolved) {
-    io.out(`DRAFT_DIRECTION_UNRESOLVED: line ${found.line} ${found.id === null ? '-' : oneLine(found.id)} ${oneLine(found.why)}`);
-    io.err(renderIssueLine(context, issue('DRAFT_DIRECTION_UNRESOLVED', `${outcome.plan}:${found.line}`, found.why)));
-  }
-  io.out(`DRAFT_DIRECTIONS: rewritten=${outcome.rewritten.length} unresolved=${outcome.unresolved.length} changed=${outcome.changed ? 'yes' : 'no'} plan=${oneLine(outcome.plan)}`);
-  return exit;
-}
+export const BRIEF = group({ name: 'brief', help: BRIEF_HELP, commands: [render, close] });
 
 /** A write that fails (disk full, permissions) is one IO_ERROR line, never a stack trace. */
 function guarded<T>(run: () => T): T | { failed: Issue } {
@@ -119,15 +111,3 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-function help(io: Io, text: string): number {
-  io.out(text);
-  return EXIT.ok;
-}
-
-/** Refusals are one error line each on stderr, or with --json one object on stdout. */
-function refuse(context: string, issues: readonly Issue[], json: boolean, io: Io, exit: number): number {
-  const first = issues[0]!;
-  if (json) io.out(JSON.stringify({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
-  else for (const found of issues) io.err(renderIssueLine(context, found));
-  return exit;
-}

@@ -3,12 +3,13 @@ import { EXIT } from '../../formats/codes.ts';
 import { decisionRows } from '../../formats/gate-decisions.ts';
 import { answerGate } from '../../formats/gate-reply.ts';
 import { gateAllItems, gatePageCount, gatePageItems, renderGatePage } from '../../formats/gate-render.ts';
-import { issue, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { issue, type Issue } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
 import { checkSchema } from '../../formats/schema-check.ts';
 import { gateSchema, type Gate } from '../../formats/schemas/gate.ts';
 import { readJsonDocument } from '../../workers/validate/json-document.ts';
-import { intOption, parseCommand, usage } from './args.ts';
+import { intOption, usage } from './args.ts';
+import { command, group, refuse, type Parsed } from './command.ts';
 import type { Io } from './io.ts';
 import { refuseEmptyPaths } from './paths.ts';
 
@@ -49,58 +50,49 @@ Resolves the reply like gate parse, then prints one decisions v1 row per item as
 answered_by. Refusals as in gate parse (exit 1). --json prints {ok, gate_rev, mode,
 decisions: [rows]}.`;
 
-const HELP = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } } as const;
-const RENDER_OPTIONS = { ...HELP, page: { type: 'string' }, all: { type: 'boolean' } } as const;
-const ANSWER_OPTIONS = { ...HELP, reply: { type: 'string' }, 'gate-rev': { type: 'string' }, by: { type: 'string' } } as const;
+const RENDER_OPTIONS = { json: { type: 'boolean' }, page: { type: 'string' }, all: { type: 'boolean' } } as const;
+const ANSWER_OPTIONS = { json: { type: 'boolean' }, reply: { type: 'string' }, 'gate-rev': { type: 'string' }, by: { type: 'string' } } as const;
+
+const render = command({
+  name: 'render',
+  help: RENDER_HELP,
+  options: RENDER_OPTIONS,
+  run: ({ values, positionals }, io) => {
+    const file = onePath(positionals);
+    if (values.all === true && values.page !== undefined) throw usage('--page and --all exclude each other');
+    // Page 0 parses, so that it is reported as out of range like any page the gate lacks.
+    const page = intOption('page', values.page, 0, Number.MAX_SAFE_INTEGER) ?? 1;
+    const json = values.json === true;
+    const context = 'laneward gate render';
+    const gate = loadGate(file);
+    if (Array.isArray(gate)) return refuse(io, context, gate, json, EXIT.fail);
+    const pages = gatePageCount(gate);
+    if (values.all !== true && (page < 1 || page > pages)) {
+      return refuse(io, context, [issue('GATE_PAGE_OUT_OF_RANGE', '--page', `page ${page} of ${pages}`)], json, EXIT.usage);
+    }
+    const shown = values.all === true ? Array.from({ length: pages }, (_, i) => i + 1) : [page];
+    if (json) {
+      const items = values.all === true ? gateAllItems(gate) : gatePageItems(gate, page);
+      io.out(jsonText({ run: gate.run, gate_rev: gate.gate_rev, page: values.all === true ? null : page, pages, items }));
+    } else {
+      for (const p of shown) for (const line of renderGatePage(gate, p, file)) io.out(line);
+    }
+    return EXIT.ok;
+  },
+});
+
+const answer = (sub: 'parse' | 'decisions') =>
+  command({
+    name: sub,
+    help: sub === 'parse' ? PARSE_HELP : DECISIONS_HELP,
+    options: ANSWER_OPTIONS,
+    run: ({ values, positionals }, io) => answerCommand(sub, values, positionals, io),
+  });
 
 /** `laneward gate <sub>`: parse the command line, call formats/, print lines. */
-export async function gateCommand(args: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  switch (sub) {
-    case 'render':
-      return renderCommand(rest, io);
-    case 'parse':
-    case 'decisions':
-      return answerCommand(sub, rest, io);
-    case undefined:
-    case '--help':
-    case '-h':
-    case 'help':
-      io.out(GATE_HELP);
-      return sub === undefined ? EXIT.usage : EXIT.ok;
-    default:
-      throw usage(`unknown gate subcommand ${JSON.stringify(sub)}`);
-  }
-}
+export const GATE = group({ name: 'gate', help: GATE_HELP, commands: [render, answer('parse'), answer('decisions')] });
 
-function renderCommand(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, RENDER_OPTIONS);
-  if (values.help) return help(io, RENDER_HELP);
-  const file = onePath(positionals);
-  if (values.all === true && values.page !== undefined) throw usage('--page and --all exclude each other');
-  // Page 0 parses, so that it is reported as out of range like any page the gate lacks.
-  const page = intOption('page', values.page, 0, Number.MAX_SAFE_INTEGER) ?? 1;
-  const json = values.json === true;
-  const context = 'laneward gate render';
-  const gate = loadGate(file);
-  if (Array.isArray(gate)) return refuse(context, gate, json, io, EXIT.fail);
-  const pages = gatePageCount(gate);
-  if (values.all !== true && (page < 1 || page > pages)) {
-    return refuse(context, [issue('GATE_PAGE_OUT_OF_RANGE', '--page', `page ${page} of ${pages}`)], json, io, EXIT.usage);
-  }
-  const shown = values.all === true ? Array.from({ length: pages }, (_, i) => i + 1) : [page];
-  if (json) {
-    const items = values.all === true ? gateAllItems(gate) : gatePageItems(gate, page);
-    io.out(jsonText({ run: gate.run, gate_rev: gate.gate_rev, page: values.all === true ? null : page, pages, items }));
-  } else {
-    for (const p of shown) for (const line of renderGatePage(gate, p, file)) io.out(line);
-  }
-  return EXIT.ok;
-}
-
-function answerCommand(sub: 'parse' | 'decisions', args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, ANSWER_OPTIONS);
-  if (values.help) return help(io, sub === 'parse' ? PARSE_HELP : DECISIONS_HELP);
+function answerCommand(sub: 'parse' | 'decisions', values: Parsed<typeof ANSWER_OPTIONS>['values'], positionals: readonly string[], io: Io): number {
   const file = onePath(positionals);
   if (values.reply === undefined) throw usage('--reply <text> is required');
   const gateRev = intOption('gate-rev', values['gate-rev'], 0, Number.MAX_SAFE_INTEGER);
@@ -110,12 +102,12 @@ function answerCommand(sub: 'parse' | 'decisions', args: readonly string[], io: 
   const json = values.json === true;
   const context = `laneward gate ${sub}`;
   const gate = loadGate(file);
-  if (Array.isArray(gate)) return refuse(context, gate, json, io, EXIT.fail);
+  if (Array.isArray(gate)) return refuse(io, context, gate, json, EXIT.fail);
 
   const outcome = answerGate(gate, values.reply, gateRev);
   if (!outcome.ok) {
     const at = outcome.code === 'GATE_REV_STALE' ? '--gate-rev' : '--reply';
-    return refuse(context, [issue(outcome.code, at, outcome.detail)], json, io, EXIT.fail);
+    return refuse(io, context, [issue(outcome.code, at, outcome.detail)], json, EXIT.fail);
   }
   const { mode, choices } = outcome;
   if (sub === 'decisions') {
@@ -137,23 +129,10 @@ function answerCommand(sub: 'parse' | 'decisions', args: readonly string[], io: 
   return EXIT.ok;
 }
 
-function help(io: Io, text: string): number {
-  io.out(text);
-  return EXIT.ok;
-}
-
 function onePath(positionals: readonly string[]): string {
   if (positionals.length !== 1) throw usage('expected exactly one gate.json');
   refuseEmptyPaths(positionals);
   return positionals[0]!;
-}
-
-/** Refusals are one error line each on stderr, or with --json one object on stdout. */
-function refuse(context: string, issues: readonly Issue[], json: boolean, io: Io, exit: number): number {
-  const first = issues[0]!;
-  if (json) io.out(jsonText({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
-  else for (const found of issues) io.err(renderIssueLine(context, found));
-  return exit;
 }
 
 /** Reads and checks gate.json: the gate, or the issues that stop every subcommand. */

@@ -1,7 +1,6 @@
 import { EXIT } from '../../formats/codes.ts';
-import { isLanewardError, toError } from '../../formats/error.ts';
-import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { usage } from './args.ts';
+import { commandContext, dispatch, fail, rawCommand, type Command, type Group } from './command.ts';
 import type { Io } from './io.ts';
 
 export const VERSION = '0.1.0';
@@ -23,50 +22,43 @@ usage: laneward <command> ...
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
 Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>).`;
 
-/** Runs one command line and returns its exit status; only here do errors become text. */
-export async function main(argv: readonly string[], io: Io): Promise<number> {
-  const [command, ...rest] = argv;
-  // argv is input too: escaped, so an odd subcommand name cannot start a line of its own.
-  const context = oneLine(`laneward${command === undefined ? '' : ` ${command}`}${rest[0] !== undefined && !rest[0].startsWith('-') ? ` ${rest[0]}` : ''}`);
-  try {
-    switch (command) {
-      case 'artifact':
-        return await (await import('./artifact.ts')).artifactCommand(rest, io);
-      case 'gate':
-        return await (await import('./gate.ts')).gateCommand(rest, io);
-      case 'deadline':
-        return await (await import('./deadline.ts')).deadlineCommand(rest, io);
-      case 'lease':
-        return await (await import('./lease.ts')).leaseCommand(rest, io);
-      case 'actions':
-        return await (await import('./actions.ts')).actionsCommand(rest, io);
-      case 'plan':
-        return await (await import('./plan.ts')).planCommand(rest, io);
-      case 'trail':
-        return (await import('./trail.ts')).trailCommand(rest, io);
-      case 'brief':
-        return await (await import('./brief.ts')).briefCommand(rest, io);
-      case 'demo':
-        return await (await import('./demo.ts')).demoCommand(rest, io);
-      case '--version':
-        io.out(VERSION);
-        return EXIT.ok;
-      case undefined:
-      case '--help':
-      case '-h':
-      case 'help':
-        io.out(MAIN_HELP);
-        return command === undefined ? EXIT.usage : EXIT.ok;
-      default:
-        throw usage(`unknown command ${JSON.stringify(command)}`);
-    }
-  } catch (caught) {
-    if (isLanewardError(caught)) {
-      io.err(renderIssueLine(context, issue(caught.code, caught.path, caught.message)));
-      return caught.code === 'USAGE' ? EXIT.usage : EXIT.fail;
-    }
-    const error = toError(caught);
-    io.err(renderIssueLine(context, issue('INTERNAL', '', error.message)));
-    return EXIT.fail;
+/** The command table: each entry loads its module only when it is called. */
+const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
+  artifact: async () => (await import('./artifact.ts')).ARTIFACT,
+  gate: async () => (await import('./gate.ts')).GATE,
+  deadline: async () => rawCommand('deadline', (await import('./deadline.ts')).deadlineCommand),
+  lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
+  actions: async () => (await import('./actions.ts')).ACTIONS,
+  plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
+  trail: async () => (await import('./trail.ts')).TRAIL,
+  brief: async () => (await import('./brief.ts')).BRIEF,
+  demo: async () => (await import('./demo.ts')).DEMO,
+};
+
+const LANEWARD = rawCommand('laneward', (argv, io) => {
+  const [name] = argv;
+  if (name === '--version') {
+    io.out(VERSION);
+    return EXIT.ok;
   }
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.out(MAIN_HELP);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  throw usage(`unknown command ${JSON.stringify(name)}`);
+});
+
+/** Runs one command line and returns its exit status; only in dispatch do errors become text. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv;
+  const load = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const context = commandContext(argv);
+  if (load === undefined) return dispatch(LANEWARD, argv, io, context);
+  let entry: Command | Group;
+  try {
+    entry = await load();
+  } catch (caught) {
+    return fail(caught, context, {}, false, io);
+  }
+  return dispatch(entry, rest, io, context);
 }

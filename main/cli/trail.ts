@@ -1,10 +1,10 @@
 import { EXIT } from '../../formats/codes.ts';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
+import { LanewardError } from '../../formats/error.ts';
+import { oneLine } from '../../formats/issue.ts';
 import { NO_RUN, START_PHASE, TRAIL_COLUMNS } from '../../formats/trail.ts';
 import { appendTrail, startTrail, type TrailOutcome } from '../trail/trail-file.ts';
-import { parseCommand, usage } from './args.ts';
-import type { Io } from './io.ts';
+import { usage } from './args.ts';
+import { command, group } from './command.ts';
 
 export const TRAIL_HELP = `usage: laneward trail <start|append> FILE ... [--json]
 
@@ -37,90 +37,72 @@ the row is always appended. PHASE may not be start (trail start writes those row
 --json prints {appended, row, file, at, run}.`;
 
 const CELL_MAX_CHARS = 64 * 1024;
-const REFUSALS = new Set(['DECISION_TRAIL_START_REQUIRED', 'TRAIL_UNREADABLE']);
 
-export function trailCommand(args: readonly string[], io: Io): number {
-  const [sub, ...rest] = args;
-  const context = `laneward trail${sub === 'start' || sub === 'append' ? ` ${sub}` : ''}`;
-  const end = rest.indexOf('--');
-  const json = (end === -1 ? rest : rest.slice(0, end)).includes('--json');
-  try {
-    switch (sub) {
-      case 'start':
-        return start(rest, io);
-      case 'append':
-        return append(rest, io);
-      case undefined:
-      case '--help':
-      case '-h':
-        io.out(TRAIL_HELP);
-        return sub === undefined ? EXIT.usage : EXIT.ok;
-      default:
-        throw usage(`unknown trail command ${JSON.stringify(sub)}`);
+const start = command({
+  name: 'start',
+  help: START_HELP,
+  options: { json: { type: 'boolean' } },
+  run: ({ values, positionals }, io) => {
+    if (positionals.length !== 2) throw usage(`expected FILE RUN, got ${positionals.length} argument(s)`);
+    const [file, run] = positionals as [string, string];
+    checkFile(file);
+    checkRun(run);
+    const outcome = startTrail(file, run, new Date().toISOString());
+    if (outcome.kind !== 'started' && outcome.kind !== 'already') throw unexpected(outcome);
+    const already = outcome.kind === 'already';
+    if (values.json) {
+      io.out(JSON.stringify({ started: !already, already, run, row: outcome.row, file, at: already ? null : outcome.at }));
+    } else {
+      io.out(`TRAIL: start run=${oneLine(run)} row=${outcome.row}${already ? ' already' : ''}`);
     }
-  } catch (caught) {
-    const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
-    const exit = error.code === 'USAGE' ? EXIT.usage : REFUSALS.has(error.code) ? EXIT.refused : EXIT.fail;
-    if (json) io.out(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message }));
-    else io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
-    return exit;
-  }
-}
-
-const OPTIONS = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
-
-function start(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, OPTIONS);
-  if (values.help) {
-    io.out(START_HELP);
     return EXIT.ok;
-  }
-  if (positionals.length !== 2) throw usage(`expected FILE RUN, got ${positionals.length} argument(s)`);
-  const [file, run] = positionals as [string, string];
-  checkFile(file);
-  checkRun(run);
-  const outcome = startTrail(file, run, new Date().toISOString());
-  if (outcome.kind !== 'started' && outcome.kind !== 'already') throw unexpected(outcome);
-  const already = outcome.kind === 'already';
-  if (values.json) {
-    io.out(JSON.stringify({ started: !already, already, run, row: outcome.row, file, at: already ? null : outcome.at }));
-  } else {
-    io.out(`TRAIL: start run=${oneLine(run)} row=${outcome.row}${already ? ' already' : ''}`);
-  }
-  return EXIT.ok;
-}
+  },
+});
 
-function append(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, { ...OPTIONS, run: { type: 'string' } });
-  if (values.help) {
-    io.out(APPEND_HELP);
+const append = command({
+  name: 'append',
+  help: APPEND_HELP,
+  options: { json: { type: 'boolean' }, run: { type: 'string' } },
+  run: ({ values, positionals }, io) => {
+    if (positionals.length !== 6) {
+      throw usage(`expected FILE PHASE DECISION WHY EVIDENCE RESULT, got ${positionals.length} argument(s) (put -- before cells that start with -)`);
+    }
+    const [file, phase, decision, why, evidence, result] = positionals as [string, string, string, string, string, string];
+    checkFile(file);
+    if (values.run !== undefined) checkRun(values.run);
+    if (phase === START_PHASE) throw usage(`PHASE may not be ${START_PHASE}: laneward trail start writes start rows`);
+    if (phase.trim() === '') throw usage('PHASE is empty');
+    for (const [name, cell] of [['PHASE', phase], ['DECISION', decision], ['WHY', why], ['EVIDENCE', evidence], ['RESULT', result]] as const) {
+      if (cell.length > CELL_MAX_CHARS) throw usage(`${name} is over ${CELL_MAX_CHARS} characters`);
+    }
+    const outcome = appendTrail(file, { phase, decision, why, evidence, result }, values.run, new Date().toISOString());
+    if (outcome.kind === 'refused') {
+      const newest = outcome.newest;
+      const detail =
+        newest === undefined
+          ? `the trail has no start row; run ${JSON.stringify(values.run)} has not started`
+          : `the newest start row (row ${newest.row}) names run ${newest.run}, not ${values.run}`;
+      throw new LanewardError('DECISION_TRAIL_START_REQUIRED', detail, { path: file });
+    }
+    if (outcome.kind !== 'appended') throw unexpected(outcome);
+    if (values.json) io.out(JSON.stringify({ appended: true, row: outcome.row, file, at: outcome.at, run: values.run ?? null }));
+    else io.out(`TRAIL: appended row=${outcome.row} file=${oneLine(file)}`);
     return EXIT.ok;
-  }
-  if (positionals.length !== 6) {
-    throw usage(`expected FILE PHASE DECISION WHY EVIDENCE RESULT, got ${positionals.length} argument(s) (put -- before cells that start with -)`);
-  }
-  const [file, phase, decision, why, evidence, result] = positionals as [string, string, string, string, string, string];
-  checkFile(file);
-  if (values.run !== undefined) checkRun(values.run);
-  if (phase === START_PHASE) throw usage(`PHASE may not be ${START_PHASE}: laneward trail start writes start rows`);
-  if (phase.trim() === '') throw usage('PHASE is empty');
-  for (const [name, cell] of [['PHASE', phase], ['DECISION', decision], ['WHY', why], ['EVIDENCE', evidence], ['RESULT', result]] as const) {
-    if (cell.length > CELL_MAX_CHARS) throw usage(`${name} is over ${CELL_MAX_CHARS} characters`);
-  }
-  const outcome = appendTrail(file, { phase, decision, why, evidence, result }, values.run, new Date().toISOString());
-  if (outcome.kind === 'refused') {
-    const newest = outcome.newest;
-    const detail =
-      newest === undefined
-        ? `the trail has no start row; run ${JSON.stringify(values.run)} has not started`
-        : `the newest start row (row ${newest.row}) names run ${newest.run}, not ${values.run}`;
-    throw new LanewardError('DECISION_TRAIL_START_REQUIRED', detail, { path: file });
-  }
-  if (outcome.kind !== 'appended') throw unexpected(outcome);
-  if (values.json) io.out(JSON.stringify({ appended: true, row: outcome.row, file, at: outcome.at, run: values.run ?? null }));
-  else io.out(`TRAIL: appended row=${outcome.row} file=${oneLine(file)}`);
-  return EXIT.ok;
-}
+  },
+});
+
+/**
+ * `laneward trail start|append`. As it always has, the trail takes --help and -h but not
+ * `help`; with --json an error is one JSON object on stdout; refusals exit 3 (the table).
+ */
+export const TRAIL = group({
+  name: 'trail',
+  help: TRAIL_HELP,
+  commands: [start, append],
+  helpWords: ['--help', '-h'],
+  unknownNoun: 'trail command',
+  failure: { context: (sub) => `laneward trail${sub === undefined ? '' : ` ${sub}`}`, json: true },
+});
 
 function checkFile(file: string): void {
   if (file === '') throw usage('FILE is empty');

@@ -1,0 +1,142 @@
+import type { ParseArgsConfig } from 'node:util';
+import { EXIT, type ResultCode } from '../../formats/codes.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
+import { exitStatus } from '../../formats/exit-status.ts';
+import { issue, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { jsonText } from '../../formats/json-text.ts';
+import { parseCommand, usage } from './args.ts';
+import type { Io } from './io.ts';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+type WithHelp<O extends Options> = O & typeof HELP_OPTION;
+
+/** A command line parsed strictly against a command's options (plus --help/-h). */
+export type Parsed<O extends Options> = ReturnType<typeof parseCommand<WithHelp<O>>>;
+
+/** One leaf command: argv in, exit status out. Help and errors are handled by the table. */
+export interface Command {
+  readonly kind: 'command';
+  readonly name: string;
+  run(args: readonly string[], io: Io): Promise<number> | number;
+}
+
+/** A command with subcommands: `laneward <group> <sub> ...`. */
+export interface Group {
+  readonly kind: 'group';
+  readonly name: string;
+  /** Printed for a bare group (exit 2) and for --help, -h and help (exit 0). */
+  readonly help: string;
+  readonly commands: readonly Command[];
+  /** The words that ask for the group's help; `help` too unless the group says otherwise. */
+  readonly helpWords?: readonly string[];
+  /** How an unknown subcommand is named in its USAGE line (default "<group> subcommand"). */
+  readonly unknownNoun?: string;
+  /** How a thrown error becomes output and an exit status (default: see {@link fail}). */
+  readonly failure?: FailureRule;
+}
+
+/** The one place where a thrown error becomes a line and an exit status. */
+export interface FailureRule {
+  /** The exit status for a code (default: the one exit table). */
+  readonly exit?: (code: ResultCode) => number;
+  /** The context of the error line; `sub` is undefined for an unknown subcommand. */
+  readonly context?: (sub: string | undefined) => string;
+  /** With --json before any `--`, one {ok: false, code, path, message} object on stdout instead. */
+  readonly json?: boolean;
+}
+
+/**
+ * A leaf command whose argv is parsed strictly against `options`; `--help`/`-h` prints
+ * `help` (exit 0) before anything runs.
+ */
+export function command<const O extends Options>(spec: {
+  readonly name: string;
+  readonly help: string;
+  readonly options: O;
+  /** false: a positional argument is a usage error. */
+  readonly positionals?: boolean;
+  readonly run: (parsed: Parsed<O>, io: Io) => Promise<number> | number;
+}): Command {
+  const options = { ...spec.options, ...HELP_OPTION } as WithHelp<O>;
+  return {
+    kind: 'command',
+    name: spec.name,
+    run: (args, io) => {
+      const parsed = parseCommand(args, options, spec.positionals ?? true);
+      if ((parsed.values as { help?: boolean }).help === true) {
+        io.out(spec.help);
+        return EXIT.ok;
+      }
+      return spec.run(parsed, io);
+    },
+  };
+}
+
+/** A leaf command that reads its own argv (a `--` split, a subcommand of its own). */
+export function rawCommand(name: string, run: Command['run']): Command {
+  return { kind: 'command', name, run };
+}
+
+export function group(spec: Omit<Group, 'kind'>): Group {
+  return { kind: 'group', ...spec };
+}
+
+/**
+ * Runs a command or a group's subcommand and returns the exit status. Every error thrown
+ * below is caught here, once: one line on stderr (or one JSON object, where the group's
+ * rule says so), never a stack trace.
+ */
+export async function dispatch(entry: Command | Group, args: readonly string[], io: Io, context: string): Promise<number> {
+  const rule = entry.kind === 'group' ? (entry.failure ?? {}) : {};
+  let sub: string | undefined;
+  try {
+    if (entry.kind === 'command') return await entry.run(args, io);
+    const [word, ...rest] = args;
+    if (word === undefined || (entry.helpWords ?? ['--help', '-h', 'help']).includes(word)) {
+      io.out(entry.help);
+      return word === undefined ? EXIT.usage : EXIT.ok;
+    }
+    const found = entry.commands.find((candidate) => candidate.name === word);
+    if (found === undefined) throw usage(`unknown ${entry.unknownNoun ?? `${entry.name} subcommand`} ${JSON.stringify(word)}`);
+    sub = found.name;
+    return await found.run(rest, io);
+  } catch (caught) {
+    const where = rule.context === undefined ? context : rule.context(sub);
+    return fail(caught, where, rule, rule.json === true && jsonRequested(args.slice(1)), io);
+  }
+}
+
+/** Renders a thrown error: INTERNAL for anything that is not a LanewardError. */
+export function fail(caught: unknown, context: string, rule: FailureRule, json: boolean, io: Io): number {
+  const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
+  const exit = (rule.exit ?? exitStatus)(error.code);
+  if (json) io.out(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message }));
+  else io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
+  return exit;
+}
+
+/** --json among the options, before any `--` that starts the operands. */
+function jsonRequested(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+}
+
+/**
+ * The one refusal rule: a command that refuses prints one error line per issue on
+ * stderr, or with --json one {ok: false, code, path, message, errors} object on stdout,
+ * and returns `exit`.
+ */
+export function refuse(io: Io, context: string, issues: readonly Issue[], json: boolean, exit: number): number {
+  const first = issues[0]!;
+  if (json) io.out(jsonText({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
+  else for (const found of issues) io.err(renderIssueLine(context, found));
+  return exit;
+}
+
+/** The context of a top-level error line: `laneward <command> <sub>`, escaped to one line. */
+export function commandContext(argv: readonly string[]): string {
+  const [name, first] = argv;
+  // argv is input too: escaped, so an odd subcommand name cannot start a line of its own.
+  return oneLine(`laneward${name === undefined ? '' : ` ${name}`}${first !== undefined && !first.startsWith('-') ? ` ${first}` : ''}`);
+}

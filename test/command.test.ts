@@ -1,0 +1,86 @@
+import { describe, expect, test } from 'vitest';
+import { LanewardError } from '../formats/error.ts';
+import { command, dispatch, group, rawCommand } from '../main/cli/command.ts';
+import type { Io } from '../main/cli/io.ts';
+
+function recorder(): Io & { out_: string[]; err_: string[] } {
+  const out_: string[] = [];
+  const err_: string[] = [];
+  return { out_, err_, out: (line) => out_.push(line), err: (line) => err_.push(line), errRaw: () => {}, stderrIsTTY: false };
+}
+
+const echo = command({
+  name: 'echo',
+  help: 'usage: t echo WORD',
+  options: { loud: { type: 'boolean' } },
+  run: ({ values, positionals }, io) => {
+    io.out(values.loud === true ? positionals.join(' ').toUpperCase() : positionals.join(' '));
+    return 0;
+  },
+});
+const refused = rawCommand('refused', () => {
+  throw new LanewardError('DESCRIPTOR_INVALID', 'unsigned', { path: 'a.json' });
+});
+const broken = rawCommand('broken', () => {
+  throw new Error('boom');
+});
+const T = group({ name: 't', help: 'usage: t <echo>', commands: [echo, refused, broken] });
+
+describe('dispatch', () => {
+  test.each([
+    [[], 2],
+    [['--help'], 0],
+    [['-h'], 0],
+    [['help'], 0],
+  ])('should print the group help for %j and exit %i', async (args, exit) => {
+    const io = recorder();
+    expect(await dispatch(T, args, io, 'laneward t')).toBe(exit);
+    expect(io.out_).toEqual(['usage: t <echo>']);
+    expect(io.err_).toEqual([]);
+  });
+
+  test('should refuse an unknown subcommand as USAGE, exit 2, one line', async () => {
+    const io = recorder();
+    expect(await dispatch(T, ['nope'], io, 'laneward t nope')).toBe(2);
+    expect(io.out_).toEqual([]);
+    expect(io.err_).toEqual(['laneward t nope: the command line is not one laneward accepts (unknown t subcommand "nope"); fix: see laneward <command> --help (USAGE)']);
+  });
+
+  test('should print a command help for --help and -h, before its own checks', async () => {
+    for (const flag of ['--help', '-h']) {
+      const io = recorder();
+      expect(await dispatch(T, ['echo', flag, '--loud'], io, 'laneward t echo')).toBe(0);
+      expect(io.out_).toEqual(['usage: t echo WORD']);
+    }
+  });
+
+  test('should run a command on its strictly parsed options', async () => {
+    const io = recorder();
+    expect(await dispatch(T, ['echo', '--loud', 'a', 'b'], io, 'laneward t echo')).toBe(0);
+    expect(io.out_).toEqual(['A B']);
+    const bad = recorder();
+    expect(await dispatch(T, ['echo', '--bogus'], bad, 'laneward t echo')).toBe(2);
+    expect(bad.err_).toHaveLength(1);
+    expect(bad.err_[0]).toMatch(/^laneward t echo: .*Unknown option '--bogus'.*\(USAGE\)$/);
+  });
+
+  test('should map a thrown code to its exit through the one table, INTERNAL for anything else', async () => {
+    const io = recorder();
+    expect(await dispatch(T, ['refused'], io, 'laneward t refused')).toBe(3);
+    expect(io.err_).toEqual([expect.stringMatching(/^laneward t refused: .*\(unsigned at a\.json\).*\(DESCRIPTOR_INVALID\)$/)]);
+    const internal = recorder();
+    expect(await dispatch(T, ['broken'], internal, 'laneward t broken')).toBe(1);
+    expect(internal.err_).toEqual([expect.stringMatching(/\(boom\).*\(INTERNAL\)$/)]);
+  });
+
+  test('should print a JSON error object on stdout where the group asks for it', async () => {
+    const J = group({ name: 'j', help: 'h', commands: [refused], failure: { json: true, context: (sub) => `j ${sub ?? '?'}` } });
+    const io = recorder();
+    expect(await dispatch(J, ['refused', '--json'], io, 'x')).toBe(3);
+    expect(io.out_).toEqual(['{"ok":false,"code":"DESCRIPTOR_INVALID","path":"a.json","message":"unsigned"}']);
+    const plain = recorder();
+    expect(await dispatch(J, ['refused', '--', '--json'], plain, 'x')).toBe(3);
+    expect(plain.out_).toEqual([]);
+    expect(plain.err_[0]).toMatch(/^j refused: /);
+  });
+});
