@@ -10,6 +10,7 @@ import {
 } from '../formats/consensus.ts';
 import { SEVERITIES } from '../formats/schemas/findings.ts';
 import { normaliseTitle, titleWords } from '../formats/title-match.ts';
+import { prng as random } from './helpers/prng.ts';
 
 const f = (id: string, severity: Severity, title: string, file?: string, line?: number): ConsensusInput => ({
   id,
@@ -227,17 +228,6 @@ describe('file and line proximity', () => {
   });
 });
 
-/** A small seeded generator (mulberry32), so a failing case can be replayed by its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * The documented rule, written the slow and obvious way: every pair scanned, nothing

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
 import { PLAN, PlanDriver } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
+import { prng } from './helpers/prng.ts';
 
 // SIGKILLs `plan revise` and the `next` after it (which publishes a checkpoint
 // generation) at seeded random instants, then shows that resume leaves a consistent run:
@@ -14,15 +15,6 @@ import { tempRoot } from './helpers/tmp.ts';
 const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const TRIALS = Number(process.env['LANEWARD_CRASH_REVISE_TRIALS'] ?? 12);
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Runs the CLI and SIGKILLs it after `delay` ms; resolves with its exit and signal. */
 function killAfter(d: PlanDriver, args: readonly string[], delay: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {

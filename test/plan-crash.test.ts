@@ -22,6 +22,7 @@ import {
 } from './helpers/plan-drive.ts';
 import { committed, notePrinted, refusalCode, runProblems, storeAt, tempFiles, typedOutcome, type Expect } from './helpers/plan-invariants.ts';
 import { tempRoot } from './helpers/tmp.ts';
+import { prng } from './helpers/prng.ts';
 
 // SIGKILLs `plan next`, `plan submit`, `plan answer` and `plan export` at random instants
 // and shows that `resume` then `next` (and a retry of the killed command) always leave a
@@ -32,17 +33,6 @@ const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random
 const RUNS = Number(process.env['LANEWARD_CRASH_RUNS'] ?? 12);
 const ESTIMATE = 0.5;
 
-/** mulberry32: small, seeded, good enough to spread kill instants. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Kind = 'next' | 'submit' | 'answer' | 'export';
 
