@@ -44,7 +44,7 @@ A durable, two-voice review of a plan, driven by a loop of commands:
 State: --state DIR, else LANEWARD_STATE_ROOT, else the root recorded in DIR/.laneward-run,
 else .laneward/state. LANEWARD_SESSION_KIND: interactive|headless|spawned|unattended.
 LANEWARD_CHECKPOINT_DIR: publish a checkpoint generation after every change.
-Every command but status and family ends with
+Every command but status, checkpoints and family ends with
   GSTACK_RESULT: skill=autoplan status=<status> run=<dir>
 Exit status: 0 ok, 1 failure, 2 usage, 3 refused (the code names why).`;
 
