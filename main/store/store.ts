@@ -36,6 +36,7 @@ export interface Store {
 }
 
 const opened = new Map<string, Store>();
+const MAP_BYTES = 8 * 1024 ** 3;
 // lmdb builds one cbor-x Encoder per database from this.
 const CBOR = { Encoder };
 // Loaded on the first open, not with the bundle: the commands that need no store (deadline,
@@ -54,7 +55,9 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
   try {
     mkdirSync(dir, { recursive: true });
     const { open } = load('lmdb') as typeof import('lmdb');
-    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR });
+    // A map large enough that it never grows: a resize by one process makes the others
+    // renew their read transactions, which failed under 20 concurrent writers.
+    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR, mapSize: MAP_BYTES });
   } catch (error) {
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
   }
