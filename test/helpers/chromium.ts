@@ -43,6 +43,7 @@ export class HeadlessBrowser {
   private stderrTail = '';
   private exited = false;
   private session: string | undefined;
+  private readonly killGroup = () => killQuietly(-this.pid, 'SIGKILL');
 
   private constructor(child: ChildProcess, profile: string) {
     this.child = child;
@@ -87,6 +88,8 @@ export class HeadlessBrowser {
       { detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } },
     );
     const browser = new HeadlessBrowser(child, profile);
+    // Should the test process end without close() (a crash, a killed worker), the group goes with it.
+    process.once('exit', browser.killGroup);
     try {
       await browser.send('Browser.getVersion', {}, 30_000);
       const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
@@ -144,12 +147,13 @@ export class HeadlessBrowser {
 
   /** Kills the browser's whole process group, waits until none of it runs, removes the profile. */
   async close(): Promise<void> {
-    killQuietly(-this.pid, 'SIGKILL');
+    this.killGroup();
     const end = Date.now() + 10_000;
     while (liveGroupMembers(this.pid).length > 0 && Date.now() < end) await sleep(20);
     if (!this.exited) await new Promise((resolve) => this.child.once('exit', resolve));
     for (const stream of [this.child.stdio[3], this.child.stdio[4], this.child.stderr]) stream?.destroy();
     rmSync(this.profile, { recursive: true, force: true });
+    process.off('exit', this.killGroup);
   }
 
   private receive(chunk: string): void {
