@@ -7,8 +7,9 @@ import { settleTagged, taggedPids } from './helpers/procs.ts';
 // The live web view in a real browser: the page renders the snapshot, follows the event
 // stream without a reload, draws the histogram, and shows a hostile lane id as text.
 
-const CHROMIUM = findChromium();
-const SKIP = CHROMIUM === undefined ? 'no chromium on PATH (install Debian\'s chromium; .ci/run does as root)' : undefined;
+const FOUND = findChromium();
+const CHROMIUM = 'binary' in FOUND ? FOUND.binary : undefined;
+const SKIP = 'missing' in FOUND ? FOUND.missing : undefined;
 if (SKIP !== undefined) process.stderr.write(`crew-browser.test.ts: skipped: ${SKIP}\n`);
 
 const TAG = `LANEWARD_TEST_BROWSER=crew-${process.pid}`;

@@ -142,6 +142,24 @@ describe('serveCrew event stream', () => {
     expect(pushed).toBeLessThanOrEqual(Math.ceil(spent / 200) + 1);
   });
 
+  test('should coalesce to at most about ten events a second by default', async () => {
+    const source = new FakeSource(initial());
+    const server = await start(source);
+    const s = await stream(server.url);
+    await s.waitForSnapshots(1);
+    for (let n = 1; n <= 20; n += 1) source.set(crewSnapshot(lanesIn('running', n)));
+    await s.waitForSnapshots(2);
+    const began = performance.now();
+    for (let n = 21; n <= 60; n += 1) {
+      source.set(crewSnapshot(lanesIn('running', n)));
+      await sleep(10);
+    }
+    const spent = performance.now() - began;
+    await until(() => laneCount(s.snapshots.at(-1)) === 60, 5_000, 'the last snapshot');
+    expect(s.snapshots.slice(0, 2).map(laneCount)).toEqual([5, 20]);
+    expect(s.snapshots.length - 2).toBeLessThanOrEqual(Math.ceil(spent / 100) + 1);
+  });
+
   test('should not send a snapshot a client already has, nor read one with no client', async () => {
     const source = new FakeSource(initial());
     const server = await start(source, { minIntervalMs: 0 });
@@ -191,6 +209,13 @@ describe('serveCrew event stream', () => {
     }
     expect(third.status).toBe(200);
     await third.waitForSnapshots(1);
+  });
+
+  test('should hold 256 streams by default and refuse the 257th', async () => {
+    const server = await start(new FakeSource(initial()));
+    const held = await Promise.all(Array.from({ length: 256 }, () => stream(server.url)));
+    expect(held.filter((s) => s.status === 200)).toHaveLength(256);
+    expect((await httpRequest(`${server.url}events`)).status).toBe(503);
   });
 
   test('should keep serving the others when a client disconnects mid-write', async () => {

@@ -10,22 +10,31 @@ import { killQuietly, liveGroupMembers, sleep } from './procs.ts';
 // WebSocket, no port, no dependency. The browser runs in its own process group, which
 // close() kills whole, so no renderer or zygote outlives the test.
 
-/** The Chromium binary: $LANEWARD_CHROMIUM, else `chromium` or `chromium-browser` on PATH. */
-export function findChromium(): string | undefined {
-  const candidates = process.env['LANEWARD_CHROMIUM']
-    ? [process.env['LANEWARD_CHROMIUM']]
-    : (process.env['PATH'] ?? '')
-        .split(delimiter)
-        .filter((dir) => dir !== '')
-        .flatMap((dir) => [join(dir, 'chromium'), join(dir, 'chromium-browser')]);
-  return candidates.find((file) => {
+/**
+ * The Chromium binary: $LANEWARD_CHROMIUM, else `chromium` or `chromium-browser` on PATH;
+ * or why there is none, in words for a skip line.
+ */
+export function findChromium(): { readonly binary: string } | { readonly missing: string } {
+  const executable = (file: string) => {
     try {
       accessSync(file, constants.X_OK);
       return true;
     } catch {
       return false;
     }
-  });
+  };
+  const chosen = process.env['LANEWARD_CHROMIUM'];
+  if (chosen !== undefined && chosen !== '') {
+    return executable(chosen) ? { binary: chosen } : { missing: `LANEWARD_CHROMIUM=${chosen} is not an executable file` };
+  }
+  const binary = (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '')
+    .flatMap((dir) => [join(dir, 'chromium'), join(dir, 'chromium-browser')])
+    .find(executable);
+  return binary !== undefined
+    ? { binary }
+    : { missing: "no chromium or chromium-browser on PATH (install Debian's chromium; .ci/run does so as root)" };
 }
 
 interface Pending {
