@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CrewSnapshot, SnapshotSource } from '../../formats/crew-snapshot.ts';
 import { PAGE_CSP, renderCrewPage } from './page.ts';
@@ -45,6 +45,9 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const stallMs = options.stallMs ?? 10_000;
   const maxClients = options.maxClients ?? 256;
+  // Loaded here, not at the top: a bundle hoists static imports of built-ins to its start,
+  // and every CLI command would load the HTTP stack for a view only `crew run --serve` uses.
+  const { createServer } = await import('node:http');
 
   const clients = new Set<SseClient>();
   let current = '';
