@@ -175,6 +175,36 @@ describe('serveCrew event stream', () => {
     expect(s.snapshots.map(laneCount)).toEqual([5, 1]);
   });
 
+  test('should keep serving the last good snapshot when the source throws', async () => {
+    const source = new FakeSource(initial());
+    const server = await start(source, { minIntervalMs: 0 });
+    const s = await stream(server.url);
+    await s.waitForSnapshots(1);
+    source.snapshot = () => {
+      throw new Error('source broke');
+    };
+    source.set(initial());
+    await sleep(100);
+    expect(s.snapshots.map(laneCount)).toEqual([5]);
+    expect((await httpRequest(server.url)).status).toBe(500);
+    expect(laneCount(JSON.parse((await httpRequest(`${server.url}snapshot.json`)).body))).toBe(5);
+  });
+
+  test('should send no event until the source gives a first snapshot', async () => {
+    const source = new FakeSource(initial());
+    const good = source.snapshot.bind(source);
+    source.snapshot = () => {
+      throw new Error('not ready');
+    };
+    const server = await start(source, { minIntervalMs: 0 });
+    const s = await stream(server.url);
+    await sleep(100);
+    expect(s.raw).toBe('');
+    source.snapshot = good;
+    source.set(crewSnapshot(lanesIn('running', 2)));
+    expect((await s.waitForSnapshots(1)).map(laneCount)).toEqual([2]);
+  });
+
   test('should send heartbeat comments on a quiet stream', async () => {
     const server = await start(new FakeSource(initial()), { heartbeatMs: 50 });
     const s = await stream(server.url);

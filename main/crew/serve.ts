@@ -92,6 +92,8 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
+    // The stream is open from now, whether or not a snapshot can be read yet.
+    res.flushHeaders();
     const client = new SseClient(res, { latest: () => current, stallMs, onGone: (gone) => clients.delete(gone) });
     clients.add(client);
     client.send(read());

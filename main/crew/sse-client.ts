@@ -28,7 +28,8 @@ export class SseClient {
 
   /** Sends `data` (a snapshot's JSON) as one event, unless this client already has it. */
   send(data: string): void {
-    if (!this.open()) return;
+    // '' is no snapshot yet (a source that failed before its first): nothing to send.
+    if (!this.open() || data === '') return;
     if (this.waiting) {
       this.stale = true;
       return;

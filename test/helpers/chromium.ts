@@ -132,7 +132,7 @@ export class HeadlessBrowser {
   /** Opens `url` in the page and waits for its load to complete. */
   async navigate(url: string): Promise<void> {
     await this.send('Page.navigate', { url });
-    await this.waitFor('document.readyState === "complete" && location.href === ' + JSON.stringify(url), 15_000);
+    await this.waitFor('document.readyState === "complete" && location.href === ' + JSON.stringify(url));
   }
 
   /** The value of `expression` evaluated in the page; a thrown exception rejects. */
@@ -145,7 +145,7 @@ export class HeadlessBrowser {
   }
 
   /** Polls `expression` in the page until it is truthy; throws after `ms` naming it. */
-  async waitFor(expression: string, ms = 10_000): Promise<void> {
+  async waitFor(expression: string, ms = 20_000): Promise<void> {
     const end = Date.now() + ms;
     for (;;) {
       if (await this.evaluate<unknown>(expression)) return;
