@@ -58,7 +58,7 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
   // The latest snapshot as JSON; a source that throws keeps the last good one.
   const read = (): string => {
     try {
-      current = JSON.stringify(source.snapshot() satisfies CrewSnapshot);
+      current = JSON.stringify(source.snapshot());
     } catch {
       // keep `current`
     }
