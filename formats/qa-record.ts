@@ -19,11 +19,15 @@ export const QA_TOOL_POLICY: Readonly<Record<QaMode, readonly ToolClass[]>> = {
 export const TURN_ROLES = ['user', 'assistant', 'reasoning'] as const;
 export type TurnRole = (typeof TURN_ROLES)[number];
 
-/** One user or assistant turn, in arrival order; `index` is its position in `turns`. */
+/**
+ * One user or assistant turn, in arrival order; `index` is its position in `turns`. The
+ * text is dropped (null) once the observer received it: nothing needs it again, and the
+ * record stays small.
+ */
 export interface Turn {
   readonly index: number;
   readonly role: 'user' | 'assistant';
-  readonly text: string;
+  text: string | null;
   readonly diff: boolean;
 }
 
@@ -77,7 +81,10 @@ export interface LaneRecord {
   turns: Turn[];
   /** Reasoning turns seen since the last stop/reset: counted only. */
   reasoningTurns: number;
-  /** Turns [0, lastSent) have been forwarded to the observer and are never sent again. */
+  /**
+   * Turns [0, lastSent) are handed to an observer call and are never sent again: a call
+   * reserves its delta when it is decided, and gives it back only if its observer never ran.
+   */
   lastSent: number;
   /** Turns (user and assistant) since the last cadence check. */
   sinceCadence: number;

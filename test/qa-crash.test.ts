@@ -6,7 +6,7 @@ import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { prng } from './helpers/prng.ts';
 import { settleTagged } from './helpers/procs.ts';
-import { qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
+import { callLog, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // SIGKILLs `qa turn` at random instants (some while its cadence check runs the observer)
@@ -38,7 +38,9 @@ function check(lane: string, where: string): LaneRecord {
   const { record, journal } = committed(lane);
   expect(record.seq, where).toBe(journal.length);
   expect(record.turns.map((t) => t.index), where).toEqual(record.turns.map((_, i) => i));
-  expect(new Set(record.turns.map((t) => t.text)).size, where).toBe(record.turns.length);
+  // Unsent turns keep their text, each once; sent ones dropped it.
+  const texts = record.turns.slice(record.lastSent).map((t) => t.text);
+  expect(texts.every((t) => t !== null) && new Set(texts).size === texts.length, where).toBe(true);
   const turnEvents = journal.filter((e) => e.type === 'turn');
   expect(turnEvents.filter((e) => e.index !== null).map((e) => e.index), where).toEqual(record.turns.map((t) => t.index));
   expect(turnEvents.filter((e) => e.role === 'reasoning').length, where).toBe(record.reasoningTurns);
@@ -95,5 +97,27 @@ describe('qa turn killed at random instants', () => {
     expect(qa(ctx, ['finish', '--lane', lane]).code).toBe(0);
     expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', unsent: 0 });
     check(lane, 'after finish');
+  });
+});
+
+describe('qa turn run concurrently on one lane', () => {
+  test('never sends a turn to the observer twice', { timeout: 120_000 }, async () => {
+    const lane = 'concurrent-1';
+    const log = join(root, 'concurrent.jsonl');
+    expect(start(ctx, lane, 'pass', ['--log', log, '--delay-ms', '150']).code).toBe(0);
+    store = openStore(ctx.state);
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    const env = { ...process.env, [name]: value, LANEWARD_QA_CADENCE: '2' };
+    const runs = Array.from({ length: 8 }, (_, i) => {
+      const child = spawn(process.execPath, [BUNDLE, 'qa', 'turn', '--lane', lane, '--role', 'user', '--text', `CONC-${i}`, '--state', ctx.state], { stdio: 'ignore', env });
+      return new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    });
+    expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    const sent = callLog(log)
+      .filter((c) => c.mode === 'cadence')
+      .flatMap((c) => [...c.prompt.matchAll(/CONC-\d/g)].map((m) => m[0]));
+    expect(sent.length).toBeGreaterThan(0);
+    expect(new Set(sent).size).toBe(sent.length);
+    check(lane, 'after concurrent turns');
   });
 });

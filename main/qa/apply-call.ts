@@ -1,10 +1,15 @@
 import type { Exchange, LaneRecord } from '../../formats/qa-record.ts';
 import type { ObserverResult } from './observer-call.ts';
 
+/** Frames kept per lane: the newest, so a long lane's record stays bounded. */
+export const FRAMES_KEPT = 1_000;
+
 /**
  * Records one finished observer call in the lane (inside the caller's transaction): the
- * exchange joins the transcript, the frames are kept, and the turns [from, to) count as
- * sent once the observer ran, so they are never sent again, whatever it answered.
+ * exchange joins the transcript and the frames are kept (the newest {@link FRAMES_KEPT}).
+ * The delta [from, to) was reserved when the call was decided: once the observer ran it
+ * counts as sent whatever it answered, and the turns' text is dropped; when the observer
+ * never ran (and no later call reserved more), the reservation is given back.
  */
 export function applyCall(record: LaneRecord, result: ObserverResult, from: number, to: number): Exchange {
   const exchange: Exchange = {
@@ -19,6 +24,11 @@ export function applyCall(record: LaneRecord, result: ObserverResult, from: numb
   };
   record.transcript.push(exchange);
   record.frames.push(...result.frames);
-  if (result.started) record.lastSent = Math.max(record.lastSent, to);
+  if (record.frames.length > FRAMES_KEPT) record.frames.splice(0, record.frames.length - FRAMES_KEPT);
+  if (result.started) {
+    for (const turn of record.turns.slice(from, to)) turn.text = null;
+  } else if (record.lastSent === to) {
+    record.lastSent = from;
+  }
   return exchange;
 }

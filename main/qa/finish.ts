@@ -49,6 +49,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
       delta: record.turns.slice(record.lastSent),
       transcript: record.transcript.slice(record.bootstrapLen),
     };
+    record.lastSent = call.to;
     return { change: { record, events: [] }, result: { call } };
   });
   const { call } = begun;

@@ -38,7 +38,7 @@ export function renderObserverPrompt(input: PromptInput): string {
   }
   if (input.delta.length > 0) {
     lines.push('', `## New turns (${input.delta.length})`);
-    for (const turn of input.delta) lines.push('', `### turn ${turn.index} (${turn.role}${turn.diff ? ', carries a diff' : ''})`, turn.text);
+    for (const turn of input.delta) lines.push('', `### turn ${turn.index} (${turn.role}${turn.diff ? ', carries a diff' : ''})`, turn.text ?? '');
   }
   return `${lines.join('\n')}\n`;
 }

@@ -32,7 +32,8 @@ export function closedLane(lane: string, record: LaneRecord | undefined): QaRepo
  * window closes and the observer is ready, the observer reviews the turns not yet sent
  * (the delta), and its verdict is recorded in a second transaction; a window that closes
  * before readiness is reported paused. A process killed between the two leaves the turn
- * recorded and the window open: the next turn runs the check.
+ * recorded and the delta reserved (so never sent twice); the next window sends what
+ * came after it.
  */
 /** What the ingesting transaction decided: its report, and the cadence check due, if any. */
 interface Taken {
@@ -67,8 +68,12 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
     let due: Taken['due'];
     if (record.sinceCadence >= config.cadence) {
       if (record.ready) {
+        // The window closes and the delta is reserved now, in this transaction: a second
+        // command on the lane while this call runs cannot send the same turns again.
         record.calls += 1;
         due = { call: record.calls, epoch: record.epoch, from: record.lastSent, to: record.turns.length, observer: record.observer, delta: record.turns.slice(record.lastSent) };
+        record.lastSent = due.to;
+        record.sinceCadence = 0;
       } else if (record.sinceCadence % config.cadence === 0) {
         events.push({ type: 'cadence_paused', lane, turns: record.sinceCadence });
       }
@@ -81,9 +86,8 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   const result = await callObserver(store.root, lane, due.observer, due.call, 'cadence', prompt, run, options.cancel);
   return transactLane(store, lane, (record) => {
     if (record === undefined || record.epoch !== due.epoch) return { change: null, result: taken.report };
+    // A failed check is reported, never retried: its window closed when it was decided.
     applyCall(record, result, due.from, due.to);
-    // The window closes whatever the call gave: a failed check is reported, never retried.
-    record.sinceCadence = Math.max(0, record.turns.length - due.to);
     const event: QaEvent =
       result.verdict === null
         ? { type: 'observer_failed', lane, mode: 'cadence', call: due.call, code: result.code ?? 'QA_VERDICT_MALFORMED', detail: result.detail }
