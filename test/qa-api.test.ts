@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { buildOutcome } from '../workers/supervise/outcome.ts';
@@ -25,6 +26,12 @@ beforeAll(() => {
   store = openStore(join(root, 'state'));
   observer = { argv: [process.execPath, `${OBSERVERS}/pass.mjs`, '{prompt}', '{result}'], actionsFile: actions.file, trust: actions.trust, action: 'observe', timeoutMs: 20_000 };
 });
+
+/** The fields of an outcome that say nothing here. */
+const FACTS = {
+  timeoutMode: 'admitted_progress_inactivity', descriptorSha256: null, childExitCode: 0, signal: null, cancelSignal: null, spawnError: null,
+  deniedTool: null, marks: 0, durationMs: 5, cleanupConfirmed: true, expiryLateMs: null, firstSignalMs: null, goneMs: null,
+} as const;
 
 /** A SuperviseFn that records every spec it is given. */
 function recording(inner: SuperviseFn = inProcessSupervise): { run: SuperviseFn; specs: SupervisionSpec[] } {
@@ -54,6 +61,8 @@ describe('main/qa API', () => {
     const journal = readLaneJournal(store, 'api-1');
     expect(journal.map((e) => e.type)).toEqual(['started', 'ready', 'turn', 'turn', 'turn', 'update', 'cross_check']);
     expect(qaStatus(store, 'api-1').status).toMatchObject({ state: 'complete', calls: 3, journal: 7 });
+    // Sent turns keep no text in the record.
+    expect(store.lanes.get('api-1')!.turns.map((t) => t.text)).toEqual([null, null, null]);
   });
 
   test('should record an observer failure from its outcome, once, never retried', async () => {
@@ -77,5 +86,38 @@ describe('main/qa API', () => {
     expect(specs).toHaveLength(2);
     expect(finished.code).toBe('LEASE_EXPIRED');
     expect(finished.events).toMatchObject([{ type: 'cross_check', verdict: 'error', code: 'LEASE_EXPIRED', completion: 'aborted' }]);
+  });
+
+  test('should give the delta back when the observer never started', async () => {
+    expect((await qaStart(store, 'api-3', { observer }, inProcessSupervise)).code).toBe(null);
+    const notFound: SuperviseFn = async (spec) =>
+      buildOutcome({ ...FACTS, code: 'COMMAND_NOT_FOUND', action: spec.action, childExitCode: null, spawnError: 'ENOENT', providerStarted: false, attempts: 0 });
+    let last: QaReport | undefined;
+    for (let i = 0; i < 3; i++) last = await qaTurn(store, 'api-3', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, notFound);
+    expect(last!.events.at(-1)).toMatchObject({ type: 'observer_failed', code: 'COMMAND_NOT_FOUND' });
+    expect(last!.status).toMatchObject({ lastSent: 0, unsent: 3, sinceCadence: 0 });
+    const { run, specs } = recording();
+    for (let i = 3; i < 6; i++) last = await qaTurn(store, 'api-3', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, run);
+    expect(last!.events.at(-1)).toMatchObject({ type: 'update', from: 0, to: 6, verdict: 'pass' });
+    expect(specs).toHaveLength(1);
+  });
+
+  test('should keep at most 200 frames a call and the newest 1,000 a lane', async () => {
+    // An observer that prints 300 lines of prose a call and passes.
+    const chatty: SuperviseFn = async (spec) => {
+      writeFileSync(spec.stdoutCopy!, Array.from({ length: 300 }, (_, i) => `call ${spec.env!['LANEWARD_QA_CALL']} line ${i}`).join('\n'));
+      writeFileSync(spec.env!['LANEWARD_QA_RESULT']!, JSON.stringify({ verdict: 'pass', note: 'ok' }));
+      return buildOutcome({ ...FACTS, code: null, action: spec.action, providerStarted: true, attempts: 1 });
+    };
+    expect((await qaStart(store, 'api-4', { observer }, chatty)).status?.frames).toEqual({ bootstrap: 200, cadence: 0, 'cross-check': 0 });
+    const config = { cadence: 1, reviewCooldown: 1 };
+    let last: QaReport | undefined;
+    for (let i = 0; i < 5; i++) last = await qaTurn(store, 'api-4', { role: 'assistant', text: `t${i}`, diff: false, config }, chatty);
+    expect(last!.status?.frames).toEqual({ bootstrap: 0, cadence: 1000, 'cross-check': 0 });
+    const frames = store.lanes.get('api-4')!.frames;
+    expect([frames[0], frames.at(-1)]).toEqual([
+      { call: 2, mode: 'cadence', kind: 'line', text: 'call 2 line 0' },
+      { call: 6, mode: 'cadence', kind: 'line', text: 'call 6 line 199' },
+    ]);
   });
 });
