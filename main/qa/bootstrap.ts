@@ -35,6 +35,6 @@ export async function bootstrap(store: Store, lane: string, run: SuperviseFn, pr
       event = { type: 'observer_failed', lane, mode: 'bootstrap', call: result.call, code, detail: result.verdict?.guidance ?? result.detail };
     }
     const code = event.type === 'ready' ? null : (result.code ?? 'QA_BOOTSTRAP_FAILED');
-    return { change: { record, events: [event] }, result: report(lane, code, [...prior, event], record) };
+    return { change: { record, events: [event] }, result: report(lane, code, [...prior, event], record, event.type === 'ready' ? '' : event.detail) };
   });
 }
