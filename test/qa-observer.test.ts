@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { codesOf, ensureBuilt } from './helpers/cli.ts';
-import { settleTagged } from './helpers/procs.ts';
+import { BUNDLE, codesOf, ensureBuilt } from './helpers/cli.ts';
+import { settleTagged, until } from './helpers/procs.ts';
 import { callLog, field, linesOf, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -83,6 +84,28 @@ describe('bounded observer calls', () => {
     expect([field(line, 'verdict'), field(line, 'code'), field(line, 'completion')]).toEqual(['error', 'LEASE_EXPIRED', 'aborted']);
     expect(callLog(log).map((c) => c.mode)).toEqual(['bootstrap', 'cross-check']);
     expect(statusOf(ctx, lane)).toMatchObject({ state: 'active' });
+    expect(await settleTagged(ctx.tag, 5_000)).toEqual([]);
+  });
+
+  test('should tear a cadence observer down on SIGINT: CANCELLED, exit 130, the turn kept', async () => {
+    const { lane, log } = fresh();
+    expect(start(ctx, lane, 'stall', ['--in', 'cadence', '--log', log]).code).toBe(0);
+    expect(turn(ctx, lane, 'user', 't0').code).toBe(0);
+    expect(turn(ctx, lane, 'user', 't1').code).toBe(0);
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    const child = spawn(process.execPath, [BUNDLE, 'qa', 'turn', '--lane', lane, '--role', 'user', '--text', 't2', '--state', ctx.state], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, [name]: value } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await until(() => callLog(log).some((c) => c.mode === 'cadence'), 20_000, 'the cadence call to start');
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(codesOf(stderr)).toEqual(['CANCELLED']);
+    const failed = stdout.split('\n').find((line) => line.startsWith('QA_OBSERVER_FAILED:'))!;
+    expect([field(failed, 'mode'), field(failed, 'code')]).toEqual(['cadence', 'CANCELLED']);
+    expect(statusOf(ctx, lane)).toMatchObject({ turns: 3, lastSent: 3 });
     expect(await settleTagged(ctx.tag, 5_000)).toEqual([]);
   });
 

@@ -65,21 +65,26 @@ function storeOf(values: { state?: string | undefined }): Store {
 }
 
 /** Prints a report (lines, or one JSON object) and returns its exit status. */
-function print(io: Io, context: string, json: boolean, result: QaReport): number {
+function print(io: Io, context: string, json: boolean, result: QaReport, cancelSignal: string | null = null): number {
   if (json) {
     io.out(jsonText({ ok: result.code === null, lane: result.lane, code: result.code, message: result.message, events: result.events, status: result.status }));
   } else {
     for (const event of result.events) io.out(renderQaLine(event));
     if (result.code !== null) io.err(renderIssueLine(context, issue(result.code, '', result.message === '' ? `lane ${result.lane}` : result.message)));
   }
-  return result.code === null ? EXIT.ok : exitStatus(result.code);
+  return result.code === null ? EXIT.ok : exitStatus(result.code, { cancelSignal });
 }
 
-/** Runs a QA function that may call the observer, cancelled by the fatal signals. */
-async function withInterrupt(run: (cancel: AbortSignal) => Promise<QaReport>): Promise<QaReport> {
+/**
+ * Runs a QA function that may call the observer, cancelled by the fatal signals (the
+ * observer is torn down first), and prints its report.
+ */
+async function printInterruptible(io: Io, context: string, json: boolean, run: (cancel: AbortSignal) => Promise<QaReport>): Promise<number> {
   const interrupt = interruptSignal();
   try {
-    return await run(interrupt.signal);
+    const result = await run(interrupt.signal);
+    const reason: unknown = interrupt.signal.reason;
+    return print(io, context, json, result, interrupt.signal.aborted && typeof reason === 'string' ? reason : null);
   } finally {
     interrupt.release();
   }
@@ -122,7 +127,7 @@ const START = command({
       timeoutMs: intOption('timeout-ms', values['timeout-ms'], 1, MAX_TIMER_MS) ?? DEFAULT_TIMEOUT_MS,
     };
     const store = storeOf(values);
-    return print(io, 'laneward qa start', values.json === true, await withInterrupt((cancel) => qaStart(store, lane, { observer, cancel }, inProcessSupervise)));
+    return printInterruptible(io, 'laneward qa start', values.json === true, (cancel) => qaStart(store, lane, { observer, cancel }, inProcessSupervise));
   },
 });
 
@@ -140,7 +145,7 @@ const TURN = command({
     const text = turnText(values);
     const config = qaConfigFromEnv(process.env);
     const store = storeOf(values);
-    return print(io, 'laneward qa turn', values.json === true, await withInterrupt((cancel) => qaTurn(store, lane, { role: role as TurnRole, text, diff, config, cancel }, inProcessSupervise)));
+    return printInterruptible(io, 'laneward qa turn', values.json === true, (cancel) => qaTurn(store, lane, { role: role as TurnRole, text, diff, config, cancel }, inProcessSupervise));
   },
 });
 
@@ -152,7 +157,7 @@ const FINISH = command({
   run: async ({ values }, io) => {
     const lane = need(values, 'lane');
     const store = storeOf(values);
-    return print(io, 'laneward qa finish', values.json === true, await withInterrupt((cancel) => qaFinish(store, lane, { cancel }, inProcessSupervise)));
+    return printInterruptible(io, 'laneward qa finish', values.json === true, (cancel) => qaFinish(store, lane, { cancel }, inProcessSupervise));
   },
 });
 
@@ -176,7 +181,7 @@ const RESET = command({
   run: async ({ values }, io) => {
     const lane = need(values, 'lane');
     const store = storeOf(values);
-    return print(io, 'laneward qa reset', values.json === true, await withInterrupt((cancel) => qaReset(store, lane, { cancel }, inProcessSupervise)));
+    return printInterruptible(io, 'laneward qa reset', values.json === true, (cancel) => qaReset(store, lane, { cancel }, inProcessSupervise));
   },
 });
 

@@ -92,6 +92,8 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
       result.verdict === null
         ? { type: 'observer_failed', lane, mode: 'cadence', call: due.call, code: result.code ?? 'QA_VERDICT_MALFORMED', detail: result.detail }
         : { type: 'update', lane, call: due.call, from: due.from, to: due.to, verdict: result.verdict.verdict, note: result.verdict.note, guidance: result.verdict.guidance ?? null };
-    return { change: { record, events: [event] }, result: report(lane, null, [...taken.report.events, event], record) };
+    // A cadence failure does not fail the turn, but a cancelled command is cancelled.
+    const code = result.code === 'CANCELLED' ? 'CANCELLED' : null;
+    return { change: { record, events: [event] }, result: report(lane, code, [...taken.report.events, event], record, code === null ? '' : result.detail) };
   });
 }
