@@ -72,3 +72,26 @@ describe('supervision under deno', () => {
     }
   });
 });
+
+describe('qa under deno', () => {
+  test('should drive a lane as node does, a tool-policy violation included', () => {
+    const descriptor = signedActions(join(root, 'qa'), { observe: { timeout_mode: 'admitted_progress_inactivity', progress: 'claude-stream-json', cleanup_reserve_ms: 0, post_provider_ms: 2000 } });
+    const observers = fileURLToPath(new URL('../fixtures/observers', import.meta.url));
+    const drive = (runtime: 'node' | 'deno') => {
+      const state = ['--state', join(root, 'qa', `state-${runtime}`)];
+      const start = (lane: string, observer: string) =>
+        ['qa', 'start', '--lane', lane, '--observer', `node ${observers}/${observer}.mjs {prompt} {result}`, '--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'observe', ...state];
+      const steps = [
+        start('p1', 'pass'),
+        ...[0, 1, 2].map((i) => ['qa', 'turn', '--lane', 'p1', '--role', 'user', '--text', `t${i}`, ...(i === 1 ? ['--diff'] : []), ...state]),
+        ['qa', 'finish', '--lane', 'p1', ...state],
+        ['qa', 'status', '--lane', 'p1', '--json', ...state],
+        start('v1', 'violator'),
+      ];
+      return steps.map((args) => laneward(args, { runtime }));
+    };
+    const node = drive('node');
+    expect(node.map((r) => r.code)).toEqual([0, 0, 0, 0, 0, 0, 1]);
+    expect(drive('deno')).toEqual(node);
+  });
+});

@@ -29,6 +29,15 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['USAGE', {}, 2],
     ['RECEIPT_INVALID', {}, 2],
     ['GUARD_IO', {}, 2],
+    ['TOOL_DENIED', {}, 1],
+    ['QA_VERDICT_MALFORMED', {}, 1],
+    ['QA_NO_OBSERVER', {}, 3],
+    ['QA_NOT_BOOTSTRAPPED', {}, 3],
+    ['QA_CROSS_CHECK_FAILED', {}, 3],
+    ['QA_BOOTSTRAP_FAILED', {}, 3],
+    ['QA_LANE_ACTIVE', {}, 3],
+    ['QA_LANE_CLOSED', {}, 3],
+    ['QA_POLICY_UNENFORCEABLE', {}, 3],
   ] as [ResultCode | null, { childExitCode?: number; cancelSignal?: string }, number][])('%s %j exits %i', (code, facts, exit) => {
     expect(exitStatus(code, facts)).toBe(exit);
   });
