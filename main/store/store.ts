@@ -4,6 +4,7 @@ import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
+import type { LaneProgress } from '../../formats/crew-record.ts';
 import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
 
 /** One phase's wall time in one finished run. */
@@ -24,6 +25,7 @@ export interface PhaseTiming {
  *   journal  [run id, seq] -> JournalEvent
  *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
  *   history  [phase, run id] -> PhaseTiming (cross-run timing, for estimates)
+ *   crew-lanes [crew, lane] -> LaneProgress (a crew's lanes, for resume)
  */
 export interface Store {
   readonly root: string;
@@ -31,6 +33,7 @@ export interface Store {
   readonly journal: Database<JournalEvent, [string, number]>;
   readonly blobs: Database<BoundBlob, [string, string]>;
   readonly history: Database<PhaseTiming, [string, string]>;
+  readonly crewLanes: Database<LaneProgress, [string, string]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
   readonly batched: boolean;
 }
@@ -57,7 +60,7 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
     const { open } = load('lmdb') as typeof import('lmdb');
     // A map large enough that it never grows: a resize by one process makes the others
     // renew their read transactions, which failed under 20 concurrent writers.
-    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR, mapSize: MAP_BYTES });
+    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES });
   } catch (error) {
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
   }
@@ -69,6 +72,7 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
     journal: db<JournalEvent, [string, number]>('journal'),
     blobs: db<BoundBlob, [string, string]>('blobs'),
     history: db<PhaseTiming, [string, string]>('history'),
+    crewLanes: db<LaneProgress, [string, string]>('crew-lanes'),
     batched: options.batched === true,
   };
   opened.set(dir, store);
