@@ -17,6 +17,7 @@ usage: laneward <command> ...
   lease run                             supervise a provider under a total deadline or a progress lease
   actions keygen|sign|verify            signed action descriptors
   trail start|append                    the decision trail (a formula-safe TSV)
+  crew run                              many lanes at once: review runs, QA cadence, a live view
   demo                                  build a sample archive once and batch-validate it
 
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
@@ -33,6 +34,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => (await import('./demo.ts')).DEMO,
+  crew: async () => (await import('./crew.ts')).CREW,
 };
 
 const LANEWARD = rawCommand('laneward', (argv, io) => {
