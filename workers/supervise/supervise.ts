@@ -70,6 +70,8 @@ class Supervision {
   private childExitCode: number | null = null;
   private signal: string | null = null;
   private stdoutBytes = 0;
+  /** When the chunk being handled was read: a renewal's latency runs from here. */
+  private readAt = 0;
   private stderrBytes = 0;
   private leaderExit: Promise<void> | undefined;
   private readonly onAbort = () => this.fail(this.cancelled());
@@ -193,6 +195,7 @@ class Supervision {
     );
     const splitter = this.tracker === undefined ? undefined : new JsonlLineSplitter((line) => this.feed(line));
     child.stdout?.on('data', (chunk: Buffer) => {
+      this.readAt = nowMs();
       this.stdoutBytes += chunk.length;
       if (this.stdoutBytes > spec.stdoutLimit) return this.fail(cause('OUTPUT_LIMIT'));
       splitter?.push(chunk);
@@ -206,6 +209,7 @@ class Supervision {
     const progress = child.stdio[3] as Readable | undefined;
     if (progress === undefined || progress === null) return;
     progress.on('data', (chunk: Buffer) => {
+      this.readAt = nowMs();
       for (let i = 0; i < chunk.length; i++) {
         if (chunk[i] !== MARK) return this.fail(cause('PROGRESS_INVALID'));
       }
@@ -232,7 +236,7 @@ class Supervision {
     if (this.cause !== undefined || this.exited || this.spec.mode !== 'admitted_progress_inactivity') return;
     const now = nowMs();
     this.timer?.rearm(now + this.spec.timeoutMs);
-    this.hooks.onRenewal?.(now);
+    this.hooks.onRenewal?.(now, now - this.readAt);
   }
 
   private failedResolve: (() => void) | undefined;

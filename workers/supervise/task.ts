@@ -39,6 +39,23 @@ export interface CancelMessage {
 }
 
 /**
+ * Renewals reported to the coordinator over the task's port: batched (at most one
+ * message per {@link REPORT_EVERY_MS} and one at the end), never one message per mark.
+ */
+export interface RenewalReport {
+  readonly type: 'renewals';
+  /** Renewals since the last report. */
+  readonly count: number;
+  /** Each renewal's latency (ms): from the read of the chunk that carried it to the re-arm. */
+  readonly latenciesMs: readonly number[];
+}
+
+/** How often a running supervision reports its renewals. */
+const REPORT_EVERY_MS = 100;
+/** Latencies one report carries at most; a flood of marks is sampled, not copied whole. */
+const MAX_LATENCIES = 256;
+
+/**
  * Piscina task: supervise one provider. Many run at once in one worker (they wait on
  * I/O and timers). Cancellation arrives on `port`, and this worker tears its own
  * children down: terminating the thread instead would orphan them.
@@ -52,9 +69,26 @@ export default async function superviseTask({ spec, port, cancelled }: Supervise
   // is shared memory, so it is seen before any message could be.
   const signal = Atomics.load(cancelled, 0);
   if (signal !== 0) cancel.abort(signalName(signal));
+  let count = 0;
+  let latencies: number[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    if (count === 0) return;
+    port.postMessage({ type: 'renewals', count, latenciesMs: latencies } satisfies RenewalReport);
+    count = 0;
+    latencies = [];
+  };
+  const onRenewal = (_at: number, latencyMs: number) => {
+    count += 1;
+    if (latencies.length < MAX_LATENCIES) latencies.push(latencyMs);
+    timer ??= setTimeout(flush, REPORT_EVERY_MS);
+  };
   try {
-    return await supervise(spec, cancel.signal, { snapshots });
+    return await supervise(spec, cancel.signal, { snapshots, onRenewal });
   } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    flush();
     port.close();
   }
 }
