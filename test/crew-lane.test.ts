@@ -6,6 +6,7 @@ import { newLane, type LaneProgress } from '../formats/crew-record.ts';
 import type { CrewActions } from '../main/crew/crew-actions.ts';
 import { driveLane, type LaneContext } from '../main/crew/lane-driver.ts';
 import type { QaPort, QaStep, ReviewPort, ReviewStep } from '../main/crew/ports.ts';
+import type { RunOptions } from '../main/dispatch/dispatcher.ts';
 import { openStore } from '../main/store/store.ts';
 import { buildOutcome, type Outcome, type OutcomeCode } from '../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../workers/supervise/spec.ts';
@@ -65,7 +66,8 @@ function lane(options: {
     turn: async (_lane, role, _text, diff) => (calls.push(`turn:${role}${diff ? ':diff' : ''}`), ok({ attempts: 0 })),
     finish: async () => (calls.push('finish'), options.finish?.(++finishes) ?? ok()),
   };
-  const run = async (spec: SupervisionSpec): Promise<Outcome> => {
+  const run = async (spec: SupervisionSpec, runOptions?: RunOptions): Promise<Outcome> => {
+    await runOptions?.onSlot?.();
     const [prompt, result] = spec.argv as string[];
     const text = readFileSync(prompt!, 'utf8');
     prompts.push(text);
@@ -97,7 +99,7 @@ describe('a lane from its saved progress to its end', () => {
     const l = lane({});
     const end = await l.drive();
     expect(end.stage).toBe('complete');
-    expect(l.calls).toEqual(['qa-start', 'review', 'answer', 'turn:user', 'agent:1', 'turn:assistant:diff', 'turn:user', 'agent:2', 'turn:assistant', 'finish', 'export']);
+    expect(l.calls).toEqual(['qa-start', 'review', 'answer', 'agent:1', 'turn:user', 'turn:assistant:diff', 'agent:2', 'turn:user', 'turn:assistant', 'finish', 'export']);
     expect(end).toMatchObject({ turnsDispatched: 2, turnsDone: 2, lostTurns: [], code: null });
     expect(store.crewLanes.get(['c', l.id])?.stage).toBe('complete');
     // Started again, a complete lane does nothing.

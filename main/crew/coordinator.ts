@@ -1,6 +1,6 @@
 import type { LaneSpec } from '../../formats/crew-file.ts';
 import type { LaneProgress } from '../../formats/crew-record.ts';
-import type { Outcome } from '../../workers/supervise/outcome.ts';
+import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
 import { driveLane } from './lane-driver.ts';
@@ -20,7 +20,7 @@ export interface CrewDeps {
   readonly actions: CrewActions;
   readonly review: ReviewPort;
   readonly qa: QaPort;
-  readonly run: (spec: ReturnType<CrewActions['spec']>) => Promise<Outcome>;
+  readonly run: SuperviseFn;
 }
 
 export interface CrewTally {

@@ -68,7 +68,8 @@ export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunR
         }, options.deadlineMs);
 
   const dispatcher: Dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency });
-  const run: Dispatcher['run'] = (spec) => dispatcher.run(spec, { cancel: stop.signal });
+  // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
+  const run: Dispatcher['run'] = (spec, runOptions) => dispatcher.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
   const qa = await startQaService(root, run, options.env);
   const view = new CrewView(crew.crew, () => dispatcher.stats(), loaded.lanes.map((l) => l.id));
   const server = options.serve === undefined ? undefined : await (await import('./serve.ts')).serveCrew(options.serve, view);

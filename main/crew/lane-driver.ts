@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseAgentTurn } from '../../formats/agent-turn.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
 import { isTerminalStage, newLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
-import type { Outcome } from '../../workers/supervise/outcome.ts';
+import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { Store } from '../store/store.ts';
@@ -20,7 +20,7 @@ export interface LaneContext {
   readonly actions: CrewActions;
   readonly review: ReviewPort;
   readonly qa: QaPort;
-  readonly run: (spec: ReturnType<CrewActions['spec']>) => Promise<Outcome>;
+  readonly run: SuperviseFn;
   readonly agentTurns: number;
   readonly cancel: AbortSignal;
   /** Called after every saved change, for the live view and the lines. */
@@ -140,10 +140,13 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
   const resultFile = join(dir, `turn-${n}.json`);
   const prompt = agentPrompt(lane, n, progress.guidance, resultFile);
   writeFileAtomic(promptFile, prompt, 0o644, false);
-  await save({ turnsDispatched: n, attempts: progress.attempts + 1 });
+  // Journaled once the slot is granted, right before the agent starts: a turn still queued
+  // when the crew was killed never started, and runs when the crew is started again.
+  const onSlot = () => save({ turnsDispatched: n, attempts: progress.attempts + 1 });
+  const outcome = await ctx.run(ctx.actions.spec('agent', argvFor(lane, promptFile, resultFile)), { onSlot });
+  if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   const user = await ctx.qa.turn(lane.id, 'user', prompt, false);
   if (!user.ok) return end(user);
-  const outcome = await ctx.run(ctx.actions.spec('agent', argvFor(lane, promptFile, resultFile)));
   if (outcome.status !== 'ok') return end({ ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 });
   const read = tryReadBounded(resultFile, MAX_TURN_BYTES);
   const turn = read.ok ? parseAgentTurn(read.bytes.toString('utf8')) : `the turn result ${read.detail}`;
