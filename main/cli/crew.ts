@@ -85,7 +85,7 @@ const run = command({
 export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run], failure: { json: true } });
 
 /** 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
-function crewExit(result: CrewRunResult): number {
+export function crewExit(result: CrewRunResult): number {
   if (result.stoppedBy === 'deadline') return 124;
   if (result.stoppedBy !== null) return 128 + (constants.signals[result.stoppedBy as NodeJS.Signals] ?? constants.signals.SIGTERM);
   return result.tally.complete === result.tally.lanes ? 0 : 1;
