@@ -137,6 +137,9 @@ describe('laneward plan run', () => {
     expect(failed.map((e) => [e.phase, e.voice, e.code])).toEqual([['ceo', 'outside', 'LEASE_EXPIRED'], ['eng', 'outside', 'LEASE_EXPIRED']]);
     const status = laneward(['plan', 'status', '--out', c.out, '--state', c.state]);
     expect(matching(status.stdout, 'PHASE_STATUS: ceo ')).toEqual(['PHASE_STATUS: ceo state=closed native=completed outside=failed']);
+    expect(matching(status.stdout, 'VOICE_FAILED: ').map((l) => l.replace(/^VOICE_FAILED: \S+ /, ''))).toEqual([
+      'phase=ceo voice=outside status=failed code=LEASE_EXPIRED', 'phase=eng voice=outside status=failed code=LEASE_EXPIRED',
+    ]);
     expect(left(c)).toEqual([]);
     expect(startsPerPrompt(c)).toEqual(ALL_ONCE);
   });
@@ -193,6 +196,22 @@ describe('laneward plan run', () => {
     ]);
     expect(journal(c).filter((e) => e.type === 'voice_failed').map((e) => [e.voice, e.code]).sort()).toEqual([['native', 'CANCELLED'], ['outside', 'CANCELLED']]);
     expect(reviewerLog(c).filter((e) => e.kind === 'start')).toHaveLength(2);
+    expect(left(c)).toEqual([]);
+  });
+
+  test('should cancel its children on SIGTERM and end interrupted with exit 143', async () => {
+    const c = newCase();
+    const slow = reviewer(c, '--steps', '200', '--delay-ms', '100');
+    const child = spawn(process.execPath, [BUNDLE, ...runArgs(c, slow, slow, 'fd')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(143);
+    expect(matching(stdout, 'INTERRUPTED: ')).toEqual(['INTERRUPTED: reason=signal']);
+    expect(lines(stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=interrupted run=${c.out}`);
+    expect(journal(c).filter((e) => e.type === 'voice_failed').map((e) => e.code)).toEqual(['CANCELLED', 'CANCELLED']);
     expect(left(c)).toEqual([]);
   });
 
