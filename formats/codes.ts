@@ -295,6 +295,42 @@ export const RESULT_CODES = {
     summary: 'no pending plan change or gate item has that id',
     fix: 'name a decision id from the APPLY: lines (or an item id from gate.json)',
   },
+  TOOL_DENIED: {
+    summary: 'the provider used a tool its tool policy does not allow; the call was ended and its result discarded',
+    fix: 'restrict the provider to the tools the policy names (LANEWARD_QA_TOOLS), or run the step in a mode that allows the tool',
+  },
+  QA_NO_OBSERVER: {
+    summary: 'the lane has no observer, so no cross-check can run and completion is refused',
+    fix: 'start the lane with laneward qa start --lane ID --observer ... before finishing it',
+  },
+  QA_NOT_BOOTSTRAPPED: {
+    summary: 'the observer has not completed its bootstrap, so no cross-check can run and completion is refused',
+    fix: 'bootstrap the observer (laneward qa start, or qa reset) until QA_OBSERVER_READY is printed',
+  },
+  QA_CROSS_CHECK_FAILED: {
+    summary: 'the observer\'s cross-check failed; completion is aborted',
+    fix: 'act on the guidance in the QA_CROSS_CHECK line, then finish again',
+  },
+  QA_BOOTSTRAP_FAILED: {
+    summary: 'the observer\'s bootstrap did not pass, so the lane is not ready and cadence stays paused',
+    fix: 'act on the guidance, then run laneward qa reset --lane ID to bootstrap again',
+  },
+  QA_VERDICT_MALFORMED: {
+    summary: 'the observer did not write a valid verdict file; its call counts as failed',
+    fix: 'have the observer write {"verdict":"pass"|"fail","note":"...","guidance":"..."} to the {result} path (guidance required on fail)',
+  },
+  QA_LANE_ACTIVE: {
+    summary: 'the lane is already started and its observer is ready',
+    fix: 'use laneward qa reset --lane ID to start it over, or qa stop first',
+  },
+  QA_LANE_CLOSED: {
+    summary: 'the lane is stopped or complete and takes no more turns',
+    fix: 'start the lane again with laneward qa start',
+  },
+  QA_POLICY_UNENFORCEABLE: {
+    summary: 'the observer action\'s progress source does not name tools, so its tool policy cannot be enforced',
+    fix: 'sign the observer action with progress "claude-stream-json" or "codex-json"',
+  },
   STATE_UNAVAILABLE: {
     summary: 'the state root cannot be opened or written',
     fix: 'pass a writable --state directory (or LANEWARD_STATE_ROOT)',

@@ -34,6 +34,7 @@ function outcome(code: OutcomeCode | null): Outcome {
     expiryLateMs: null,
     firstSignalMs: null,
     goneMs: null,
+    deniedTool: null,
   });
 }
 

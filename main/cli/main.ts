@@ -18,6 +18,7 @@ usage: laneward <command> ...
   actions keygen|sign|verify            signed action descriptors
   trail start|append                    the decision trail (a formula-safe TSV)
   crew run                              many lanes at once: review runs, QA cadence, a live view
+  qa start|turn|finish|stop|reset|status  a lane's QA observer: bootstrap, cadence, cross-check
   demo                                  build a sample archive once and batch-validate it
 
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
@@ -35,6 +36,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => (await import('./demo.ts')).DEMO,
   crew: async () => (await import('./crew.ts')).CREW,
+  qa: async () => (await import('./qa.ts')).QA,
 };
 
 const LANEWARD = rawCommand('laneward', (argv, io) => {

@@ -27,5 +27,6 @@ export function cancelledBeforeStart(spec: SupervisionSpec, cancelSignal: string
     expiryLateMs: null,
     firstSignalMs: null,
     goneMs: null,
+    deniedTool: null,
   });
 }

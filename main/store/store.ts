@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
 import type { LaneProgress } from '../../formats/crew-record.ts';
+import type { QaEvent } from '../../formats/qa-events.ts';
+import type { LaneRecord } from '../../formats/qa-record.ts';
 import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
 
 /** One phase's wall time in one finished run. */
@@ -26,6 +28,8 @@ export interface PhaseTiming {
  *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
  *   history  [phase, run id] -> PhaseTiming (cross-run timing, for estimates)
  *   crew-lanes [crew, lane] -> LaneProgress (a crew's lanes, for resume)
+ *   lanes    lane id -> LaneRecord (a lane's QA state machine)
+ *   laneJournal [lane id, seq] -> QaEvent (every QA event of the lane, in order)
  */
 export interface Store {
   readonly root: string;
@@ -34,6 +38,8 @@ export interface Store {
   readonly blobs: Database<BoundBlob, [string, string]>;
   readonly history: Database<PhaseTiming, [string, string]>;
   readonly crewLanes: Database<LaneProgress, [string, string]>;
+  readonly lanes: Database<LaneRecord, string>;
+  readonly laneJournal: Database<QaEvent, [string, number]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
   readonly batched: boolean;
 }
@@ -73,6 +79,8 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
     blobs: db<BoundBlob, [string, string]>('blobs'),
     history: db<PhaseTiming, [string, string]>('history'),
     crewLanes: db<LaneProgress, [string, string]>('crew-lanes'),
+    lanes: db<LaneRecord, string>('lanes'),
+    laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,
   };
   opened.set(dir, store);
@@ -123,4 +131,43 @@ export async function transact<T>(
 /** The run's journal in order. */
 export function readJournal(store: Store, run: string): JournalEvent[] {
   return [...store.journal.getRange({ start: [run, 0], end: [run, Number.MAX_SAFE_INTEGER] }).map(({ value }) => value)];
+}
+
+/** What a lane transition wants written: the new record and the events it journals. */
+export interface LaneChange {
+  readonly record: LaneRecord;
+  readonly events: readonly QaEvent[];
+}
+
+/**
+ * {@link transact} for a lane: `step` reads the lane's record, decides, and returns the
+ * new record and its events, committed together in one write transaction (or null to
+ * write nothing). A process killed at any instant leaves the old record or the new one.
+ */
+export async function transactLane<T>(
+  store: Store,
+  lane: string,
+  step: (current: LaneRecord | undefined) => { change: LaneChange | null; result: T },
+): Promise<T> {
+  try {
+    const apply = () => {
+      const { change, result } = step(structuredClone(store.lanes.get(lane)));
+      if (change !== null) {
+        let seq = change.record.seq;
+        for (const event of change.events) void store.laneJournal.put([lane, seq++], event);
+        change.record.seq = seq;
+        void store.lanes.put(lane, change.record);
+      }
+      return result;
+    };
+    return store.batched ? await store.lanes.transaction(apply) : store.lanes.transactionSync(apply);
+  } catch (error) {
+    if (error instanceof LanewardError) throw error;
+    throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${toError(error).message}`, { path: store.root, cause: error });
+  }
+}
+
+/** The lane's QA journal in order. */
+export function readLaneJournal(store: Store, lane: string): QaEvent[] {
+  return [...store.laneJournal.getRange({ start: [lane, 0], end: [lane, Number.MAX_SAFE_INTEGER] }).map(({ value }) => value)];
 }

@@ -10,6 +10,7 @@ export type FailureCode =
   | 'PROGRESS_CHANNEL_LOST'
   | 'PROGRESS_INVALID'
   | 'OUTPUT_LIMIT'
+  | 'TOOL_DENIED'
   | 'TEARDOWN_UNPROVEN';
 export type RefusalCode = 'DESCRIPTOR_INVALID' | 'PROGRESS_CHANNEL_UNAVAILABLE';
 /** Every code a supervision can end with. */
@@ -29,6 +30,8 @@ export interface OutcomeFields {
   readonly cancelSignal: string | null;
   /** The errno of a launch that failed (ENOENT, EACCES...). */
   readonly spawnError: string | null;
+  /** The tool that broke the spec's tool policy, for TOOL_DENIED. */
+  readonly deniedTool: string | null;
   readonly providerStarted: boolean;
   readonly attempts: 0 | 1;
   readonly marks: number;
@@ -72,6 +75,7 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
   PROGRESS_CHANNEL_LOST: 'failed',
   PROGRESS_INVALID: 'failed',
   OUTPUT_LIMIT: 'failed',
+  TOOL_DENIED: 'failed',
   TEARDOWN_UNPROVEN: 'failed',
   DESCRIPTOR_INVALID: 'refused',
   PROGRESS_CHANNEL_UNAVAILABLE: 'refused',
@@ -106,6 +110,7 @@ export function refusedOutcome(code: RefusalCode, action: string | null, started
     signal: null,
     cancelSignal: null,
     spawnError: null,
+    deniedTool: null,
     providerStarted: false,
     attempts: 0,
     marks: 0,

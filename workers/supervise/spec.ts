@@ -1,4 +1,5 @@
 import type { ProgressSource, TimeoutMode } from '../../formats/supervision-modes.ts';
+import type { ToolPolicy } from '../../formats/tool-policy.ts';
 import type { ProcSnapshots } from './proc-snapshot.ts';
 
 /**
@@ -35,6 +36,16 @@ export interface SupervisionSpec {
   /** The logical action this runs as, and the sha256 of its verified descriptor (null for the guard). */
   readonly action: string | null;
   readonly descriptorSha256: string | null;
+  /**
+   * Tools the provider may use, read from the tool events its stdout names: the first
+   * tool outside the policy ends the call (TOOL_DENIED). Needs `stdio: 'pipe'`.
+   */
+  readonly toolPolicy?: ToolPolicy;
+  /**
+   * A file that receives a copy of the provider's stdout (created or truncated at launch),
+   * within stdoutLimit: plain data, so a caller in another thread can read the output after.
+   */
+  readonly stdoutCopy?: string;
 }
 
 /** Where the provider's output and marks go while it runs; all optional. */

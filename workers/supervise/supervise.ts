@@ -9,7 +9,9 @@ import { ProcSnapshots } from './proc-snapshot.ts';
 import { signalExitCode, spawnGroup } from './process-group.ts';
 import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
+import { ToolGuard } from './tool-guard.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
+import { closeSync, openSync, writeSync } from 'node:fs';
 
 const MARK = 0x01;
 /** EOF on the progress pipe this close to the provider's exit is its exit, not a lost channel. */
@@ -56,6 +58,9 @@ class Supervision {
   private readonly hooks: SupervisionHooks;
   private readonly cancel: AbortSignal | undefined;
   private readonly tracker: ProgressTracker | undefined;
+  private readonly guard: ToolGuard | undefined;
+  private deniedTool: string | null = null;
+  private copyFd: number | undefined;
   private readonly snapshots: ProcSnapshots;
   private child: ChildProcess | undefined;
   private census: TreeCensus | undefined;
@@ -82,6 +87,7 @@ class Supervision {
     this.cancel = cancel;
     this.snapshots = hooks.snapshots ?? new ProcSnapshots();
     this.tracker = spec.progress !== null && spec.progress !== 'fd' ? createTracker(spec.progress) : undefined;
+    this.guard = spec.toolPolicy === undefined ? undefined : new ToolGuard(spec.toolPolicy);
   }
 
   async run(): Promise<Outcome> {
@@ -93,9 +99,18 @@ class Supervision {
     // Listening from here to the end: a cancel during launch or while output drains wins too.
     this.cancel?.addEventListener('abort', this.onAbort, { once: true });
     try {
+      if (spec.stdoutCopy !== undefined) {
+        try {
+          this.copyFd = openSync(spec.stdoutCopy, 'w', 0o600);
+        } catch (error) {
+          this.spawnError = errnoCode(error) ?? 'UNKNOWN';
+          return await this.outcome(cause('SPAWN_FAILED'), false, true);
+        }
+      }
       return await this.supervise(firstDeadline);
     } finally {
       this.cancel?.removeEventListener('abort', this.onAbort);
+      if (this.copyFd !== undefined) closeSync(this.copyFd);
     }
   }
 
@@ -193,11 +208,12 @@ class Supervision {
         resolve();
       }),
     );
-    const splitter = this.tracker === undefined ? undefined : new JsonlLineSplitter((line) => this.feed(line));
+    const splitter = this.tracker === undefined && this.guard === undefined ? undefined : new JsonlLineSplitter((line) => this.feed(line));
     child.stdout?.on('data', (chunk: Buffer) => {
       this.readAt = nowMs();
       this.stdoutBytes += chunk.length;
       if (this.stdoutBytes > spec.stdoutLimit) return this.fail(cause('OUTPUT_LIMIT'));
+      if (this.copyFd !== undefined) writeSync(this.copyFd, chunk);
       splitter?.push(chunk);
       hooks.onStdout?.(chunk);
     });
@@ -225,7 +241,14 @@ class Supervision {
   }
 
   private feed(line: string | null): void {
-    if (line === null || this.tracker === undefined) return;
+    if (line === null) return;
+    // The policy is checked first: a denied tool's line admits no mark.
+    const denied = this.guard?.check(line);
+    if (denied !== undefined) {
+      this.deniedTool ??= denied;
+      return this.fail(cause('TOOL_DENIED'));
+    }
+    if (this.tracker === undefined) return;
     const verdict = this.tracker.feed(line);
     if (verdict.kind === 'mark') this.renew();
     else if (verdict.kind === 'invalid') this.fail(cause('PROGRESS_INVALID'));
@@ -276,6 +299,7 @@ class Supervision {
       signal: this.signal,
       cancelSignal: found?.code === 'CANCELLED' ? this.cancelSignal : null,
       spawnError: this.spawnError,
+      deniedTool: found?.code === 'TOOL_DENIED' ? this.deniedTool : null,
       providerStarted: started,
       attempts: started ? 1 : 0,
       marks: spec.progress === 'fd' ? this.fdMarks : (this.tracker?.marks ?? 0),

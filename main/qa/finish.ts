@@ -1,0 +1,80 @@
+import type { QaEvent } from '../../formats/qa-events.ts';
+import type { Exchange, ObserverConfig, Turn } from '../../formats/qa-record.ts';
+import { transactLane, type Store } from '../store/store.ts';
+import { applyCall } from './apply-call.ts';
+import { checkLaneId } from './lane-id.ts';
+import { callObserver } from './observer-call.ts';
+import { renderObserverPrompt } from './observer-prompt.ts';
+import { report, type QaReport } from './report.ts';
+import type { SuperviseFn } from './supervise-fn.ts';
+
+export interface QaFinishOptions {
+  readonly cancel?: AbortSignal;
+}
+
+interface Begun {
+  readonly report?: QaReport;
+  readonly call?: { readonly call: number; readonly epoch: number; readonly from: number; readonly bootstrapLen: number; readonly to: number; readonly observer: ObserverConfig; readonly delta: readonly Turn[]; readonly transcript: readonly Exchange[] };
+}
+
+/**
+ * `qa finish` (finish_success): the cross-check, never skipped. No lane or a stopped one
+ * (no observer) and an observer that never passed its bootstrap refuse completion with
+ * a code, before any call. Otherwise the observer gets the transcript from the bootstrap
+ * length on, plus the turns not yet sent, under the full tool policy. Only a passing
+ * verdict completes the lane (code null); a failing one aborts completion with its
+ * guidance (QA_CROSS_CHECK_FAILED); a call with no verdict aborts it with its own code.
+ */
+export async function qaFinish(store: Store, lane: string, options: QaFinishOptions, run: SuperviseFn): Promise<QaReport> {
+  checkLaneId(lane);
+  const begun = await transactLane<Begun>(store, lane, (record) => {
+    if (record === undefined || record.state === 'stopped') {
+      const event: QaEvent = { type: 'completion_refused', lane, code: 'QA_NO_OBSERVER' };
+      const why = record === undefined ? `no lane ${lane} in this state root` : `lane ${lane} was stopped`;
+      return { change: record === undefined ? null : { record, events: [event] }, result: { report: report(lane, 'QA_NO_OBSERVER', [event], record, why) } };
+    }
+    if (record.state === 'complete') return { change: null, result: { report: report(lane, 'QA_LANE_CLOSED', [], record, `lane ${lane} is already complete`) } };
+    if (!record.ready || record.bootstrapLen === null) {
+      const event: QaEvent = { type: 'completion_refused', lane, code: 'QA_NOT_BOOTSTRAPPED' };
+      return { change: { record, events: [event] }, result: { report: report(lane, 'QA_NOT_BOOTSTRAPPED', [event], record, `lane ${lane} has no passing bootstrap`) } };
+    }
+    record.calls += 1;
+    const call = {
+      call: record.calls,
+      epoch: record.epoch,
+      from: record.lastSent,
+      bootstrapLen: record.bootstrapLen,
+      to: record.turns.length,
+      observer: record.observer,
+      delta: record.turns.slice(record.lastSent),
+      transcript: record.transcript.slice(record.bootstrapLen),
+    };
+    record.lastSent = call.to;
+    return { change: { record, events: [] }, result: { call } };
+  });
+  const { call } = begun;
+  if (call === undefined) return begun.report!;
+  const prompt = renderObserverPrompt({ lane, mode: 'cross-check', delta: call.delta, transcript: call.transcript });
+  const result = await callObserver(store.root, lane, call.observer, call.call, 'cross-check', prompt, run, options.cancel);
+  return transactLane(store, lane, (record) => {
+    // A stop or reset while the cross-check ran: its verdict belongs to a history that is gone.
+    if (record === undefined || record.epoch !== call.epoch) {
+      return { change: null, result: report(lane, 'QA_NOT_BOOTSTRAPPED', [], record, `lane ${lane} was stopped or reset during the cross-check`) };
+    }
+    applyCall(record, result, call.from, call.to);
+    const passed = result.verdict?.verdict === 'pass';
+    if (passed) record.state = 'complete';
+    const event: QaEvent = {
+      type: 'cross_check',
+      lane,
+      call: call.call,
+      verdict: result.verdict?.verdict ?? 'error',
+      code: result.verdict === null ? result.code : passed ? null : 'QA_CROSS_CHECK_FAILED',
+      from: call.bootstrapLen,
+      note: result.verdict?.note ?? result.detail,
+      guidance: result.verdict?.guidance ?? null,
+      completion: passed ? 'allowed' : 'aborted',
+    };
+    return { change: { record, events: [event] }, result: report(lane, event.code === null ? null : (event.code as QaReport['code']), [event], record, passed ? '' : (event.guidance ?? event.note)) };
+  });
+}

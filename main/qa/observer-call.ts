@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import type { ResultCode } from '../../formats/codes.ts';
+import { isLanewardError, toError } from '../../formats/error.ts';
+import { QA_TOOL_POLICY, type Frame, type ObserverConfig, type QaMode } from '../../formats/qa-record.ts';
+import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats/qa-verdict.ts';
+import { isToolEventFormat } from '../../formats/tool-policy.ts';
+import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
+import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
+import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
+import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
+import { leaseSpecFor } from '../lease/lease-options.ts';
+import { readFrames } from './frames.ts';
+import type { SuperviseFn } from './supervise-fn.ts';
+
+/** One observer call's end: a verdict, or the typed reason there is none. */
+export interface ObserverResult {
+  readonly call: number;
+  readonly mode: QaMode;
+  readonly verdict: QaVerdict | null;
+  /** null with a verdict; else the outcome's code, QA_VERDICT_MALFORMED or QA_POLICY_UNENFORCEABLE. */
+  readonly code: ResultCode | null;
+  readonly detail: string;
+  /** Whether the observer ran (and so received its prompt). */
+  readonly started: boolean;
+  readonly frames: readonly Frame[];
+  readonly outcome: Outcome;
+}
+
+/** The directory of one call's files (prompt, result, stdout copy), removed after the call. */
+export function callDir(root: string, lane: string, call: number): string {
+  return join(root, 'qa', lane, `call-${call}-${randomUUID()}`);
+}
+
+/**
+ * Runs the observer once, supervised and bounded like any provider call: the signed
+ * action decides the timeout mode, the mode's tool policy is passed (env and prompt) and
+ * enforced (TOOL_DENIED), the verdict file is read only after a clean exit. Never
+ * retried; every failure is a typed result, never a rejection.
+ */
+export async function callObserver(
+  root: string,
+  lane: string,
+  observer: ObserverConfig,
+  call: number,
+  mode: QaMode,
+  prompt: string,
+  run: SuperviseFn,
+  cancel?: AbortSignal,
+): Promise<ObserverResult> {
+  const startedAt = nowMs();
+  const dir = callDir(root, lane, call);
+  const files = { prompt: join(dir, 'prompt.md'), result: join(dir, 'result.json'), stdout: join(dir, 'stdout.jsonl') };
+  const end = (outcome: Outcome, code: ResultCode | null, detail: string, verdict: QaVerdict | null, frames: readonly Frame[] = []): ObserverResult => ({
+    call,
+    mode,
+    verdict,
+    code,
+    detail,
+    started: outcome.providerStarted,
+    frames,
+    outcome,
+  });
+  mkdirSync(dir, { recursive: true });
+  try {
+    writeFileSync(files.prompt, prompt, { mode: 0o600 });
+    const argv = observer.argv.map((arg) => arg.replaceAll('{prompt}', files.prompt).replaceAll('{result}', files.result));
+    let base: SupervisionSpec;
+    try {
+      base = leaseSpecFor(
+        { file: observer.actionsFile, trust: observer.trust, action: observer.action, timeoutMs: observer.timeoutMs, ...SUPERVISION_DEFAULTS },
+        argv,
+        startedAt,
+      );
+    } catch (error) {
+      if (!isLanewardError(error) || error.code !== 'DESCRIPTOR_INVALID') throw error;
+      return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'DESCRIPTOR_INVALID', error.message, null);
+    }
+    const events = base.progress;
+    if (!isToolEventFormat(events)) {
+      return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'QA_POLICY_UNENFORCEABLE', `action ${observer.action} has progress ${events ?? 'none'}`, null);
+    }
+    const allow = QA_TOOL_POLICY[mode];
+    const spec: SupervisionSpec = {
+      ...base,
+      env: {
+        LANEWARD_QA_LANE: lane,
+        LANEWARD_QA_MODE: mode,
+        LANEWARD_QA_CALL: String(call),
+        LANEWARD_QA_TOOLS: allow.join(','),
+        LANEWARD_QA_PROMPT: files.prompt,
+        LANEWARD_QA_RESULT: files.result,
+      },
+      toolPolicy: { name: mode, events, allow },
+      stdoutCopy: files.stdout,
+    };
+    const outcome = await run(spec, cancel === undefined ? {} : { cancel });
+    const frames = readFrames(files.stdout, events, call, mode);
+    if (outcome.status !== 'ok') {
+      const detail =
+        outcome.code === 'TOOL_DENIED'
+          ? `tool ${outcome.deniedTool ?? '?'} is outside the ${mode} policy (${allow.join(', ')}); verdict discarded`
+          : `${outcome.status} after ${Math.round(outcome.durationMs)} ms (action ${observer.action}, ${outcome.timeoutMode ?? 'no mode'})`;
+      return end(outcome, outcome.code, detail, null, frames);
+    }
+    const read = readVerdict(files.result);
+    return 'verdict' in read ? end(outcome, null, '', read.verdict, frames) : end(outcome, 'QA_VERDICT_MALFORMED', read.problem, null, frames);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The verdict file, parsed and checked; a problem names what is wrong. */
+export function readVerdict(file: string): { verdict: QaVerdict } | { problem: string } {
+  let text: string;
+  try {
+    text = readBounded(file, VERDICT_FILE_MAX, { noFollow: true }).bytes.toString('utf8');
+  } catch (error) {
+    return { problem: isBoundedReadError(error) ? `verdict file ${error.problem}` : toError(error).message };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { problem: 'verdict file is not JSON' };
+  }
+  const checked = v.safeParse(qaVerdictSchema, parsed);
+  if (checked.success) return { verdict: checked.output };
+  const first = checked.issues[0];
+  const path = first.path?.map((item) => String(item.key)).join('.') ?? '';
+  return { problem: `${first.message}${path === '' ? '' : ` at ${path}`}` };
+}

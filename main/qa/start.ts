@@ -1,0 +1,75 @@
+import { isLanewardError } from '../../formats/error.ts';
+import type { QaEvent } from '../../formats/qa-events.ts';
+import type { LaneRecord, ObserverConfig } from '../../formats/qa-record.ts';
+import { isToolEventFormat } from '../../formats/tool-policy.ts';
+import { loadVerifiedAction } from '../actions/load-descriptor.ts';
+import { transactLane, type Store } from '../store/store.ts';
+import { bootstrap } from './bootstrap.ts';
+import { checkLaneId } from './lane-id.ts';
+import { report, type QaReport } from './report.ts';
+import type { SuperviseFn } from './supervise-fn.ts';
+
+export interface QaStartOptions {
+  readonly observer: ObserverConfig;
+  readonly cancel?: AbortSignal;
+}
+
+/** A fresh lane record: active, not ready, no history. */
+export function freshLane(lane: string, observer: ObserverConfig, previous: LaneRecord | undefined): LaneRecord {
+  return {
+    version: 1,
+    lane,
+    seq: previous?.seq ?? 0,
+    state: 'active',
+    epoch: (previous?.epoch ?? -1) + 1,
+    observer,
+    ready: false,
+    calls: previous?.calls ?? 0,
+    turns: [],
+    reasoningTurns: 0,
+    lastSent: 0,
+    sinceCadence: 0,
+    unreviewedDiffs: [],
+    transcript: [],
+    bootstrapLen: null,
+    frames: [],
+  };
+}
+
+/**
+ * `qa start`: records the lane and its observer, then runs the bootstrap. The observer's
+ * action is verified first, and must name a progress source whose events name tools (the
+ * tool policy is enforced from them): else nothing is recorded (DESCRIPTOR_INVALID,
+ * QA_POLICY_UNENFORCEABLE). A lane that is active and ready is refused (QA_LANE_ACTIVE);
+ * an active lane whose bootstrap did not pass keeps its turns and bootstraps again; a
+ * stopped or complete lane starts over.
+ */
+export async function qaStart(store: Store, lane: string, options: QaStartOptions, run: SuperviseFn): Promise<QaReport> {
+  checkLaneId(lane);
+  const { observer } = options;
+  let progress: unknown;
+  try {
+    const { spec } = loadVerifiedAction(observer.actionsFile, observer.trust, observer.action);
+    progress = spec.timeout_mode === 'admitted_progress_inactivity' ? spec.progress : null;
+  } catch (error) {
+    if (isLanewardError(error) && error.code === 'DESCRIPTOR_INVALID') return report(lane, 'DESCRIPTOR_INVALID', [], undefined, error.message);
+    throw error;
+  }
+  if (!isToolEventFormat(progress)) {
+    return report(lane, 'QA_POLICY_UNENFORCEABLE', [], undefined, `action ${observer.action} has progress ${typeof progress === 'string' ? progress : 'none (total_deadline)'}`);
+  }
+  const started = await transactLane(store, lane, (current) => {
+    if (current?.state === 'active' && current.ready) return { change: null, result: report(lane, 'QA_LANE_ACTIVE', [], current, `lane ${lane} is active and ready`) };
+    let record: LaneRecord;
+    if (current?.state === 'active') {
+      record = current;
+      record.observer = observer;
+    } else {
+      record = freshLane(lane, observer, current);
+    }
+    const event: QaEvent = { type: 'started', lane, action: observer.action };
+    return { change: { record, events: [event] }, result: report(lane, null, [event], record) };
+  });
+  if (started.code !== null) return started;
+  return bootstrap(store, lane, run, started.events, options.cancel);
+}

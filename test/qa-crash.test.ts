@@ -1,0 +1,123 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { LaneRecord } from '../formats/qa-record.ts';
+import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
+import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
+import { prng } from './helpers/prng.ts';
+import { settleTagged } from './helpers/procs.ts';
+import { callLog, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+// SIGKILLs `qa turn` at random instants (some while its cadence check runs the observer)
+// and shows the lane always holds the old state or the new one: the record and its
+// journal agree, turns are contiguous and never duplicated, the delta never overlaps.
+// LANEWARD_CRASH_SEED replays a failure.
+
+const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
+const TRIALS = Number(process.env['LANEWARD_QA_CRASH_TRIALS'] ?? 30);
+
+const root = tempRoot('qa-crash');
+let ctx: QaCtx;
+let store: Store;
+beforeAll(() => {
+  ensureBuilt();
+  ctx = qaCtx(root);
+});
+afterAll(async () => {
+  expect(await settleTagged(ctx.tag, 5_000)).toEqual([]);
+});
+
+function committed(lane: string): { record: LaneRecord; journal: ReturnType<typeof readLaneJournal> } {
+  store.lanes.resetReadTxn();
+  return { record: store.lanes.get(lane)!, journal: readLaneJournal(store, lane) };
+}
+
+/** Every invariant of a lane that was never cleared. */
+function check(lane: string, where: string): LaneRecord {
+  const { record, journal } = committed(lane);
+  expect(record.seq, where).toBe(journal.length);
+  expect(record.turns.map((t) => t.index), where).toEqual(record.turns.map((_, i) => i));
+  // Unsent turns keep their text, each once; sent ones dropped it.
+  const texts = record.turns.slice(record.lastSent).map((t) => t.text);
+  expect(texts.every((t) => t !== null) && new Set(texts).size === texts.length, where).toBe(true);
+  const turnEvents = journal.filter((e) => e.type === 'turn');
+  expect(turnEvents.filter((e) => e.index !== null).map((e) => e.index), where).toEqual(record.turns.map((t) => t.index));
+  expect(turnEvents.filter((e) => e.role === 'reasoning').length, where).toBe(record.reasoningTurns);
+  expect(record.lastSent, where).toBeLessThanOrEqual(record.turns.length);
+  // Deltas sent to the observer never overlap: each starts where the last one ended, or later.
+  let sentTo = 0;
+  for (const exchange of record.transcript.filter((x) => x.mode === 'cadence')) {
+    expect(exchange.from, where).toBeGreaterThanOrEqual(sentTo);
+    sentTo = exchange.to;
+  }
+  return record;
+}
+
+describe('qa turn killed at random instants', () => {
+  test(`keeps the lane's old state or its new one (seed ${SEED})`, { timeout: 600_000 }, async () => {
+    const lane = 'crash-1';
+    expect(start(ctx, lane, 'pass').code).toBe(0);
+    store = openStore(ctx.state);
+    const random = prng(SEED);
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    const env = { ...process.env, [name]: value, LANEWARD_QA_CADENCE: '2', LANEWARD_QA_REVIEW_COOLDOWN_TURNS: '2' };
+    const tally = { before: 0, after: 0 };
+    // Kills land over 0..1.3x an unkilled turn's duration on this machine, as it is now.
+    const durations: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const began = Date.now();
+      expect(turn(ctx, lane, 'user', `WARMUP-${i}`, { env: { LANEWARD_QA_CADENCE: '2' } }).code).toBe(0);
+      durations.push(Date.now() - began);
+    }
+    const span = 1.3 * durations.sort((a, b) => a - b)[1]!;
+    for (let i = 0; i < TRIALS; i++) {
+      const where = `seed=${SEED} trial=${i}; replay with LANEWARD_CRASH_SEED=${SEED}`;
+      const before = check(lane, where);
+      const role = ['user', 'assistant', 'reasoning'][Math.floor(random() * 3)]!;
+      const args = ['qa', 'turn', '--lane', lane, '--role', role, '--text', `TURN-${i}`, '--state', ctx.state, ...(role !== 'reasoning' && random() < 0.5 ? ['--diff'] : [])];
+      const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: 'ignore', env });
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      await new Promise((resolve) => setTimeout(resolve, random() * span));
+      child.kill('SIGKILL');
+      await exited;
+      // An observer the killed command started ends by itself (it is a short fixture).
+      expect(await settleTagged(ctx.tag, 5_000), where).toEqual([]);
+      const after = check(lane, where);
+      const grew = after.turns.length + after.reasoningTurns - (before.turns.length + before.reasoningTurns);
+      expect([0, 1], where).toContain(grew);
+      if (grew === 1) tally.after++;
+      else tally.before++;
+    }
+    process.stdout.write(`qa-crash: seed=${SEED} trials=${TRIALS} span_ms=${Math.round(span)} killed_before_commit=${tally.before} committed=${tally.after}\n`);
+    // Both sides of the commit were hit, and the lane still works after every kill.
+    expect(tally.before).toBeGreaterThan(0);
+    expect(tally.after).toBeGreaterThan(0);
+    expect(turn(ctx, lane, 'user', 'after the kills').code).toBe(0);
+    expect(qa(ctx, ['finish', '--lane', lane]).code).toBe(0);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', unsent: 0 });
+    check(lane, 'after finish');
+  });
+});
+
+describe('qa turn run concurrently on one lane', () => {
+  test('never sends a turn to the observer twice', { timeout: 120_000 }, async () => {
+    const lane = 'concurrent-1';
+    const log = join(root, 'concurrent.jsonl');
+    expect(start(ctx, lane, 'pass', ['--log', log, '--delay-ms', '150']).code).toBe(0);
+    store = openStore(ctx.state);
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    const env = { ...process.env, [name]: value, LANEWARD_QA_CADENCE: '2' };
+    const runs = Array.from({ length: 8 }, (_, i) => {
+      const child = spawn(process.execPath, [BUNDLE, 'qa', 'turn', '--lane', lane, '--role', 'user', '--text', `CONC-${i}`, '--state', ctx.state], { stdio: 'ignore', env });
+      return new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    });
+    expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    const sent = callLog(log)
+      .filter((c) => c.mode === 'cadence')
+      .flatMap((c) => [...c.prompt.matchAll(/CONC-\d/g)].map((m) => m[0]));
+    expect(sent.length).toBeGreaterThan(0);
+    expect(new Set(sent).size).toBe(sent.length);
+    check(lane, 'after concurrent turns');
+  });
+});
