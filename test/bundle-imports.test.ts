@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
+import { BUNDLE, ROOT, ensureBuilt } from './helpers/cli.ts';
+
+const staticImports = (bundle: string) =>
+  [...bundle.matchAll(/import\s*(?:\{[^}]*\}|\*\s+as\s+\w+|\w+)\s*from\s*"([^"]+)"/g)].map((m) => m[1]);
 
 beforeAll(() => ensureBuilt());
 
@@ -9,8 +13,31 @@ describe('dist/laneward.mjs', () => {
   // store's native addon and the pool load on first use only (deadline, lease, gate and a
   // single validate need neither, and lease's fd accounting depends on it).
   test('should import no package but node built-ins at start-up', () => {
-    const bundle = readFileSync(BUNDLE, 'utf8');
-    const statics = [...bundle.matchAll(/import\s*(?:\{[^}]*\}|\*\s+as\s+\w+|\w+)\s*from\s*"([^"]+)"/g)].map((m) => m[1]);
+    const statics = staticImports(readFileSync(BUNDLE, 'utf8'));
     expect(statics.filter((name) => !name!.startsWith('node:') && name !== 'module')).toEqual([]);
+  });
+
+  test('should not load the HTTP stack at start-up', () => {
+    expect(staticImports(readFileSync(BUNDLE, 'utf8'))).not.toContain('node:http');
+  });
+});
+
+describe('main/crew/serve.ts', () => {
+  // Bundled the way scripts/build.mjs bundles: whoever imports serveCrew, statically or
+  // not, starts no HTTP stack until a view is served.
+  test('should import only built-ins, and node:http only when serving', async () => {
+    const built = await build({
+      entryPoints: [`${ROOT}main/crew/serve.ts`],
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'silent',
+    });
+    const code = built.outputFiles[0]!.text;
+    expect(staticImports(code).every((name) => name!.startsWith('node:'))).toBe(true);
+    expect(staticImports(code)).not.toContain('node:http');
+    expect(code).toContain('import("node:http")');
   });
 });

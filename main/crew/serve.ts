@@ -1,0 +1,161 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CrewSnapshot, SnapshotSource } from '../../formats/crew-snapshot.ts';
+import { PAGE_CSP, renderCrewPage } from './page.ts';
+import { SseClient } from './sse-client.ts';
+
+export type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew-snapshot.ts';
+
+/** Tuning for tests; every field has a default fit for a real crew. */
+export interface ServeOptions {
+  /** Least time between two pushed snapshots (changes in between coalesce). Default 100 ms. */
+  readonly minIntervalMs?: number;
+  /** Time between heartbeat comments on each stream. Default 15 s. */
+  readonly heartbeatMs?: number;
+  /** A stream whose socket does not drain for this long is dropped. Default 10 s. */
+  readonly stallMs?: number;
+  /** Open streams at most; one more is refused with 503. Default 256. */
+  readonly maxClients?: number;
+}
+
+export interface CrewServer {
+  /** `http://127.0.0.1:<port>/` */
+  readonly url: string;
+  /** Ends every event stream and the server; resolves once every connection is closed. */
+  close(): Promise<void>;
+}
+
+const ROUTES = new Set(['/', '/events', '/snapshot.json']);
+// Loopback names only: a page on another site that rebinds its name to 127.0.0.1 sends
+// its own name as Host and is refused, so it cannot read the crew's lanes.
+const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?$/i;
+// After close() ends the streams, connections that have not closed by then are destroyed.
+const CLOSE_GRACE_MS = 500;
+
+/**
+ * Serves the crew's live web view on 127.0.0.1 (`port` 0: any free port): `/` the page,
+ * `/events` server-sent events (the current snapshot on connect, then on each change,
+ * at most one per `minIntervalMs`), `/snapshot.json`. Other paths 404, other methods 405.
+ */
+export async function serveCrew(port: number, source: SnapshotSource, options: ServeOptions = {}): Promise<CrewServer> {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new RangeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${String(port)}\``);
+  }
+  const minIntervalMs = options.minIntervalMs ?? 100;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const stallMs = options.stallMs ?? 10_000;
+  const maxClients = options.maxClients ?? 256;
+  // Loaded here, not at the top: a bundle hoists static imports of built-ins to its start,
+  // and every CLI command would load the HTTP stack for a view only `crew run --serve` uses.
+  const { createServer } = await import('node:http');
+
+  const clients = new Set<SseClient>();
+  let current = '';
+  let lastPush = -Infinity;
+  let pushTimer: NodeJS.Timeout | undefined;
+  let closing: Promise<void> | undefined;
+
+  // The latest snapshot as JSON; a source that throws keeps the last good one.
+  const read = (): string => {
+    try {
+      current = JSON.stringify(source.snapshot());
+    } catch {
+      // keep `current`
+    }
+    return current;
+  };
+  const push = () => {
+    pushTimer = undefined;
+    lastPush = performance.now();
+    const data = read();
+    for (const client of clients) client.send(data);
+  };
+  // Never reads the snapshot inside the source's own notification: it may be mid-update.
+  const changed = () => {
+    if (closing !== undefined || pushTimer !== undefined || clients.size === 0) return;
+    pushTimer = setTimeout(push, Math.max(0, lastPush + minIntervalMs - performance.now()));
+  };
+  const unsubscribe = source.subscribe(changed);
+  const heartbeat = setInterval(() => {
+    for (const client of clients) client.heartbeat();
+  }, heartbeatMs);
+  heartbeat.unref();
+
+  const openEvents = (res: ServerResponse) => {
+    if (clients.size >= maxClients) {
+      reply(res, 503, 'text/plain; charset=utf-8', 'too many event streams\n', { 'Retry-After': '5' });
+      return;
+    }
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    // The stream is open from now, whether or not a snapshot can be read yet.
+    res.flushHeaders();
+    const client = new SseClient(res, { latest: () => current, stallMs, onGone: (gone) => clients.delete(gone) });
+    clients.add(client);
+    client.send(read());
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    // A client gone mid-write surfaces here and on the socket; either way it is only gone.
+    res.on('error', () => undefined);
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (!LOOPBACK_HOST.test(req.headers.host ?? '')) return reply(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
+    if (!ROUTES.has(path)) return reply(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+    if (req.method !== 'GET') return reply(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET' });
+    if (closing !== undefined) return reply(res, 503, 'text/plain; charset=utf-8', 'closing\n');
+    if (path === '/events') return openEvents(res);
+    if (path === '/snapshot.json') return reply(res, 200, 'application/json; charset=utf-8', `${read()}\n`);
+    let snapshot: CrewSnapshot;
+    try {
+      snapshot = source.snapshot();
+    } catch {
+      return reply(res, 500, 'text/plain; charset=utf-8', 'snapshot unavailable\n');
+    }
+    return reply(res, 200, 'text/html; charset=utf-8', renderCrewPage(snapshot), { 'Content-Security-Policy': PAGE_CSP });
+  });
+  server.on('clientError', (_error, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch((error: unknown) => {
+    unsubscribe();
+    clearInterval(heartbeat);
+    throw error;
+  });
+  const { port: bound } = server.address() as AddressInfo;
+
+  const close = (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      unsubscribe();
+      clearInterval(heartbeat);
+      if (pushTimer !== undefined) clearTimeout(pushTimer);
+      for (const client of clients) client.end();
+      // close() stops listening and drops idle keep-alive sockets; a stream that cannot
+      // flush its end (a stalled reader) is destroyed after the grace.
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS).unref();
+    });
+    return closing;
+  };
+  return { url: `http://127.0.0.1:${bound}/`, close };
+}
+
+function reply(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
+  res.end(body);
+}

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type CrewServer, serveCrew } from '../main/crew/serve.ts';
+import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
+import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
+import { settleTagged, taggedPids } from './helpers/procs.ts';
+
+// The live web view in a real browser: the page renders the snapshot, follows the event
+// stream without a reload, draws the histogram, and shows a hostile lane id as text.
+
+const FOUND = findChromium();
+const CHROMIUM = 'binary' in FOUND ? FOUND.binary : undefined;
+const SKIP = 'missing' in FOUND ? FOUND.missing : undefined;
+if (SKIP !== undefined) process.stderr.write(`crew-browser.test.ts: skipped: ${SKIP}\n`);
+
+const TAG = `LANEWARD_TEST_BROWSER=crew-${process.pid}`;
+const HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">&amp;"\'';
+const text = (selector: string) => `(document.querySelector(${JSON.stringify(selector)})?.textContent ?? null)`;
+
+describe.skipIf(SKIP !== undefined)(`crew web view in headless Chromium${SKIP === undefined ? '' : ` (skipped: ${SKIP})`}`, () => {
+  const source = new FakeSource(
+    crewSnapshot([...lanesIn('running', 3), ...lanesIn('queued', 2, 3), { id: HOSTILE, state: 'failed', attempts: 2, code: 'SUPERVISE_TIMEOUT' }], {
+      histogram: { boundsMs: [0.25, 0.5, 1, 2], counts: [5, 9, 3, 1, 0] },
+    }),
+  );
+  let server: CrewServer;
+  let browser: HeadlessBrowser;
+
+  beforeAll(async () => {
+    server = await serveCrew(0, source);
+    const [name, value] = TAG.split('=') as [string, string];
+    browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('should show the initial lane counts once the event stream is live', async () => {
+    await browser.navigate(server.url);
+    await browser.waitFor(`${text('#conn')} === 'live'`);
+    expect(await browser.evaluate(text('[data-state="running"] td'))).toBe('3');
+    expect(await browser.evaluate(text('[data-state="queued"] td'))).toBe('2');
+    expect(await browser.evaluate(text('[data-state="failed"] td'))).toBe('1');
+    expect(await browser.evaluate(text('#attempts-running'))).toBe('2');
+    expect(await browser.evaluate(text('#attempts-queued'))).toBe('1');
+    expect(await browser.evaluate(text('#marks-per-second'))).toBe('12.5');
+    expect(await browser.evaluate(text('#renewal-p99'))).toBe('0.75 ms');
+    expect(await browser.evaluate(`document.querySelectorAll('#lanes tbody tr').length`)).toBe(6);
+  });
+
+  test('should draw one SVG bar per histogram bucket', async () => {
+    expect(await browser.evaluate(`document.querySelectorAll('svg.histogram rect.bar').length`)).toBe(5);
+    expect(await browser.evaluate(`[...document.querySelectorAll('svg.histogram rect.bar')].map((r) => r.getAttribute('data-count')).join(',')`)).toBe(
+      '5,9,3,1,0',
+    );
+  });
+
+  test('should show a hostile lane id as text, running none of it', async () => {
+    expect(await browser.evaluate(`[...document.querySelectorAll('#lanes td.id')].some((td) => td.textContent === ${JSON.stringify(HOSTILE)})`)).toBe(true);
+    expect(await browser.evaluate(`document.querySelectorAll('#view script, #view img').length`)).toBe(0);
+    expect(await browser.evaluate(`window.__pwned ?? null`)).toBe(null);
+  });
+
+  test('should update the DOM from a pushed snapshot without a reload', async () => {
+    await browser.evaluate(`window.__sameDocument = true`);
+    const seq = await browser.evaluate<string>(`document.getElementById('view').getAttribute('data-seq')`);
+    source.set(
+      crewSnapshot([...lanesIn('running', 1), ...lanesIn('complete', 4, 1), { id: HOSTILE, state: 'failed', attempts: 2, code: 'SUPERVISE_TIMEOUT' }], {
+        attempts: { running: 1, queued: 0, started: 7, finished: 6 },
+        histogram: { boundsMs: [0.1, 0.25, 0.5, 1, 2, 5], counts: [1, 4, 9, 3, 1, 0, 2] },
+      }),
+    );
+    await browser.waitFor(`${text('[data-state="complete"] td')} === '4'`);
+    expect(await browser.evaluate(`window.__sameDocument`)).toBe(true);
+    expect(Number(await browser.evaluate<string>(`document.getElementById('view').getAttribute('data-seq')`))).toBeGreaterThan(Number(seq));
+    expect(await browser.evaluate(text('[data-state="running"] td'))).toBe('1');
+    expect(await browser.evaluate(`document.querySelector('[data-state="queued"]')`)).toBe(null);
+    expect(await browser.evaluate(text('#attempts-finished'))).toBe('6');
+    expect(await browser.evaluate(`document.querySelectorAll('svg.histogram rect.bar').length`)).toBe(7);
+    expect(await browser.evaluate(`window.__pwned ?? null`)).toBe(null);
+  });
+
+  test('should show done and the summary line, and stop listening', async () => {
+    const summary = 'CREW_SUMMARY: lanes=6 complete=5 failed=1 interrupted=0 attempts=7 duration_s=12.4';
+    source.set(crewSnapshot([...lanesIn('complete', 5), { id: HOSTILE, state: 'failed', attempts: 2, code: 'SUPERVISE_TIMEOUT' }], { done: true, summary }));
+    await browser.waitFor(`${text('#conn')} === 'finished'`);
+    expect(await browser.evaluate(text('#summary'))).toBe(summary);
+    expect(await browser.evaluate(`document.getElementById('status').getAttribute('data-done')`)).toBe('true');
+    expect(await browser.evaluate(`document.title`)).toBe('crew demo (done)');
+    expect(await browser.evaluate(`window.__sameDocument`)).toBe(true);
+  });
+
+  test('should leave no browser process running once closed', async () => {
+    // The tag is in every browser process's environment (browser, zygotes, renderers).
+    expect(taggedPids(TAG).length).toBeGreaterThan(1);
+    await browser.close();
+    expect(await settleTagged(TAG, 5_000)).toEqual([]);
+  });
+});
