@@ -347,6 +347,10 @@ export const RESULT_CODES = {
     summary: 'at least one lane of the crew ended failed or interrupted',
     fix: 'read the CREW_LANE lines: each names its lane\'s own code and run directory',
   },
+  PLAN_RUN_STOPPED: {
+    summary: 'the review run cannot move on by itself (its native voice failed)',
+    fix: 'read the run with plan status, redispatch the failed attempt (plan next --redispatch), then run it again',
+  },
   AGENT_RESULT_INVALID: {
     summary: 'the lane agent did not write a turn result laneward can read',
     fix: 'have the agent write {"text": ..., "diff": bool, "finish": bool} as JSON to its {result} path',

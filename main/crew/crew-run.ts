@@ -9,6 +9,7 @@ import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, percentile, viewLine } from './crew-view.ts';
 import { loadCrew } from './load-crew.ts';
+import { qaConfigFromEnv } from '../qa/qa-config.ts';
 import { startQaService } from './qa-client.ts';
 import { crewReviewPort } from './review-port.ts';
 
@@ -50,6 +51,8 @@ export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunR
   const root = resolve(options.cwd, options.state ?? options.env['LANEWARD_STATE_ROOT'] ?? '.laneward/state');
   const store = openStore(root, { batched: true });
   const { crew } = loaded;
+  // A bad knob is a usage error before any lane starts, not 50 lane failures.
+  const qaConfig = qaConfigFromEnv(options.env);
 
   const stop = new AbortController();
   let stoppedBy: string | null = null;
@@ -70,7 +73,12 @@ export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunR
   const dispatcher: Dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency });
   // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
   const run: Dispatcher['run'] = (spec, runOptions) => dispatcher.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
-  const qa = await startQaService(root, run, options.env);
+  const qa = await startQaService(root, run, qaConfig, {
+    actionsFile: loaded.actionsFile,
+    trust: loaded.trustFile,
+    action: crew.actions.observer,
+    timeoutMs: crew.limits.timeout_ms,
+  });
   const view = new CrewView(crew.crew, () => dispatcher.stats(), loaded.lanes.map((l) => l.id));
   const server = options.serve === undefined ? undefined : await (await import('./serve.ts')).serveCrew(options.serve, view);
   if (server !== undefined) io.err(`CREW_VIEW: ${server.url}`);

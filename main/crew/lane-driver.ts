@@ -68,7 +68,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           await stage('bootstrap');
           break;
         case 'bootstrap': {
-          const step = await ctx.qa.start(lane.id, fillArgv(lane.runners.observer, { lane: lane.id }), progress.runDir);
+          const step = await ctx.qa.start(lane.id, fillArgv(lane.runners.observer, { lane: lane.id }));
           count(step);
           if (step.ok) await stage('review');
           else await end(step);

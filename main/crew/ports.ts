@@ -36,7 +36,7 @@ export interface QaStep extends StepResult {
 /** The lane's QA state machine, hosted by the crew's QA service thread. */
 export interface QaPort {
   /** Records the lane if new and bootstraps its observer; a lane already ready is left alone. */
-  start(lane: string, observer: readonly string[], workDir: string): Promise<QaStep>;
+  start(lane: string, observer: readonly string[]): Promise<QaStep>;
   turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
   /** finish_success: the cross-check; ok only when it passed. */
   finish(lane: string): Promise<QaStep>;

@@ -5,7 +5,8 @@ import { BUILD_ID } from '../../formats/build-id.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import { workerFile } from '../pool.ts';
 import type { QaPort } from './ports.ts';
-import type { QaServiceApi } from './qa-service.ts';
+import type { QaConfig } from '../qa/qa-config.ts';
+import type { ObserverSettings, QaServiceApi } from './qa-service.ts';
 
 export interface QaService extends QaPort {
   close(): Promise<void>;
@@ -17,7 +18,7 @@ export interface QaService extends QaPort {
  * forwards calls. Its observer children are started back here, through `run`: they count
  * against the crew's one limit and are torn down by the dispatcher, never by this thread.
  */
-export async function startQaService(root: string, run: Dispatcher['run'], env: NodeJS.ProcessEnv): Promise<QaService> {
+export async function startQaService(root: string, run: Dispatcher['run'], config: QaConfig, observer: ObserverSettings): Promise<QaService> {
   const worker = new Worker(new URL(workerFile('qa-service')), { workerData: { buildId: BUILD_ID } });
   const remote = Comlink.wrap<QaServiceApi>(nodeEndpoint(worker));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -27,10 +28,9 @@ export async function startQaService(root: string, run: Dispatcher['run'], env: 
     if (failure !== undefined) throw failure;
     return call();
   };
-  const knobs = Object.fromEntries(Object.entries(env).filter(([key]) => key.startsWith('LANEWARD_QA_'))) as Record<string, string>;
-  await remote.init(root, Comlink.proxy(run), knobs);
+  await remote.init(root, Comlink.proxy(run), config, observer);
   return {
-    start: (lane, observer, workDir) => guard(() => remote.start(lane, [...observer], workDir)),
+    start: (lane, argv) => guard(() => remote.start(lane, [...argv])),
     turn: (lane, role, text, diff) => guard(() => remote.turn(lane, role, text, diff)),
     finish: (lane) => guard(() => remote.finish(lane)),
     close: async () => {

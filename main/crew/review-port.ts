@@ -14,6 +14,7 @@ import type { ReviewPort, ReviewStep } from './ports.ts';
 export const CREW_ANSWERER = 'agent:laneward-crew';
 
 const DRIVEN = new Set(['gate_pending', 'complete', 'reviewed']);
+const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete', 'reviewed']);
 
 /** The review-run side of a lane, on the plan commands' own functions. */
 export function crewReviewPort(context: {
@@ -46,11 +47,21 @@ export function crewReviewPort(context: {
             actionsFile: crew.actionsFile,
             trust: crew.trustFile,
             cancel: context.cancel,
+            timeoutMs: settings.limits.timeout_ms,
             ...(settings.limits.spend_cap_usd === undefined ? {} : { spendCap: settings.limits.spend_cap_usd }),
           },
           penv,
           run,
         );
+        const failure = report.ends.find((end) => end.code !== null && end.state !== 'open');
+        if (report.interrupted !== null) return { ok: false, code: 'CANCELLED', detail: `review run interrupted (${report.interrupted})`, attempts, status: report.status };
+        if (failure !== undefined) {
+          // A voice that failed is the lane's typed end; the run directory still records it
+          // honestly, exported where the run got far enough to be exportable.
+          if (EXPORTABLE.has(report.status)) await planExport({ out: runDir }, penv);
+          return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state}${report.stopped === null ? '' : `: ${report.stopped}`}`, attempts, status: report.status };
+        }
+        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: report.stopped, attempts, status: report.status };
         return reviewStep(report, () => attempts);
       }, () => attempts);
     },
@@ -69,8 +80,8 @@ export function crewReviewPort(context: {
 }
 
 function reviewStep(report: PlanReport, attempts: () => number): ReviewStep {
-  if (DRIVEN.has(report.status) || report.status === 'incomplete') return { ok: true, code: null, detail: null, attempts: attempts(), status: report.status };
-  const code = report.status === 'interrupted' ? 'CANCELLED' : 'PLAN_RUN_FAILED';
+  if (DRIVEN.has(report.status)) return { ok: true, code: null, detail: null, attempts: attempts(), status: report.status };
+  const code = report.status === 'interrupted' ? 'CANCELLED' : 'PLAN_RUN_STOPPED';
   return { ok: false, code, detail: `review run ended ${report.status}`, attempts: attempts(), status: report.status };
 }
 

@@ -38,6 +38,8 @@ export interface PlanRunOptions {
   readonly teardownMs?: number;
   /** The whole run's budget: at expiry the children it started are cancelled and the run ends `interrupted`. */
   readonly deadlineMs?: number;
+  /** The run's spend cap in USD, set by the first next (like `plan next --spend-cap`). */
+  readonly spendCap?: number;
   readonly cancel?: AbortSignal;
   readonly onEvent?: (event: PlanRunEvent) => void;
 }
@@ -180,7 +182,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     let seen = '';
     while (!stop.signal.aborted) {
       const first = readBinding(runDir) === undefined;
-      const next = await planNext({ out: options.out, ...(first && options.plan !== undefined ? { plan: options.plan } : {}) }, penv);
+      const start = first ? { ...(options.plan === undefined ? {} : { plan: options.plan }), ...(options.spendCap === undefined ? {} : { spendCap: options.spendCap }) } : {};
+      const next = await planNext({ out: options.out, ...start }, penv);
       emit({ type: 'report', command: 'next', report: next });
       if (next.status !== 'awaiting_result') break;
       const { record } = locateRun(options.out, penv);
