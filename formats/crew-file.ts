@@ -30,8 +30,9 @@ const template = v.strictObject({
 });
 
 /**
- * How each lane answers its gate: `rec` takes every recommendation, `as-is` keeps the
- * plan's direction; any other string is a reply in the gate grammar.
+ * How each lane answers its gate: `as-is` keeps the plan's direction, `rec` takes every
+ * recommendation; any other string is a reply in the gate grammar. A reply that accepts
+ * a plan change ends the lane PLAN_AMEND_PENDING: the change needs a plan revision.
  */
 const answer = v.pipe(v.string(), v.minLength(1));
 
@@ -50,7 +51,7 @@ export const crewFileSchema = v.pipe(
     }),
     models: v.strictObject({ native: text, outside: text }),
     runners,
-    answer: v.optional(answer, 'rec'),
+    answer: v.optional(answer, 'as-is'),
     limits: v.optional(
       v.strictObject({
         /** Children (reviewers, observers, agents) running at once, across every lane. */

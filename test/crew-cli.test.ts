@@ -63,7 +63,7 @@ describe('laneward crew run', () => {
     expect(failed).toHaveLength(5);
     expect(complete).toHaveLength(5);
     for (const line of failed) expect(field(line, 'code')).toMatch(/^[A-Z][A-Z_]+$/);
-    expect(failed.map((l) => field(l, 'code')).sort()).toEqual(['AGENT_RESULT_INVALID', 'CHILD_FAILED', 'LEASE_EXPIRED', 'QA_CROSS_CHECK_FAILED', 'RESULT_FINDINGS_MISSING'].sort());
+    expect(failed.map((l) => field(l, 'code')).sort()).toEqual(['CHILD_FAILED', 'CHILD_FAILED', 'LEASE_EXPIRED', 'QA_CROSS_CHECK_FAILED', 'RESULT_FINDINGS_MISSING'].sort());
     for (const line of complete) {
       const validated = laneward(['artifact', 'validate', field(line, 'run')!]);
       expect(validated.code).toBe(0);

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew-record.ts';
 import { oneLine } from '../../formats/issue.ts';
@@ -55,6 +56,8 @@ export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunR
   const qaConfig = qaConfigFromEnv(options.env);
 
   const stop = new AbortController();
+  // Every child the crew runs listens on this one signal.
+  setMaxListeners(0, stop.signal);
   let stoppedBy: string | null = null;
   const onCancel = () => {
     stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';

@@ -70,6 +70,12 @@ export function crewReviewPort(context: {
         const { record } = locateRun(runDir, penv);
         if (record.state !== 'gate_pending' || record.gate === null) return { ok: true, code: null, detail: null, attempts: 0, status: record.state };
         const report = await planAnswer({ out: runDir, gateRev: record.gate.rev, reply: settings.answer, by: CREW_ANSWERER, wordsBy: CREW_ANSWERER, recHash: record.gate.rec_hash }, penv);
+        // Accepted plan changes wait for a revision of the plan, which a crew does not write:
+        // the lane ends here, typed, before its agent works on a plan that is not final.
+        const after = locateRun(runDir, penv).record;
+        if (after.amendments.length > 0) {
+          return { ok: false, code: 'PLAN_AMEND_PENDING', detail: `the answer "${settings.answer}" accepted ${after.amendments.length} plan change(s) that need a plan revision: ${after.amendments.map((a) => a.decision).join(', ')}`, attempts: 0, status: after.state };
+        }
         return reviewStep(report, () => 0);
       }, () => 0);
     },

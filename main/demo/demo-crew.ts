@@ -38,21 +38,22 @@ Nothing yet.
 
 /**
  * Writes a ready-to-run crew into `dir`: a signing key, the three actions signed (each an
- * admitted-progress lease on fd 3 marks), one plan per lane and crew.json naming the
+ * admitted-progress lease: fd 3 marks, or the observer's tool events), one plan per lane and crew.json naming the
  * fixture reviewers, observer and agent. Returns the crew file's path.
  */
 export function writeDemoCrew(options: DemoCrewOptions): string {
   const fixtures = options.fixtures ?? defaultFixtures();
   mkdirSync(join(options.dir, 'plans'), { recursive: true });
   const keys = writeKeyPair(join(options.dir, 'keys'));
-  const lease = { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 100, post_provider_ms: 2_000 };
-  const actions = `${JSON.stringify({ schema_version: 1, actions: { review: lease, observe: lease, agent: lease } }, null, 2)}\n`;
+  const lease = (progress: string) => ({ timeout_mode: 'admitted_progress_inactivity', progress, cleanup_reserve_ms: 100, post_provider_ms: 2_000 });
+  // The observer's events name its tools, so its tool policy can be enforced.
+  const actions = `${JSON.stringify({ schema_version: 1, actions: { review: lease('fd'), observe: lease('claude-stream-json'), agent: lease('fd') } }, null, 2)}\n`;
   const actionsFile = join(options.dir, 'actions.json');
   writeFileSync(actionsFile, actions);
   writeFileSync(signatureFileOf(actionsFile), signatureText(Buffer.from(actions), readPrivateKey(keys.key)));
   const node = process.execPath;
   const reviewer = (variant: string) => [node, join(fixtures, 'reviewers', 'reviewer.mjs'), '--variant', variant, '--steps', '2', '--delay-ms', '5', '{prompt}', '{result}'];
-  const observer = (verdict: string) => [node, join(fixtures, 'observers', 'observer.mjs'), '--verdict', verdict, '{prompt}', '{result}'];
+  const observer = (verdict: string) => [node, join(fixtures, 'observers', `${verdict}.mjs`), '{prompt}', '{result}', '--delay-ms', '2'];
   const agent = (mode: string) => [node, join(fixtures, 'agents', 'agent.mjs'), '{prompt}', '{result}', mode, '3'];
   const width = String(options.lanes).length;
   const lanes = Array.from({ length: options.lanes }, (_, i) => {
@@ -78,7 +79,7 @@ export function writeDemoCrew(options: DemoCrewOptions): string {
     actions: { file: 'actions.json', trust: 'keys/actions.pub', reviewer: 'review', observer: 'observe', agent: 'agent' },
     models: { native: 'claude-fixture', outside: 'gpt-fixture' },
     runners: { native: reviewer('healthy'), outside: reviewer('healthy'), observer: observer('pass'), agent: agent('healthy') },
-    answer: 'rec',
+    answer: 'as-is',
     limits: { concurrency: options.concurrency, agent_turns: 6, timeout_ms: 5_000 },
     lanes,
   };

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLanewardError } from '../../formats/error.ts';
@@ -105,6 +106,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   leaseSpecFor(request, ['true'], nowMs());
   const emit = options.onEvent ?? (() => undefined);
   const stop = new AbortController();
+  // Both voices of a phase, and every phase of a long run, listen on it.
+  setMaxListeners(0, stop.signal);
   let interrupted: 'deadline' | 'cancel' | null = null;
   const interrupt = (reason: 'deadline' | 'cancel', signal: unknown) => {
     if (stop.signal.aborted) return;
