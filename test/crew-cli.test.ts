@@ -94,7 +94,7 @@ describe('laneward crew run', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/limits\.concurrency.*\(CREW_INVALID\)$/m);
     const d = crew(2, 0);
-    writeFileSync(join(d.dir, 'actions.json'), readFileSync(join(d.dir, 'actions.json'), 'utf8').replace('5000', '5001'));
+    writeFileSync(join(d.dir, 'actions.json'), readFileSync(join(d.dir, 'actions.json'), 'utf8').replace('2000', '2001'));
     const tampered = laneward(['crew', 'run', d.file, '--state', d.state]);
     expect(tampered.code).toBe(3);
     expect(tampered.stderr).toMatch(/\(DESCRIPTOR_INVALID\)$/m);
@@ -132,8 +132,18 @@ describe('laneward crew run', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env });
     expect(again.stderr).toBe('');
-    expect(lines(again.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=6 complete=6 failed=0 interrupted=0 /);
-    expect(again.code).toBe(0);
+    // An attempt journaled as dispatched whose child may or may not have started when the
+    // coordinator died is never started again: its voice ends EXECUTION_UNKNOWN, typed.
+    const ends = lines(again.stdout, 'CREW_LANE: ');
+    expect(ends).toHaveLength(6);
+    for (const end of ends) expect(end).toMatch(/ status=complete | status=failed code=EXECUTION_UNKNOWN /);
+    for (const end of ends.filter((l) => l.includes('status=complete'))) expect(laneward(['artifact', 'validate', field(end, 'run')!]).code).toBe(0);
+    const complete = ends.filter((l) => l.includes('status=complete')).length;
+    expect(again.code).toBe(complete === 6 ? 0 : 1);
+    expect(lines(again.stdout, 'CREW_SUMMARY: ')[0]).toContain(` lanes=6 complete=${complete} failed=${6 - complete} interrupted=0 `);
+    // Started a third time, nothing is left to run.
+    const third = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env });
+    expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ attempts=0 /);
     const starts = lines(readFileSync(c.log, 'utf8'), 'start ').map((l) => l.split(' ').slice(2).join(' '));
     const twice = starts.filter((prompt, i) => starts.indexOf(prompt) !== i);
     expect(twice).toEqual([]);
