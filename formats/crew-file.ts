@@ -3,8 +3,9 @@ import * as v from 'valibot';
 /** The crew file version this laneward reads. */
 export const CREW_VERSION = 1;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const name = (what: string) => v.pipe(v.string(), v.regex(NAME, `Expected a ${what} of letters, digits, '.', '_' or '-' (at most 64, not starting with '.', '_' or '-')`));
+// At most 63 each: a lane's QA id is `<crew>.<lane>`, within the QA store's 128.
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const name = (what: string) => v.pipe(v.string(), v.regex(NAME, `Expected a ${what} of letters, digits, '.', '_' or '-' (at most 63, not starting with '.', '_' or '-')`));
 const text = v.pipe(v.string(), v.minLength(1, 'Expected a non-empty string'));
 const argv = v.pipe(v.array(v.string()), v.minLength(1, 'Expected an argv array with the program first'));
 const count = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));

@@ -76,6 +76,19 @@ describe('laneward crew run', () => {
     expect(json.lanes).toHaveLength(10);
   });
 
+  it('should keep lanes of two crews that share lane ids and a state root apart', () => {
+    const failing = crew(1, 0, (value) => {
+      value.runners.observer = value.runners.observer.map((a: string) => a.replace('pass.mjs', 'fail.mjs'));
+    });
+    const healthy = crew(1, 0);
+    const state = join(root, 'shared-state');
+    const first = laneward(['crew', 'run', failing.file, '--state', state], { cwd: failing.dir });
+    expect(lines(first.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=QA_CROSS_CHECK_FAILED /);
+    const second = laneward(['crew', 'run', healthy.file, '--state', state], { cwd: healthy.dir });
+    expect(lines(second.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=complete /);
+    expect(second.code).toBe(0);
+  });
+
   it('should print one JSON object per lane and a summary object with --json', () => {
     const c = crew(2, 0);
     const result = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });

@@ -63,7 +63,7 @@ function lane(options: {
     export: async () => (calls.push('export'), reviewed('complete')),
   };
   const qa: QaPort = {
-    start: async () => (calls.push('qa-start'), options.start?.() ?? ok()),
+    start: async (qaLaneId) => (calls.push('qa-start'), expect(qaLaneId).toBe(`c.${id}`), options.start?.() ?? ok()),
     turn: async (_lane, role, _text, diff) => (calls.push(`turn:${role}${diff ? ':diff' : ''}`), ok({ attempts: 0 })),
     finish: async () => (calls.push('finish'), options.finish?.(++finishes) ?? ok()),
   };

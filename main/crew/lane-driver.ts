@@ -68,7 +68,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           await stage('bootstrap');
           break;
         case 'bootstrap': {
-          const step = await ctx.qa.start(lane.id, fillArgv(lane.runners.observer, { lane: lane.id }));
+          const step = await ctx.qa.start(qaLane(ctx, lane), fillArgv(lane.runners.observer, { lane: lane.id }));
           count(step);
           if (step.ok) await stage('review');
           else await end(step);
@@ -92,7 +92,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           await work(ctx, lane, progress, save, end);
           break;
         case 'cross-check': {
-          const step = await ctx.qa.finish(lane.id);
+          const step = await ctx.qa.finish(qaLane(ctx, lane));
           count(step);
           if (step.ok) await save({ stage: 'export', guidance: null });
           // A failed cross-check aborts completion: the agent works on with its guidance.
@@ -145,13 +145,13 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
   const onSlot = () => save({ turnsDispatched: n, attempts: progress.attempts + 1 });
   const outcome = await ctx.run(ctx.actions.spec('agent', argvFor(lane, promptFile, resultFile)), { onSlot });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
-  const user = await ctx.qa.turn(lane.id, 'user', prompt, false);
+  const user = await ctx.qa.turn(qaLane(ctx, lane), 'user', prompt, false);
   if (!user.ok) return end(user);
   if (outcome.status !== 'ok') return end({ ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 });
   const read = tryReadBounded(resultFile, MAX_TURN_BYTES);
   const turn = read.ok ? parseAgentTurn(read.bytes.toString('utf8')) : `the turn result ${read.detail}`;
   if (typeof turn === 'string') return end({ ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${turn}`, attempts: 0 });
-  const assistant = await ctx.qa.turn(lane.id, 'assistant', turn.text, turn.diff);
+  const assistant = await ctx.qa.turn(qaLane(ctx, lane), 'assistant', turn.text, turn.diff);
   if (!assistant.ok) return end(assistant);
   await save({
     turnsDone: n,
@@ -159,6 +159,14 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
     guidance: assistant.guidance ?? user.guidance ?? null,
     stage: turn.finish ? 'cross-check' : 'work',
   });
+}
+
+/**
+ * The lane's id in the QA store: qualified by its crew, since lanes of two crews on one
+ * state root may share a name (lane-01) and must never share an observer or a history.
+ */
+export function qaLane(ctx: Pick<LaneContext, 'crew'>, lane: LaneSpec): string {
+  return `${ctx.crew}.${lane.id}`;
 }
 
 function argvFor(lane: LaneSpec, prompt: string, result: string): string[] {
