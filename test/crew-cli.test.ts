@@ -89,6 +89,32 @@ describe('laneward crew run', () => {
     expect(second.code).toBe(0);
   });
 
+  it('should serve the live view on loopback while the crew runs (CREW_VIEW: url)', async () => {
+    const c = crew(2, 0);
+    const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state, '--serve', '0'], { cwd: c.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        const found = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stderr);
+        if (found !== null) resolve(found[1]!);
+      });
+      child.once('exit', () => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
+    });
+    const snapshot = (await (await fetch(`${url}snapshot.json`)).json()) as { crew: string; lanes: { id: string }[] };
+    expect(snapshot.crew).toBe(`c${serial}`);
+    expect(snapshot.lanes.map((l) => l.id)).toEqual(['lane-1', 'lane-2']);
+    const page = await (await fetch(url)).text();
+    expect(page).toContain('<svg');
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(lines(stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 /);
+    // The view closes with the crew.
+    await expect(fetch(`${url}snapshot.json`)).rejects.toThrow();
+  });
+
   it('should print one JSON object per lane and a summary object with --json', () => {
     const c = crew(2, 0);
     const result = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });

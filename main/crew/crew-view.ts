@@ -1,31 +1,5 @@
 import type { LaneProgress } from '../../formats/crew-record.ts';
-
-/** One lane as the views show it. */
-export interface LaneView {
-  readonly id: string;
-  readonly state: string;
-  readonly attempts: number;
-  readonly code: string | null;
-}
-
-/** What the terminal line and the web view show, at one instant. */
-export interface CrewSnapshot {
-  readonly crew: string;
-  readonly elapsedS: number;
-  readonly done: boolean;
-  readonly lanes: readonly LaneView[];
-  readonly byState: Readonly<Record<string, number>>;
-  readonly attempts: { readonly running: number; readonly queued: number; readonly started: number; readonly finished: number };
-  readonly marksPerSecond: number;
-  readonly renewalP99Ms: number | null;
-  readonly histogram: { readonly boundsMs: readonly number[]; readonly counts: readonly number[] };
-  readonly summary: string | null;
-}
-
-export interface SnapshotSource {
-  snapshot(): CrewSnapshot;
-  subscribe(listener: () => void): () => void;
-}
+import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew-snapshot.ts';
 
 /** The live figures the dispatcher keeps; see main/dispatch. */
 export interface LiveStats {
