@@ -25,7 +25,7 @@ describe('the crew view', () => {
     expect(done.done).toBe(true);
     expect(done.summary).toBe('CREW_SUMMARY: lanes=3');
     expect(done.marksPerSecond).toBeGreaterThan(0);
-    expect(viewLine(done)).toMatch(/^c \d+s \| lanes: queued 1, review 1, failed 1 \| running 3 queued 5 \| \d+ marks\/s \| renewal p99 250\.00 ms$/);
+    expect(viewLine(done)).toMatch(/^c \d+s \| lanes: review 1, failed 1, queued 1 \| running 3 queued 5 \| \d+ marks\/s \| renewal p99 250\.00 ms$/);
   });
 
   it('should take the nearest-rank percentile, and none of nothing', () => {
