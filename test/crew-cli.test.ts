@@ -188,3 +188,14 @@ describe('laneward crew run', () => {
     expect(twice).toEqual([]);
   });
 });
+
+describe('laneward demo crew', () => {
+  it('should write a fresh crew, run it and say the planted failures are as expected', () => {
+    const dir = join(root, 'demo');
+    const result = laneward(['demo', 'crew', '--lanes', '3', '--broken', '1', '--dir', dir, '--state', join(dir, 'state')], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^DEMO: 2 complete, 1 failed, 1 broken on purpose: as expected \(report .*report\.json\)$/m);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/^CREW_SUMMARY: lanes=3 complete=2 failed=1 interrupted=0 /);
+    expect(lines(result.stdout, 'CREW_LANE: lane=lane-3 ')[0]).toMatch(/ status=failed code=LEASE_EXPIRED /);
+  });
+});
