@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newLane } from '../formats/crew-record.ts';
-import { CrewView, percentile, viewLine, type LiveStats } from '../main/crew/crew-view.ts';
+import { CrewView, percentile, viewLine, type LiveStats } from '../main/crew/view-state.ts';
 
 describe('the crew view', () => {
   it('should count lanes by state, attempts from the dispatcher, and bucket renewal latency', () => {

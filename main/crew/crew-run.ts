@@ -8,7 +8,7 @@ import { openStore } from '../store/store.ts';
 import type { Io } from '../cli/io.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { CrewView, percentile, viewLine } from './crew-view.ts';
+import { CrewView, percentile, viewLine } from './view-state.ts';
 import { loadCrew } from './load-crew.ts';
 import { qaConfigFromEnv } from '../qa/qa-config.ts';
 import { startQaService } from './qa-client.ts';
