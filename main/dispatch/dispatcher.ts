@@ -3,7 +3,7 @@ import { toError } from '../../formats/error.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
-import type { CancelMessage, RenewalReport, SuperviseTask } from '../../workers/supervise/task.ts';
+import type { CancelMessage, RenewalReport, SuperviseTask, TaskResult } from '../../workers/supervise/task.ts';
 import { createPool } from '../pool.ts';
 import { abortSignalName, cancelledBeforeStart } from './cancelled.ts';
 import { Slots } from './slots.ts';
@@ -153,15 +153,14 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
     port1.on('message', (message: RenewalReport) => {
       if (message?.type === 'renewals') onRenewals(message.count, message.latenciesMs);
     });
-    const portClosed = new Promise<void>((resolve) => port1.once('close', () => resolve()));
     const onAbort = () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     try {
       const task: SuperviseTask = { spec, port: port2, cancelled };
-      const outcome = (await pool.run(task, { transferList: [port2] })) as Outcome;
-      // The worker's last renewal report travels on the port: wait (briefly) for the port to close behind it.
-      await Promise.race([portClosed, new Promise((resolve) => setTimeout(resolve, 200).unref())]);
+      const { outcome, last } = (await pool.run(task, { transferList: [port2] })) as TaskResult;
+      // The last renewals ride with the outcome: nothing waits for the port to drain.
+      if (last !== null) onRenewals(last.count, last.latenciesMs);
       return outcome;
     } catch (error) {
       throw toError(poolError ?? error);

@@ -39,8 +39,9 @@ export interface CancelMessage {
 }
 
 /**
- * Renewals reported to the coordinator over the task's port: batched (at most one
- * message per {@link REPORT_EVERY_MS} and one at the end), never one message per mark.
+ * Renewals reported to the coordinator: batched over the task's port while it runs (at
+ * most one message per {@link REPORT_EVERY_MS}), never one message per mark; what is left
+ * at the end travels with the outcome, so nobody waits for the port behind it.
  */
 export interface RenewalReport {
   readonly type: 'renewals';
@@ -60,7 +61,13 @@ const MAX_LATENCIES = 256;
  * I/O and timers). Cancellation arrives on `port`, and this worker tears its own
  * children down: terminating the thread instead would orphan them.
  */
-export default async function superviseTask({ spec, port, cancelled }: SuperviseTask): Promise<Outcome> {
+/** A task's answer: the outcome, and the renewals not yet reported over the port. */
+export interface TaskResult {
+  readonly outcome: Outcome;
+  readonly last: RenewalReport | null;
+}
+
+export default async function superviseTask({ spec, port, cancelled }: SuperviseTask): Promise<TaskResult> {
   const cancel = new AbortController();
   port.on('message', (message: CancelMessage) => {
     if (message?.type === 'cancel') cancel.abort(message.signal);
@@ -72,12 +79,17 @@ export default async function superviseTask({ spec, port, cancelled }: Supervise
   let count = 0;
   let latencies: number[] = [];
   let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    timer = undefined;
-    if (count === 0) return;
-    port.postMessage({ type: 'renewals', count, latenciesMs: latencies } satisfies RenewalReport);
+  const take = (): RenewalReport | null => {
+    if (count === 0) return null;
+    const report: RenewalReport = { type: 'renewals', count, latenciesMs: latencies };
     count = 0;
     latencies = [];
+    return report;
+  };
+  const flush = () => {
+    timer = undefined;
+    const report = take();
+    if (report !== null) port.postMessage(report);
   };
   const onRenewal = (_at: number, latencyMs: number) => {
     count += 1;
@@ -85,10 +97,12 @@ export default async function superviseTask({ spec, port, cancelled }: Supervise
     timer ??= setTimeout(flush, REPORT_EVERY_MS);
   };
   try {
-    return await supervise(spec, cancel.signal, { snapshots, onRenewal });
+    const outcome = await supervise(spec, cancel.signal, { snapshots, onRenewal });
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    return { outcome, last: take() };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
-    flush();
     port.close();
   }
 }
