@@ -64,7 +64,8 @@ function guidanceOf(event: QaEvent): string | null {
 
 const api: QaServiceApi = {
   async init(root, run, config, settings) {
-    store = openStore(root);
+    // Batched: the lanes' QA commands of one event-loop turn share a commit.
+    store = openStore(root, { batched: true });
     supervise = run;
     knobs = config;
     observer = settings;
