@@ -16,7 +16,7 @@ function instantSpec(dir: string): SupervisionSpec {
   const prompt = join(dir, 'bare.prompt.md');
   writeFileSync(prompt, `INPUT: eng ${'0'.repeat(64)}\n`);
   return {
-    argv: [process.execPath, join(defaultFixtures(), 'reviewers', 'reviewer.mjs'), '--steps', '1', '--delay-ms', '0', prompt, join(dir, 'bare.result.md')],
+    argv: [join(defaultFixtures(), 'instant', 'reviewer.sh'), prompt, join(dir, 'bare.result.md')],
     stdio: 'pipe',
     mode: 'admitted_progress_inactivity',
     progress: 'fd',
@@ -38,7 +38,7 @@ async function meanMs(times: number, once: () => Promise<unknown>): Promise<numb
 }
 
 async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOnce?: number) {
-  const file = writeDemoCrew({ dir, crew: `bench-${lanes}-${concurrency}`, lanes, broken: 0, concurrency });
+  const file = writeDemoCrew({ dir, crew: `bench-${lanes}-${concurrency}`, lanes, broken: 0, concurrency, instant: true });
   if (lanesAtOnce !== undefined) {
     const { readFileSync } = await import('node:fs');
     const crew = JSON.parse(readFileSync(file, 'utf8'));
@@ -48,7 +48,7 @@ async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOn
   const controller = new AbortController();
   const started = performance.now();
   const result = await crewRun(
-    { file, cwd: dir, env: { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '0' }, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report: undefined, json: false, cancel: controller.signal },
+    { file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report: undefined, json: false, cancel: controller.signal },
     quiet,
   );
   const seconds = (performance.now() - started) / 1000;
@@ -61,14 +61,14 @@ async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOn
  * each attempt over a bare supervised spawn of the same child, measured in this run.
  */
 export async function benchCrew(options: { lanes: number; samples: number }): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'laneward-bench-crew-'));
+  const dir = mkdtempSync(join(process.env['LANEWARD_BENCH_TMP'] ?? tmpdir(), 'laneward-bench-crew-'));
   try {
     const spec = () => ({ ...instantSpec(dir), startedAt: nowMs() });
     const bare = await meanMs(options.samples, () => supervise(spec()));
     const dispatcher = await createPoolDispatcher({ threads: 1, limit: 1 });
     const pooled = await meanMs(options.samples, () => dispatcher.run(spec()));
     await dispatcher.close();
-    line('bare supervised spawn', `${bare.toFixed(2)} ms per child (the instant fixture reviewer, in-process supervise)`);
+    line('bare supervised spawn', `${bare.toFixed(2)} ms per child (fixtures/instant/reviewer.sh, in-process supervise)`);
     line('through the pool', `${pooled.toFixed(2)} ms per child: +${(pooled - bare).toFixed(2)} ms dispatch overhead (${ratio(pooled, bare)})`);
 
     // One lane at a time, one child at a time: every attempt's time is the child plus what

@@ -16,6 +16,8 @@ export interface DemoCrewOptions {
   readonly concurrency: number;
   /** Where the fixtures live (the repository's fixtures/). */
   readonly fixtures?: string;
+  /** `instant`: healthy lanes run the shell fixtures of fixtures/instant (no runtime to start; benches). */
+  readonly instant?: boolean;
 }
 
 /** The repository's fixtures directory, beside dist/ where the bundle runs from. */
@@ -55,6 +57,7 @@ export function writeDemoCrew(options: DemoCrewOptions): string {
   const reviewer = (variant: string) => [node, join(fixtures, 'reviewers', 'reviewer.mjs'), '--variant', variant, '--steps', '2', '--delay-ms', '5', '{prompt}', '{result}'];
   const observer = (verdict: string) => [node, join(fixtures, 'observers', `${verdict}.mjs`), '{prompt}', '{result}', '--delay-ms', '2'];
   const agent = (mode: string) => [node, join(fixtures, 'agents', 'agent.mjs'), '{prompt}', '{result}', mode, '3'];
+  const instant = (kind: string) => [join(fixtures, 'instant', `${kind}.sh`), '{prompt}', '{result}'];
   const width = String(options.lanes).length;
   const lanes = Array.from({ length: options.lanes }, (_, i) => {
     const id = `lane-${String(i + 1).padStart(width, '0')}`;
@@ -78,7 +81,10 @@ export function writeDemoCrew(options: DemoCrewOptions): string {
     out: 'runs',
     actions: { file: 'actions.json', trust: 'keys/actions.pub', reviewer: 'review', observer: 'observe', agent: 'agent' },
     models: { native: 'claude-fixture', outside: 'gpt-fixture' },
-    runners: { native: reviewer('healthy'), outside: reviewer('healthy'), observer: observer('pass'), agent: agent('healthy') },
+    runners:
+      options.instant === true
+        ? { native: instant('reviewer'), outside: instant('reviewer'), observer: instant('observer'), agent: instant('agent') }
+        : { native: reviewer('healthy'), outside: reviewer('healthy'), observer: observer('pass'), agent: agent('healthy') },
     answer: 'as-is',
     limits: { concurrency: options.concurrency, agent_turns: 6, timeout_ms: 5_000 },
     lanes,
