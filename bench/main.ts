@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
+import { benchCrew } from './crew.ts';
 import { benchLease } from './lease.ts';
 import { benchRuns, runsWorker } from './runs.ts';
 import { benchValidate } from './validate.ts';
 
-const SUITES = ['validate', 'lease', 'runs'] as const;
+const SUITES = ['validate', 'lease', 'runs', 'crew'] as const;
 
 // A worker process of the runs suite (started by the suite itself, never by hand).
 if (process.argv[2] === 'runs-worker') {
@@ -27,6 +28,7 @@ const { values, positionals } = parseArgs({
     'plan-runs': { type: 'string', default: '100' },
     procs: { type: 'string', default: '4' },
     findings: { type: 'string', default: '5000' },
+    'crew-lanes': { type: 'string', default: '200' },
   },
 });
 
@@ -54,5 +56,7 @@ for (const suite of chosen) {
     await benchLease({ samples: Number(values.samples), fleet: Number(values.fleet) });
   } else if (suite === 'runs') {
     await benchRuns({ runs: Number(values['plan-runs']), procs: Number(values.procs), findings: Number(values.findings) });
+  } else if (suite === 'crew') {
+    await benchCrew({ lanes: Number(values['crew-lanes']), samples: 20 });
   }
 }

@@ -339,6 +339,26 @@ export const RESULT_CODES = {
     summary: 'the exported run directory does not validate',
     fix: 'report it with the validation lines; the run state is kept and export can be run again',
   },
+  CREW_INVALID: {
+    summary: 'the crew file is not one laneward can run',
+    fix: 'correct the field the message names (see laneward crew --help for the file format)',
+  },
+  CREW_LANE_FAILED: {
+    summary: 'at least one lane of the crew ended failed or interrupted',
+    fix: 'read the CREW_LANE lines: each names its lane\'s own code and run directory',
+  },
+  PLAN_RUN_STOPPED: {
+    summary: 'the review run cannot move on by itself (its native voice failed)',
+    fix: 'read the run with plan status, redispatch the failed attempt (plan next --redispatch), then run it again',
+  },
+  AGENT_RESULT_INVALID: {
+    summary: 'the lane agent did not write a turn result laneward can read',
+    fix: 'have the agent write {"text": ..., "diff": bool, "finish": bool} as JSON to its {result} path',
+  },
+  AGENT_TURNS_EXHAUSTED: {
+    summary: 'the lane agent used every turn the crew allows without reporting finish',
+    fix: 'raise limits.agent_turns, or have the agent report finish',
+  },
   USAGE: {
     summary: 'the command line is not one laneward accepts',
     fix: 'see laneward <command> --help',

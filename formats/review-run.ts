@@ -52,6 +52,10 @@ export interface AttemptRecord {
   readonly minted_by: number;
   bound?: BoundResult;
   why?: string;
+  /** When `plan run` handed the attempt to a supervisor: its provider may have started. */
+  dispatched_at?: string;
+  /** The result code of a voice that failed or was unavailable (a supervision or submit code). */
+  code?: string;
 }
 
 export type VoiceStatus = 'pending' | 'running' | 'completed' | 'unavailable' | 'failed';

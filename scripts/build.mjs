@@ -13,6 +13,7 @@ const entries = {
   laneward: 'main/cli/entry.ts',
   validate: 'workers/validate/task.ts',
   supervise: 'workers/supervise/task.ts',
+  'qa-service': 'main/crew/qa-service.ts',
   bench: 'bench/main.ts',
 };
 

@@ -327,7 +327,7 @@ describe('laneward demo', () => {
     const dir = join(root, 'not-an-archive');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'notes.txt'), 'keep me');
-    const result = laneward(['demo', '--dir', dir, '--runs', '3']);
+    const result = laneward(['demo', 'archive', '--dir', dir, '--runs', '3']);
     expect(result.code).toBe(2);
     expect(codesOf(result.stderr)).toEqual(['USAGE']);
     expect(readdirSync(dir)).toEqual(['notes.txt']);
@@ -335,10 +335,10 @@ describe('laneward demo', () => {
 
   test('should generate an archive once, then validate it, flagging exactly the planted runs', () => {
     const dir = join(root, 'demo-archive');
-    const first = laneward(['demo', '--dir', dir, '--runs', '41', '--jobs', '2']);
+    const first = laneward(['demo', 'archive', '--dir', dir, '--runs', '41', '--jobs', '2']);
     expect(first.code).toBe(0);
     expect(first.stdout.trim().split('\n').at(-1)).toMatch(/^ARTIFACT_SUMMARY: runs=41 valid=38 invalid=3 /);
-    const again = laneward(['demo', '--dir', dir, '--runs', '41', '--json']);
+    const again = laneward(['demo', 'archive', '--dir', dir, '--runs', '41', '--json']);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout.trim().split('\n').at(-1)!).summary).toMatchObject({ runs: 41, valid: 38, invalid: 3 });
   });

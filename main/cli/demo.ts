@@ -4,20 +4,21 @@ import { EXIT } from '../../formats/codes.ts';
 import { runBatch } from '../batch/run-batch.ts';
 import { brokenRuns, generateArchive } from '../demo/sample-archive.ts';
 import { intOption, usage } from './args.ts';
-import { command } from './command.ts';
+import { command, group } from './command.ts';
+import { CREW_DEMO } from './demo-crew.ts';
 
-export const DEMO_HELP = `usage: laneward demo [--dir DIR] [--runs N] [--jobs N] [--json]
+export const ARCHIVE_HELP = `usage: laneward demo archive [--dir DIR] [--runs N] [--jobs N] [--json]
 
-The main job until crews land: generates a sample archive of run directories once
+Generates a sample archive of run directories once
 (default .laneward/sample-archive, 400 runs of about 60 KB, every 20th one broken by a
 catalogue variant), then batch-validates it across the worker pool with a progress bar.
 Prints DEMO: lines around the batch output; exit 0 when the validator flags exactly the
 runs that were broken on purpose.`;
 
-/** `laneward demo`: generate the sample archive once, batch-validate it, check the count. */
-export const DEMO = command({
-  name: 'demo',
-  help: DEMO_HELP,
+/** `laneward demo archive`: generate the sample archive once, batch-validate it, check the count. */
+const ARCHIVE = command({
+  name: 'archive',
+  help: ARCHIVE_HELP,
   options: { dir: { type: 'string' }, runs: { type: 'string' }, jobs: { type: 'string' }, json: { type: 'boolean' } },
   positionals: false,
   run: async ({ values }, io) => {
@@ -40,3 +41,11 @@ export const DEMO = command({
     return expected ? EXIT.ok : EXIT.fail;
   },
 });
+
+export const DEMO_HELP = `usage: laneward demo crew|archive [options] [--json]
+
+  crew     the main job (npm start): a crew of 50 lanes with fixture reviewers, observer and
+           agent on the embedded store, every lane exported and validated (see demo crew --help)
+  archive  generate a sample archive of run directories once and batch-validate it`;
+
+export const DEMO = group({ name: 'demo', help: DEMO_HELP, commands: [CREW_DEMO, ARCHIVE] });

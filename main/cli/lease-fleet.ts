@@ -15,10 +15,11 @@ import { LEASE_OPTIONS, leaseRequest, printable, specOrRefusal, splitCommand } f
  */
 export async function fleetCommand(args: readonly string[], io: Io, startedAt: number): Promise<number> {
   const { own, argv } = splitCommand(args);
-  const { values, positionals } = parseCommand(own, { ...LEASE_OPTIONS, count: { type: 'string' }, jobs: { type: 'string' } }, false);
+  const { values, positionals } = parseCommand(own, { ...LEASE_OPTIONS, count: { type: 'string' }, jobs: { type: 'string' }, limit: { type: 'string' } }, false);
   if (positionals.length > 0 || argv.length === 0) throw usage('expected -- COMMAND ARGS... after the options');
   const count = intOption('count', values.count, 1, 100_000) ?? (() => { throw usage('--count is required'); })();
   const threads = intOption('jobs', values.jobs, 1, 256) ?? defaultThreads();
+  const limit = intOption('limit', values.limit, 1, 100_000) ?? count;
   const request = leaseRequest(values);
   const json = values.json === true;
   const spec = specOrRefusal(request, argv, startedAt, io, 'laneward lease fleet');
@@ -32,7 +33,11 @@ export async function fleetCommand(args: readonly string[], io: Io, startedAt: n
   try {
     outcomes = await superviseMany(specs, {
       threads,
+      limit,
       cancel: interrupt.signal,
+      onStats: (stats) => {
+        if (json) io.out(JSON.stringify({ dispatch: { started: stats.started, finished: stats.finished, marks: stats.marks, running: stats.running, queued: stats.queued, renewals: stats.renewalLatencyMs.length } }));
+      },
       onOutcome: (index, outcome) => {
         if (json) io.out(JSON.stringify({ index, ...printable(outcome) }));
       },

@@ -40,9 +40,12 @@ post-provider timeout; 3 refused before launch; 126/127 command not executable/f
 (131/140/142 by SIGQUIT/SIGUSR2/SIGALRM, 141 when laneward's own output breaks);
 1 other failures; 2 usage.
 
-laneward lease fleet --count N [--jobs N] <the same options> -- COMMAND ARGS...
-runs N copies at once across the worker pool (each child gets LANEWARD_FLEET_INDEX),
-prints one outcome per child as it ends (--json) and LEASE_FLEET: children=... at the end.`;
+laneward lease fleet --count N [--jobs N] [--limit N] <the same options> -- COMMAND ARGS...
+runs N copies across the worker pool (each child gets LANEWARD_FLEET_INDEX), at most
+--limit at once (default N), the rest started in index order as slots free; a queued
+child's budget runs from its slot. Prints one outcome per child as it ends
+(--json; then one {"dispatch": {started, finished, marks, ...}} line) and LEASE_FLEET:
+children=... at the end.`;
 
 /** The options `lease run` and `lease fleet` share, as parseArgs declares them. */
 export const LEASE_OPTIONS = {

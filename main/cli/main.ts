@@ -17,6 +17,7 @@ usage: laneward <command> ...
   lease run                             supervise a provider under a total deadline or a progress lease
   actions keygen|sign|verify            signed action descriptors
   trail start|append                    the decision trail (a formula-safe TSV)
+  crew run                              many lanes at once: review runs, QA cadence, a live view
   qa start|turn|finish|stop|reset|status  a lane's QA observer: bootstrap, cadence, cross-check
   demo                                  build a sample archive once and batch-validate it
 
@@ -34,6 +35,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => (await import('./demo.ts')).DEMO,
+  crew: async () => (await import('./crew.ts')).CREW,
   qa: async () => (await import('./qa.ts')).QA,
 };
 

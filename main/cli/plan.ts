@@ -65,6 +65,7 @@ export async function planCommand(args: readonly string[], io: Io): Promise<numb
     io.out(PLAN_HELP);
     return sub === undefined ? EXIT.usage : EXIT.ok;
   }
+  if (sub === 'run') return (await import('./plan-run.ts')).planRunCommand.run(rest, io);
   const context = `laneward plan ${sub}`;
   const terminal = sub !== 'status' && sub !== 'family';
   let json = rest.includes('--json');

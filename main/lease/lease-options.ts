@@ -23,7 +23,8 @@ export function leaseSpecFor(request: LeaseRequest, argv: readonly string[], sta
   return specFrom(action, sha256, request, argv, startedAt);
 }
 
-function specFrom(action: ActionSpec, sha256: string, request: LeaseRequest, argv: readonly string[], startedAt: number): SupervisionSpec {
+/** The spec of one launch under an action already verified (a crew verifies each action once). */
+export function specFrom(action: ActionSpec, sha256: string, request: LeaseRequest, argv: readonly string[], startedAt: number): SupervisionSpec {
   return {
     argv,
     stdio: 'pipe',

@@ -1,56 +1,33 @@
-import { constants } from 'node:os';
-import { toError } from '../../formats/error.ts';
-import type { CancelMessage, SuperviseTask } from '../../workers/supervise/task.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
-import { createPool } from '../pool.ts';
-
-/** Supervisions one worker thread carries at once: they wait on pipes and timers, not CPU. */
-const PER_WORKER = 512;
+import { createPoolDispatcher, type DispatchStats } from '../dispatch/dispatcher.ts';
 
 /**
- * Supervises many providers at once across the pool, each a Piscina task with its own
- * cancel port. `cancel` reaches every running task as a message, and each worker tears
- * its own children down; a task not yet started sees the shared flag and starts nothing.
+ * Supervises many providers across the pool through one dispatcher: at most `limit` at
+ * once (default: all of them), the rest queued in order. `cancel` reaches every running
+ * supervision as a message (each worker tears its own children down) and drops every
+ * queued one, which then starts nothing. Without a limit every budget runs from its
+ * spec's startedAt (pool start-up is pre-launch work and counts); with a limit below the
+ * count, a queued child's budget runs from its slot: waiting behind other children is
+ * not the child's time.
  */
 export async function superviseMany(
   specs: readonly SupervisionSpec[],
-  options: { threads: number; cancel?: AbortSignal; onOutcome?: (index: number, outcome: Outcome) => void },
+  options: { threads: number; limit?: number; cancel?: AbortSignal; onOutcome?: (index: number, outcome: Outcome) => void; onStats?: (stats: DispatchStats) => void },
 ): Promise<Outcome[]> {
-  // Loaded here, not at start-up: worker_threads costs milliseconds every command would pay.
-  const { MessageChannel } = await import('node:worker_threads');
-  // Shared with every worker: a task dispatched after the cancel starts nothing.
-  const cancelled = new Int32Array(new SharedArrayBuffer(4));
-  const ports = specs.map(() => new MessageChannel());
-  const onCancel = () => {
-    const signal = (typeof options.cancel?.reason === 'string' ? options.cancel.reason : 'SIGTERM') as NodeJS.Signals;
-    Atomics.store(cancelled, 0, constants.signals[signal] ?? constants.signals.SIGTERM);
-    for (const { port1 } of ports) port1.postMessage({ type: 'cancel', signal } satisfies CancelMessage);
-  };
-  // Listening before the pool starts: a signal during its start-up cancels too.
-  if (options.cancel?.aborted) onCancel();
-  else options.cancel?.addEventListener('abort', onCancel, { once: true });
-  let poolError: Error | undefined;
-  const pool = await createPool('supervise', options.threads, (error) => (poolError ??= error), { concurrentTasksPerWorker: PER_WORKER });
+  const limit = options.limit ?? Math.max(1, specs.length);
+  const budgetFromSlot = limit < specs.length;
+  const dispatcher = await createPoolDispatcher({ threads: options.threads, limit });
   try {
     return await Promise.all(
       specs.map(async (spec, index) => {
-        const { port1, port2 } = ports[index]!;
-        try {
-          // The budget runs from the caller's start: queueing is pre-launch work and counts.
-          const task: SuperviseTask = { spec, port: port2, cancelled };
-          const outcome = (await pool.run(task, { transferList: [port2] })) as Outcome;
-          options.onOutcome?.(index, outcome);
-          return outcome;
-        } catch (error) {
-          throw toError(poolError ?? error);
-        } finally {
-          port1.close();
-        }
+        const outcome = await dispatcher.run(spec, { budgetFromSlot, ...(options.cancel === undefined ? {} : { cancel: options.cancel }) });
+        options.onOutcome?.(index, outcome);
+        return outcome;
       }),
     );
   } finally {
-    options.cancel?.removeEventListener('abort', onCancel);
-    await pool.destroy();
+    options.onStats?.(dispatcher.stats());
+    await dispatcher.close();
   }
 }

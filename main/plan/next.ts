@@ -163,13 +163,18 @@ function advance(run: RunRecord, options: NextOptions, step: Step, report: PlanR
 function redispatch(run: RunRecord, id: string, step: Step): void {
   const old = attemptOf(run, id);
   if (old === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${id} in run ${run.run}`);
-  if (old.state !== 'open' || run.current !== old.phase || run.state !== 'awaiting_result') {
-    throw new LanewardError('PHASE_NOT_AWAITING', `attempt ${id} is ${old.state}; only an open attempt of the open phase can be redispatched`);
+  // A native voice that failed (plan run records it; nothing retries it by itself) is
+  // redispatched only here, by the parent's explicit choice: the phase cannot close without it.
+  const failedNative = old.voice === 'native' && (old.state === 'failed' || old.state === 'unavailable');
+  if ((old.state !== 'open' && !failedNative) || run.current !== old.phase || run.state !== 'awaiting_result' || phaseOf(run, old.phase)[old.voice].attempt !== id) {
+    throw new LanewardError('PHASE_NOT_AWAITING', `attempt ${id} is ${old.state}; only an open attempt (or a failed native one) of the open phase can be redispatched`);
   }
-  // The call may have gone out: its reservation stays counted, as unknown spend.
-  settle(run.spend, old, null);
-  old.state = 'abandoned';
-  step.events.push({ type: 'attempt_abandoned', at: step.now, attempt: id });
+  if (old.state === 'open') {
+    // The call may have gone out: its reservation stays counted, as unknown spend.
+    settle(run.spend, old, null);
+    old.state = 'abandoned';
+    step.events.push({ type: 'attempt_abandoned', at: step.now, attempt: id });
+  }
   const phase = phaseOf(run, old.phase);
   mintAttempt(run, phase, old.voice, admit(run.spend, 1), step);
 }

@@ -12,6 +12,11 @@ export function planStatus(options: { out: string | undefined }, penv: PlanEnv):
     const phase = run.phases[id]!;
     report.notes.push(`PHASE_STATUS: ${id} state=${phase.state} native=${phase.native.status} outside=${phase.outside.status}`);
   }
+  // A voice `plan run` closed as a typed failure says which code ended it.
+  for (const attempt of Object.values(run.attempts)) {
+    if (attempt.code === undefined || (attempt.state !== 'failed' && attempt.state !== 'unavailable')) continue;
+    report.notes.push(`VOICE_FAILED: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=${attempt.state} code=${oneLine(attempt.code)}`);
+  }
   describeRun(run, runDir, report, { open: true });
   report.status = terminalStatus(run.state);
   return report;

@@ -4,6 +4,7 @@ import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
+import type { LaneProgress } from '../../formats/crew-record.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
 import type { LaneRecord } from '../../formats/qa-record.ts';
 import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
@@ -26,6 +27,7 @@ export interface PhaseTiming {
  *   journal  [run id, seq] -> JournalEvent
  *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
  *   history  [phase, run id] -> PhaseTiming (cross-run timing, for estimates)
+ *   crew-lanes [crew, lane] -> LaneProgress (a crew's lanes, for resume)
  *   lanes    lane id -> LaneRecord (a lane's QA state machine)
  *   laneJournal [lane id, seq] -> QaEvent (every QA event of the lane, in order)
  */
@@ -35,6 +37,7 @@ export interface Store {
   readonly journal: Database<JournalEvent, [string, number]>;
   readonly blobs: Database<BoundBlob, [string, string]>;
   readonly history: Database<PhaseTiming, [string, string]>;
+  readonly crewLanes: Database<LaneProgress, [string, string]>;
   readonly lanes: Database<LaneRecord, string>;
   readonly laneJournal: Database<QaEvent, [string, number]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
@@ -63,7 +66,7 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
     const { open } = load('lmdb') as typeof import('lmdb');
     // A map large enough that it never grows: a resize by one process makes the others
     // renew their read transactions, which failed under 20 concurrent writers.
-    env = open({ path: realpathSync(dir), maxDbs: 8, encoder: CBOR, mapSize: MAP_BYTES });
+    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES });
   } catch (error) {
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
   }
@@ -75,6 +78,7 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
     journal: db<JournalEvent, [string, number]>('journal'),
     blobs: db<BoundBlob, [string, string]>('blobs'),
     history: db<PhaseTiming, [string, string]>('history'),
+    crewLanes: db<LaneProgress, [string, string]>('crew-lanes'),
     lanes: db<LaneRecord, string>('lanes'),
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,

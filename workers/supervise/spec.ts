@@ -57,8 +57,9 @@ export interface SupervisionHooks {
   /**
    * Called right after admitted progress renewed the lease, with the monotonic time of the
    * renewal: once per renewal, and one chunk or line may carry several marks.
+   * `latencyMs` runs from the moment the chunk carrying the mark was read to the re-arm.
    */
-  readonly onRenewal?: (atMs: number) => void;
+  readonly onRenewal?: (atMs: number, latencyMs: number) => void;
   /**
    * Where this supervision reads /proc from. Supervisions that share one read one
    * snapshot per event-loop turn; without it the supervision has its own.

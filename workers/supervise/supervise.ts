@@ -75,6 +75,8 @@ class Supervision {
   private childExitCode: number | null = null;
   private signal: string | null = null;
   private stdoutBytes = 0;
+  /** When the chunk being handled was read: a renewal's latency runs from here. */
+  private readAt = 0;
   private stderrBytes = 0;
   private leaderExit: Promise<void> | undefined;
   private readonly onAbort = () => this.fail(this.cancelled());
@@ -208,6 +210,7 @@ class Supervision {
     );
     const splitter = this.tracker === undefined && this.guard === undefined ? undefined : new JsonlLineSplitter((line) => this.feed(line));
     child.stdout?.on('data', (chunk: Buffer) => {
+      this.readAt = nowMs();
       this.stdoutBytes += chunk.length;
       if (this.stdoutBytes > spec.stdoutLimit) return this.fail(cause('OUTPUT_LIMIT'));
       if (this.copyFd !== undefined) writeSync(this.copyFd, chunk);
@@ -222,6 +225,7 @@ class Supervision {
     const progress = child.stdio[3] as Readable | undefined;
     if (progress === undefined || progress === null) return;
     progress.on('data', (chunk: Buffer) => {
+      this.readAt = nowMs();
       for (let i = 0; i < chunk.length; i++) {
         if (chunk[i] !== MARK) return this.fail(cause('PROGRESS_INVALID'));
       }
@@ -255,7 +259,7 @@ class Supervision {
     if (this.cause !== undefined || this.exited || this.spec.mode !== 'admitted_progress_inactivity') return;
     const now = nowMs();
     this.timer?.rearm(now + this.spec.timeoutMs);
-    this.hooks.onRenewal?.(now);
+    this.hooks.onRenewal?.(now, now - this.readAt);
   }
 
   private failedResolve: (() => void) | undefined;

@@ -39,11 +39,35 @@ export interface CancelMessage {
 }
 
 /**
+ * Renewals reported to the coordinator: batched over the task's port while it runs (at
+ * most one message per {@link REPORT_EVERY_MS}), never one message per mark; what is left
+ * at the end travels with the outcome, so nobody waits for the port behind it.
+ */
+export interface RenewalReport {
+  readonly type: 'renewals';
+  /** Renewals since the last report. */
+  readonly count: number;
+  /** Each renewal's latency (ms): from the read of the chunk that carried it to the re-arm. */
+  readonly latenciesMs: readonly number[];
+}
+
+/** How often a running supervision reports its renewals. */
+const REPORT_EVERY_MS = 100;
+/** Latencies one report carries at most; a flood of marks is sampled, not copied whole. */
+const MAX_LATENCIES = 256;
+
+/**
  * Piscina task: supervise one provider. Many run at once in one worker (they wait on
  * I/O and timers). Cancellation arrives on `port`, and this worker tears its own
  * children down: terminating the thread instead would orphan them.
  */
-export default async function superviseTask({ spec, port, cancelled }: SuperviseTask): Promise<Outcome> {
+/** A task's answer: the outcome, and the renewals not yet reported over the port. */
+export interface TaskResult {
+  readonly outcome: Outcome;
+  readonly last: RenewalReport | null;
+}
+
+export default async function superviseTask({ spec, port, cancelled }: SuperviseTask): Promise<TaskResult> {
   const cancel = new AbortController();
   port.on('message', (message: CancelMessage) => {
     if (message?.type === 'cancel') cancel.abort(message.signal);
@@ -52,9 +76,33 @@ export default async function superviseTask({ spec, port, cancelled }: Supervise
   // is shared memory, so it is seen before any message could be.
   const signal = Atomics.load(cancelled, 0);
   if (signal !== 0) cancel.abort(signalName(signal));
+  let count = 0;
+  let latencies: number[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const take = (): RenewalReport | null => {
+    if (count === 0) return null;
+    const report: RenewalReport = { type: 'renewals', count, latenciesMs: latencies };
+    count = 0;
+    latencies = [];
+    return report;
+  };
+  const flush = () => {
+    timer = undefined;
+    const report = take();
+    if (report !== null) port.postMessage(report);
+  };
+  const onRenewal = (_at: number, latencyMs: number) => {
+    count += 1;
+    if (latencies.length < MAX_LATENCIES) latencies.push(latencyMs);
+    timer ??= setTimeout(flush, REPORT_EVERY_MS);
+  };
   try {
-    return await supervise(spec, cancel.signal, { snapshots });
+    const outcome = await supervise(spec, cancel.signal, { snapshots, onRenewal });
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    return { outcome, last: take() };
   } finally {
+    if (timer !== undefined) clearTimeout(timer);
     port.close();
   }
 }

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crewRun } from '../main/crew/crew-run.ts';
+import { createPoolDispatcher } from '../main/dispatch/dispatcher.ts';
+import { defaultFixtures, writeDemoCrew } from '../main/demo/demo-crew.ts';
+import type { Io } from '../main/cli/io.ts';
+import { nowMs } from '../workers/supervise/monotonic-timer.ts';
+import { supervise } from '../workers/supervise/supervise.ts';
+import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../workers/supervise/spec.ts';
+import { line, ratio } from './measure.ts';
+
+const quiet: Io = { out: () => undefined, err: () => undefined, errRaw: () => undefined, stderrIsTTY: false };
+
+function instantSpec(dir: string): SupervisionSpec {
+  const prompt = join(dir, 'bare.prompt.md');
+  writeFileSync(prompt, `INPUT: eng ${'0'.repeat(64)}\n`);
+  return {
+    argv: [join(defaultFixtures(), 'instant', 'reviewer.sh'), prompt, join(dir, 'bare.result.md')],
+    stdio: 'pipe',
+    mode: 'admitted_progress_inactivity',
+    progress: 'fd',
+    timeoutMs: 10_000,
+    cleanupReserveMs: 100,
+    postProviderMs: 2_000,
+    ...SUPERVISION_DEFAULTS,
+    startedAt: nowMs(),
+    action: 'review',
+    descriptorSha256: null,
+  };
+}
+
+async function meanMs(times: number, once: () => Promise<unknown>): Promise<number> {
+  await once();
+  const start = performance.now();
+  for (let i = 0; i < times; i++) await once();
+  return (performance.now() - start) / times;
+}
+
+async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOnce?: number) {
+  const file = writeDemoCrew({ dir, crew: `bench-${lanes}-${concurrency}`, lanes, broken: 0, concurrency, instant: true });
+  if (lanesAtOnce !== undefined) {
+    const { readFileSync } = await import('node:fs');
+    const crew = JSON.parse(readFileSync(file, 'utf8'));
+    crew.limits.lanes = lanesAtOnce;
+    writeFileSync(file, JSON.stringify(crew));
+  }
+  const controller = new AbortController();
+  const started = performance.now();
+  const result = await crewRun(
+    { file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report: undefined, json: false, cancel: controller.signal },
+    quiet,
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const attempts = Number(/attempts=(\d+)/.exec(result.summary)![1]);
+  return { seconds, attempts, complete: result.tally.complete, lanes: result.tally.lanes };
+}
+
+/**
+ * Crews: lanes per minute for a crew of fixture lanes, and what the coordinator adds to
+ * each attempt over a bare supervised spawn of the same child, measured in this run.
+ */
+export async function benchCrew(options: { lanes: number; samples: number }): Promise<void> {
+  const dir = mkdtempSync(join(process.env['LANEWARD_BENCH_TMP'] ?? tmpdir(), 'laneward-bench-crew-'));
+  try {
+    const spec = () => ({ ...instantSpec(dir), startedAt: nowMs() });
+    const bare = await meanMs(options.samples, () => supervise(spec()));
+    const dispatcher = await createPoolDispatcher({ threads: 1, limit: 1 });
+    const pooled = await meanMs(options.samples, () => dispatcher.run(spec()));
+    await dispatcher.close();
+    line('bare supervised spawn', `${bare.toFixed(2)} ms per child (fixtures/instant/reviewer.sh, in-process supervise)`);
+    line('through the pool', `${pooled.toFixed(2)} ms per child: +${(pooled - bare).toFixed(2)} ms dispatch overhead (${ratio(pooled, bare)})`);
+
+    // One lane at a time, one child at a time: every attempt's time is the child plus what
+    // the coordinator does around it (journal, prompts, submit, QA, export).
+    const serial = await crewOf(join(dir, 'serial'), 3, 1, 1);
+    const perAttempt = (serial.seconds * 1000) / serial.attempts;
+    line(
+      'crew, serial',
+      `${serial.attempts} attempts in ${serial.seconds.toFixed(1)} s = ${perAttempt.toFixed(2)} ms per attempt: coordinator overhead ${(perAttempt - bare).toFixed(2)} ms per attempt over the bare spawn (target < 2 ms)`,
+    );
+
+    const wide = await crewOf(join(dir, 'wide'), options.lanes, 8);
+    line(
+      `crew of ${wide.lanes} lanes`,
+      `${wide.complete}/${wide.lanes} complete, ${wide.attempts} attempts in ${wide.seconds.toFixed(1)} s: ${((wide.complete / wide.seconds) * 60).toFixed(0)} lanes per minute, ${(wide.attempts / wide.seconds).toFixed(1)} attempts/s (concurrency 8, 2 threads)`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

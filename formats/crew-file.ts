@@ -1,0 +1,127 @@
+import * as v from 'valibot';
+
+/** The crew file version this laneward reads. */
+export const CREW_VERSION = 1;
+
+// At most 63 each: a lane's QA id is `<crew>.<lane>`, within the QA store's 128.
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const name = (what: string) => v.pipe(v.string(), v.regex(NAME, `Expected a ${what} of letters, digits, '.', '_' or '-' (at most 63, not starting with '.', '_' or '-')`));
+const text = v.pipe(v.string(), v.minLength(1, 'Expected a non-empty string'));
+const argv = v.pipe(v.array(v.string()), v.minLength(1, 'Expected an argv array with the program first'));
+const count = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+
+/** Argv templates; `{prompt}`, `{result}` and `{lane}` are replaced inside each element, never by a shell. */
+const runnersShape = { native: argv, outside: argv, observer: argv, agent: argv };
+const runners = v.strictObject(runnersShape);
+const runnerOverrides = v.strictObject(Object.fromEntries(Object.entries(runnersShape).map(([k, s]) => [k, v.optional(s)])) as {
+  [K in keyof typeof runnersShape]: v.OptionalSchema<(typeof runnersShape)[K], undefined>;
+});
+
+const lane = v.strictObject({
+  id: name('lane id'),
+  plan: text,
+  runners: v.optional(runnerOverrides),
+});
+
+const template = v.strictObject({
+  /** `{n}` is the lane's number from 1, zero-padded to the count's width. */
+  id: v.pipe(text, v.includes('{n}', 'Expected the id template to contain {n}')),
+  plan: text,
+  runners: v.optional(runnerOverrides),
+});
+
+/**
+ * How each lane answers its gate: `as-is` keeps the plan's direction, `rec` takes every
+ * recommendation; any other string is a reply in the gate grammar. A reply that accepts
+ * a plan change ends the lane PLAN_AMEND_PENDING: the change needs a plan revision.
+ */
+const answer = v.pipe(v.string(), v.minLength(1));
+
+export const crewFileSchema = v.pipe(
+  v.strictObject({
+    schema_version: v.literal(CREW_VERSION),
+    crew: name('crew name'),
+    /** Lane run directories live at `<out>/<lane id>`; relative to the crew file. */
+    out: v.optional(text, 'runs'),
+    actions: v.strictObject({
+      file: text,
+      trust: text,
+      reviewer: text,
+      observer: text,
+      agent: text,
+    }),
+    models: v.strictObject({ native: text, outside: text }),
+    runners,
+    answer: v.optional(answer, 'as-is'),
+    limits: v.optional(
+      v.strictObject({
+        /** Children (reviewers, observers, agents) running at once, across every lane. */
+        concurrency: v.optional(count(1, 1024), 8),
+        /** Lanes in flight at once; the rest wait their turn (default: the concurrency). */
+        lanes: v.optional(count(1, 100_000)),
+        /** Each lane's review-run spend cap, in USD. */
+        spend_cap_usd: v.optional(v.pipe(v.number(), v.minValue(0))),
+        /** Agent turns a lane may take before it must report finish. */
+        agent_turns: v.optional(count(1, 1000), 6),
+        /** Per-call budget in ms for every child (the action decides the timeout mode). */
+        timeout_ms: v.optional(count(1, 2 ** 31 - 1), 120_000),
+      }),
+      {},
+    ),
+    lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
+    count: v.optional(count(1, 100_000)),
+    template: v.optional(template),
+  }),
+  v.check((crew) => (crew.lanes === undefined) !== (crew.count === undefined), 'Expected either "lanes" or "count" with "template", not both and not neither'),
+  v.check((crew) => (crew.count === undefined) === (crew.template === undefined), 'Expected "count" and "template" together'),
+);
+
+export type CrewFile = v.InferOutput<typeof crewFileSchema>;
+export type Runners = v.InferOutput<typeof runners>;
+export type RunnerOverrides = v.InferOutput<typeof runnerOverrides>;
+
+/** One lane, expanded from the file: its own runners, every path still as written. */
+export interface LaneSpec {
+  readonly id: string;
+  readonly plan: string;
+  readonly runners: Runners;
+}
+
+/** The lanes a crew file names, templates expanded and runner overrides applied. */
+export function expandLanes(crew: CrewFile): LaneSpec[] {
+  const merge = (over: RunnerOverrides | undefined): Runners => ({
+    native: over?.native ?? crew.runners.native,
+    outside: over?.outside ?? crew.runners.outside,
+    observer: over?.observer ?? crew.runners.observer,
+    agent: over?.agent ?? crew.runners.agent,
+  });
+  if (crew.lanes !== undefined) return crew.lanes.map((l) => ({ id: l.id, plan: l.plan, runners: merge(l.runners) }));
+  const total = crew.count!;
+  const width = String(total).length;
+  const t = crew.template!;
+  return Array.from({ length: total }, (_, i) => {
+    const n = String(i + 1).padStart(width, '0');
+    const id = t.id.replaceAll('{n}', n);
+    return { id, plan: t.plan.replaceAll('{n}', n).replaceAll('{lane}', id), runners: merge(t.runners) };
+  });
+}
+
+/** The first duplicate lane id, or null: ids name directories and store keys. */
+export function duplicateLane(lanes: readonly LaneSpec[]): string | null {
+  const seen = new Set<string>();
+  for (const l of lanes) {
+    if (seen.has(l.id)) return l.id;
+    seen.add(l.id);
+  }
+  return null;
+}
+
+/** Whether a template-made id is a valid lane id (a template can still make a bad one). */
+export function isLaneId(id: string): boolean {
+  return NAME.test(id);
+}
+
+/** Replaces the placeholders inside each argv element; no shell ever sees the result. */
+export function fillArgv(template: readonly string[], values: Readonly<Record<string, string>>): string[] {
+  return template.map((part) => part.replace(/\{(prompt|result|lane)\}/g, (whole, key: string) => values[key] ?? whole));
+}

@@ -1,0 +1,37 @@
+/** Where a lane is in its life; the last three are terminal. */
+export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
+export type LaneStage = (typeof LANE_STAGES)[number];
+
+export function isTerminalStage(stage: LaneStage): boolean {
+  return stage === 'complete' || stage === 'failed' || stage === 'interrupted';
+}
+
+/**
+ * One lane's progress, as the store keeps it under [crew, lane]. A turn is journaled as
+ * dispatched before its agent starts, so a crew started again never runs it twice.
+ */
+export interface LaneProgress {
+  readonly crew: string;
+  readonly lane: string;
+  stage: LaneStage;
+  runDir: string;
+  /** Agent turns handed to the pool, and those whose result was ingested. */
+  turnsDispatched: number;
+  turnsDone: number;
+  /** Turns that were dispatched before a crash and never reported: skipped, never re-run. */
+  lostTurns: number[];
+  /** The last guidance the observer gave, carried into the agent's next prompt. */
+  guidance: string | null;
+  /** Supervised children this lane started (reviewers, observers, agent turns). */
+  attempts: number;
+  /** The stage an interrupted lane stopped in: where a crew started again resumes it. */
+  stoppedIn: LaneStage | null;
+  /** Why the lane failed or was interrupted. */
+  code: string | null;
+  detail: string | null;
+  updatedAt: string;
+}
+
+export function newLane(crew: string, lane: string, runDir: string, now: string): LaneProgress {
+  return { crew, lane, stage: 'queued', runDir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code: null, detail: null, updatedAt: now };
+}

@@ -1,0 +1,73 @@
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { EXIT } from '../../formats/codes.ts';
+import { crewRun } from '../crew/crew-run.ts';
+import { brokenLanes, writeDemoCrew } from '../demo/demo-crew.ts';
+import { interruptSignal } from './interrupt.ts';
+import { intOption } from './args.ts';
+import { command } from './command.ts';
+import { crewExit } from './crew.ts';
+
+export const CREW_DEMO_HELP = `usage: laneward demo crew [--lanes N] [--broken N] [--concurrency N] [--dir DIR]
+                          [--state DIR] [--serve PORT] [--json]
+
+The main job (npm start): writes a fresh crew under DIR (default .laneward/demo) with a
+signing key, three signed actions, one plan per lane and fixture reviewers, observer and
+agent, then runs it with laneward crew run on the state root (default .laneward/state).
+--lanes N (default 50) lanes, --broken N of them given a failing fixture (a stalled or
+crashing reviewer, a malformed result, a crashing agent, a failing observer; default 0),
+--concurrency N children at once (default 4 per core).
+Ends with the CREW_SUMMARY: line and a DEMO: line; exit 0 when exactly the lanes broken
+on purpose failed, each with a typed code, and every other lane is complete.`;
+
+export const CREW_DEMO = command({
+  name: 'crew',
+  help: CREW_DEMO_HELP,
+  options: {
+    lanes: { type: 'string' },
+    broken: { type: 'string' },
+    concurrency: { type: 'string' },
+    dir: { type: 'string' },
+    state: { type: 'string' },
+    serve: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  positionals: false,
+  run: async ({ values }, io) => {
+    const lanes = intOption('lanes', values.lanes, 1, 100_000) ?? 50;
+    const broken = intOption('broken', values.broken, 0, lanes) ?? 0;
+    const threads = Math.max(1, availableParallelism());
+    const concurrency = intOption('concurrency', values.concurrency, 1, 1024) ?? 4 * threads;
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+    const name = `demo-${stamp}-${process.pid}`;
+    const dir = resolve(values.dir ?? join('.laneward', 'demo'), name);
+    const file = writeDemoCrew({ dir, crew: name, lanes, broken, concurrency });
+    io.err(`DEMO: crew ${name}: ${lanes} lanes (${broken} broken on purpose) in ${dir}`);
+    const interrupt = interruptSignal();
+    try {
+      const result = await crewRun(
+        {
+          file,
+          cwd: process.cwd(),
+          env: process.env,
+          state: values.state,
+          threads,
+          deadlineMs: undefined,
+          serve: intOption('serve', values.serve, 0, 65_535),
+          report: join(dir, 'report.json'),
+          json: values.json === true,
+          cancel: interrupt.signal,
+        },
+        io,
+      );
+      if (result.stoppedBy !== null) return crewExit(result);
+      const expected = new Set(brokenLanes(file));
+      const failed = result.lanes.filter((l) => l.stage !== 'complete');
+      const asExpected = failed.length === expected.size && failed.every((l) => expected.has(l.lane) && l.code !== null);
+      io.err(`DEMO: ${result.tally.complete} complete, ${failed.length} failed, ${expected.size} broken on purpose: ${asExpected ? 'as expected' : 'UNEXPECTED'} (report ${join(dir, 'report.json')})`);
+      return asExpected ? EXIT.ok : EXIT.fail;
+    } finally {
+      interrupt.release();
+    }
+  },
+});

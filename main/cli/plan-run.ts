@@ -1,0 +1,189 @@
+import { existsSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
+import { EXIT } from '../../formats/codes.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
+import { exitStatus, planExitStatus } from '../../formats/exit-status.ts';
+import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
+import { MAX_TIMER_MS } from '../../formats/limits.ts';
+import type { PlanRunEvent, PlanRunReport } from '../plan/run.ts';
+import { reportLines, resultLine } from '../plan/report.ts';
+import { intOption, usage } from './args.ts';
+import { command, type Command } from './command.ts';
+import { interruptSignal } from './interrupt.ts';
+
+export const PLAN_RUN_HELP = `usage: laneward plan run --out DIR [--plan F] --native 'CMD {prompt} {result}'
+                         --outside 'CMD {prompt} {result}' --actions F --trust PUB --action NAME
+                         [--native-model M] [--outside-model M] [--timeout-ms N]
+                         [--grace-ms N] [--teardown-ms N] [--deadline MIN] [--state DIR] [--json]
+
+Drives the review run in DIR to its gate: plan next, then both voices of the open phase
+at once, each a supervised command run as the signed action NAME (its timeout mode and
+budgets; --timeout-ms is each provider's lease or total deadline, default 600000). An ok
+command's result file is submitted; any other end (a timeout, a crash, a refused result)
+closes that voice as a typed failure in the journal, never retried. Repeats until
+gate_pending, complete or reviewed. The first run on DIR needs --plan.
+
+The command templates are split into words without a shell ('...' and "..." quote,
+\\ escapes); {prompt} and {result} are replaced inside each word with the attempt's
+files. The child also gets LANEWARD_ATTEMPT, LANEWARD_PROMPT_FILE and LANEWARD_RESULT_FILE.
+--deadline MIN (decimal minutes) cancels the children still running at expiry and ends
+the run interrupted (exit 124); a signal does the same (exit 128+n).
+
+Lines: the plan lines of each step, and DISPATCH: <attempt> phase=<p> voice=<v>,
+OUTCOME: <attempt> phase=<p> voice=<v> status=<s> code=<code|-> child_exit=<n|-> marks=<n>
+duration_ms=<n> cleanup=confirmed|unproven, VOICE: <attempt> ... status=failed|unavailable
+code=<code>, RESUMED: <attempt> ... result=found|missing, INTERRUPTED: reason=deadline|signal,
+STOPPED: <why>; then the run's status lines and GSTACK_RESULT: skill=autoplan status=<s> run=<dir>.
+--json prints one object on stdout instead (progress lines go to stderr).
+Exit: 0 at the gate (or complete/reviewed), 1 when a failed native voice stops the run,
+124 on --deadline, 128+n on signal n, 2 usage, 3 refused.`;
+
+const OPTIONS = {
+  out: { type: 'string' },
+  plan: { type: 'string' },
+  native: { type: 'string' },
+  outside: { type: 'string' },
+  'native-model': { type: 'string' },
+  'outside-model': { type: 'string' },
+  actions: { type: 'string' },
+  trust: { type: 'string' },
+  action: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'grace-ms': { type: 'string' },
+  'teardown-ms': { type: 'string' },
+  deadline: { type: 'string' },
+  state: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+/** Two voices run at once: the whole of one phase. */
+const VOICES_AT_ONCE = 2;
+
+export const planRunCommand: Command = command({
+  name: 'run',
+  help: PLAN_RUN_HELP,
+  options: OPTIONS,
+  positionals: false,
+  run: async ({ values }, io) => {
+    const json = values.json === true;
+    let runDir = '-';
+    try {
+      const need = (name: 'out' | 'native' | 'outside' | 'actions' | 'trust' | 'action') => {
+        const value = values[name];
+        if (value === undefined || value === '') throw usage(`--${name} is required`);
+        return value;
+      };
+      const out = need('out');
+      runDir = resolvePath(out);
+      const { splitTemplate } = await import('../plan/argv-template.ts');
+      const native = splitTemplate('native', need('native'));
+      const outside = splitTemplate('outside', need('outside'));
+      const deadlineMs = minutes(values.deadline);
+      const { checkpointRoot } = await import('../plan/checkpoint.ts');
+      checkpointRoot(process.env, runDir);
+      const { planRun } = await import('../plan/run.ts');
+      const { createInProcessDispatcher } = await import('../dispatch/dispatcher.ts');
+      const dispatcher = createInProcessDispatcher({ limit: VOICES_AT_ONCE });
+      const interrupt = interruptSignal();
+      const progress = (line: string) => (json ? io.err(line) : io.out(line));
+      let report: PlanRunReport;
+      try {
+        report = await planRun(
+          {
+            out,
+            ...(values.plan === undefined ? {} : { plan: values.plan }),
+            native,
+            outside,
+            nativeModel: values['native-model'] ?? 'unknown-native',
+            outsideModel: values['outside-model'] ?? 'unknown-outside',
+            action: need('action'),
+            actionsFile: need('actions'),
+            trust: need('trust'),
+            ...defined({
+              timeoutMs: intOption('timeout-ms', values['timeout-ms'], 1, MAX_TIMER_MS),
+              graceMs: intOption('grace-ms', values['grace-ms'], 0, MAX_TIMER_MS),
+              teardownMs: intOption('teardown-ms', values['teardown-ms'], 1, MAX_TIMER_MS),
+              deadlineMs,
+            }),
+            cancel: interrupt.signal,
+            onEvent: (event) => {
+              for (const line of eventLines(event)) progress(line);
+            },
+          },
+          { cwd: process.cwd(), env: process.env, state: values.state },
+          dispatcher.run,
+        );
+      } finally {
+        await dispatcher.close();
+        interrupt.release();
+      }
+      const exit = report.interrupted === 'deadline' ? exitStatus('DEADLINE_EXPIRED')
+        : report.interrupted === 'cancel' ? exitStatus('CANCELLED', { cancelSignal: String(interrupt.signal.reason) })
+        : report.stopped !== null ? EXIT.fail
+        : EXIT.ok;
+      if (json) io.out(JSON.stringify(runJson(report, exit)));
+      else for (const line of reportLines(report, true)) io.out(line);
+      return exit;
+    } catch (caught) {
+      const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
+      const exit = planExitStatus(error.code);
+      const dir = runDir === '-' || error.code === 'USAGE' ? '-' : runDir;
+      if (json) {
+        io.out(JSON.stringify({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
+      } else {
+        io.err(renderIssueLine('laneward plan run', issue(error.code, error.path, error.message)));
+        const exists = dir !== '-' && existsSync(join(dir, '.laneward-run'));
+        if (error.code !== 'USAGE') io.out(resultLine(exit === EXIT.refused ? 'refused' : 'interrupted', exists ? dir : '-'));
+      }
+      return exit;
+    }
+  },
+});
+
+/** The progress lines of one event. */
+export function eventLines(event: PlanRunEvent): string[] {
+  switch (event.type) {
+    case 'report':
+      return reportLines(event.report, false);
+    case 'dispatched':
+      return [`DISPATCH: ${event.attempt} phase=${event.phase} voice=${event.voice}`];
+    case 'outcome': {
+      const o = event.outcome;
+      return [`OUTCOME: ${event.attempt} phase=${event.phase} voice=${event.voice} status=${o.status} code=${o.code ?? '-'} child_exit=${o.child_exit ?? '-'} marks=${o.marks} duration_ms=${o.duration_ms} cleanup=${o.cleanup_confirmed ? 'confirmed' : 'unproven'}`];
+    }
+    case 'resumed':
+      return [`RESUMED: ${event.attempt} phase=${event.phase} voice=${event.voice} result=${event.result ? 'found' : 'missing'}`];
+    case 'interrupted':
+      return [`INTERRUPTED: reason=${event.reason === 'deadline' ? 'deadline' : 'signal'}`];
+    case 'stopped':
+      return [`STOPPED: ${oneLine(event.why)}`];
+  }
+}
+
+function runJson(report: PlanRunReport, exit: number): Record<string, unknown> {
+  return {
+    ok: exit === EXIT.ok,
+    status: report.status,
+    exitCode: exit,
+    run: report.run,
+    runDir: report.runDir,
+    interrupted: report.interrupted,
+    stopped: report.stopped,
+    attempts: report.ends,
+    spend: report.spend ?? null,
+    gate: report.gate ?? null,
+    lines: report.notes,
+  };
+}
+
+/** --deadline in decimal minutes (0.5 is thirty seconds), within the timer's range. */
+function minutes(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = /^\d{1,6}(\.\d{1,3})?$/.test(raw) ? Math.round(Number(raw) * 60_000) : Number.NaN;
+  if (!Number.isFinite(value) || value < 1 || value > MAX_TIMER_MS) throw usage(`expected --deadline to be minutes such as 30 or 0.5, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function defined<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number };
+}

@@ -1,0 +1,72 @@
+import type { LaneSpec } from '../../formats/crew-file.ts';
+import type { LaneProgress } from '../../formats/crew-record.ts';
+import type { SuperviseFn } from '../dispatch/dispatcher.ts';
+import type { Store } from '../store/store.ts';
+import type { CrewActions } from './crew-actions.ts';
+import { driveLane } from './lane-driver.ts';
+import type { QaPort, ReviewPort } from './ports.ts';
+
+export interface CrewPlan {
+  readonly crew: string;
+  readonly out: string;
+  readonly lanes: readonly LaneSpec[];
+  /** Lanes in flight at once; the others wait their turn in file order. */
+  readonly lanesAtOnce: number;
+  readonly agentTurns: number;
+}
+
+export interface CrewDeps {
+  readonly store: Store;
+  readonly actions: CrewActions;
+  readonly review: ReviewPort;
+  readonly qa: QaPort;
+  readonly run: SuperviseFn;
+}
+
+export interface CrewTally {
+  readonly lanes: number;
+  readonly complete: number;
+  readonly failed: number;
+  readonly interrupted: number;
+}
+
+/**
+ * Runs every lane of a crew, at most `lanesAtOnce` at a time (their children are bounded
+ * separately, by the dispatcher's limit). A lane's end never stops the others; a cancel
+ * stops every lane where it is, saved, so the crew can be started again.
+ */
+export async function runLanes(
+  plan: CrewPlan,
+  deps: CrewDeps,
+  options: { cancel: AbortSignal; onChange: (progress: LaneProgress) => void; onLaneEnd: (progress: LaneProgress) => void },
+): Promise<LaneProgress[]> {
+  const results: LaneProgress[] = new Array(plan.lanes.length);
+  let next = 0;
+  const ctx = {
+    crew: plan.crew,
+    out: plan.out,
+    agentTurns: plan.agentTurns,
+    cancel: options.cancel,
+    onChange: options.onChange,
+    ...deps,
+  };
+  const worker = async () => {
+    while (next < plan.lanes.length) {
+      const index = next++;
+      const progress = await driveLane(ctx, plan.lanes[index]!);
+      results[index] = progress;
+      options.onLaneEnd(progress);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(plan.lanesAtOnce, plan.lanes.length) }, worker));
+  return results;
+}
+
+export function tally(lanes: readonly LaneProgress[]): CrewTally {
+  const of = (stage: string) => lanes.filter((l) => l.stage === stage).length;
+  return { lanes: lanes.length, complete: of('complete'), failed: of('failed'), interrupted: lanes.length - of('complete') - of('failed') };
+}
+
+export function summaryLine(t: CrewTally, attempts: number, durationS: number): string {
+  return `CREW_SUMMARY: lanes=${t.lanes} complete=${t.complete} failed=${t.failed} interrupted=${t.interrupted} attempts=${attempts} duration_s=${durationS.toFixed(1)}`;
+}

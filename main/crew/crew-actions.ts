@@ -1,0 +1,38 @@
+import type { ActionSpec } from '../../formats/schemas/actions.ts';
+import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
+import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
+import { loadVerifiedAction } from '../actions/load-descriptor.ts';
+import { specFrom } from '../lease/lease-options.ts';
+import type { LoadedCrew } from './load-crew.ts';
+
+export type CallKind = 'reviewer' | 'observer' | 'agent';
+
+/**
+ * The crew's three actions, each verified once before any lane starts: a descriptor
+ * that fails its signature refuses the whole crew rather than every lane in turn.
+ */
+export interface CrewActions {
+  /** The spec of one launch; its budget starts now (when the pool grants the slot). */
+  spec(kind: CallKind, argv: readonly string[]): SupervisionSpec;
+  readonly names: Readonly<Record<CallKind, string>>;
+}
+
+export function verifyCrewActions(crew: LoadedCrew): CrewActions {
+  const names = { reviewer: crew.crew.actions.reviewer, observer: crew.crew.actions.observer, agent: crew.crew.actions.agent };
+  const verified = {} as Record<CallKind, { spec: ActionSpec; sha256: string }>;
+  for (const kind of Object.keys(names) as CallKind[]) verified[kind] = loadVerifiedAction(crew.actionsFile, crew.trustFile, names[kind]);
+  const request = (kind: CallKind) => ({
+    file: crew.actionsFile,
+    trust: crew.trustFile,
+    action: names[kind],
+    timeoutMs: crew.crew.limits.timeout_ms,
+    graceMs: SUPERVISION_DEFAULTS.graceMs,
+    teardownMs: SUPERVISION_DEFAULTS.teardownMs,
+    stdoutLimit: SUPERVISION_DEFAULTS.stdoutLimit,
+    stderrLimit: SUPERVISION_DEFAULTS.stderrLimit,
+  });
+  return {
+    names,
+    spec: (kind, argv) => specFrom(verified[kind].spec, verified[kind].sha256, request(kind), argv, nowMs()),
+  };
+}

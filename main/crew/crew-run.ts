@@ -1,0 +1,162 @@
+import { setMaxListeners } from 'node:events';
+import { resolve } from 'node:path';
+import type { LaneProgress } from '../../formats/crew-record.ts';
+import { oneLine } from '../../formats/issue.ts';
+import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { openStore } from '../store/store.ts';
+import type { Io } from '../cli/io.ts';
+import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
+import { verifyCrewActions } from './crew-actions.ts';
+import { CrewView, percentile, viewLine } from './view-state.ts';
+import { loadCrew } from './load-crew.ts';
+import { qaConfigFromEnv } from '../qa/qa-config.ts';
+import { startQaService } from './qa-client.ts';
+import { crewReviewPort } from './review-port.ts';
+
+export interface CrewRunOptions {
+  readonly file: string;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly state: string | undefined;
+  readonly threads: number;
+  readonly deadlineMs: number | undefined;
+  readonly serve: number | undefined;
+  readonly report: string | undefined;
+  readonly json: boolean;
+  /** Signals and a closed stdout, as one abort. */
+  readonly cancel: AbortSignal;
+}
+
+export interface CrewRunResult {
+  readonly tally: CrewTally;
+  readonly lanes: readonly LaneProgress[];
+  /** Why the crew stopped early: 'deadline', a signal name, or null. */
+  readonly stoppedBy: string | null;
+  readonly summary: string;
+}
+
+const LIVE_MS = 250;
+
+/**
+ * `crew run`: every lane of a crew file through its review run and its QA lifecycle, on
+ * one state root, with one dispatcher bounding every child the crew starts and one QA
+ * service thread holding the lanes' QA state machines. Started again on the same state
+ * root, it resumes each lane where it stopped.
+ */
+export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunResult> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const loaded = loadCrew(options.file, options.cwd);
+  const actions = verifyCrewActions(loaded);
+  const root = resolve(options.cwd, options.state ?? options.env['LANEWARD_STATE_ROOT'] ?? '.laneward/state');
+  const store = openStore(root, { batched: true });
+  const { crew } = loaded;
+  // A bad knob is a usage error before any lane starts, not 50 lane failures.
+  const qaConfig = qaConfigFromEnv(options.env);
+
+  const stop = new AbortController();
+  // Every child the crew runs listens on this one signal.
+  setMaxListeners(0, stop.signal);
+  let stoppedBy: string | null = null;
+  const onCancel = () => {
+    stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
+    stop.abort(stoppedBy);
+  };
+  if (options.cancel.aborted) onCancel();
+  options.cancel.addEventListener('abort', onCancel, { once: true });
+  const deadline =
+    options.deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          stoppedBy ??= 'deadline';
+          stop.abort('SIGTERM');
+        }, options.deadlineMs);
+
+  const dispatcher: Dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency });
+  // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
+  const run: Dispatcher['run'] = (spec, runOptions) => dispatcher.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+  const qa = await startQaService(root, run, qaConfig, {
+    actionsFile: loaded.actionsFile,
+    trust: loaded.trustFile,
+    action: crew.actions.observer,
+    timeoutMs: crew.limits.timeout_ms,
+  });
+  const view = new CrewView(crew.crew, () => dispatcher.stats(), loaded.lanes.map((l) => l.id));
+  const server = options.serve === undefined ? undefined : await (await import('./serve.ts')).serveCrew(options.serve, view);
+  if (server !== undefined) io.err(`CREW_VIEW: ${server.url}`);
+  const live = io.stderrIsTTY ? setInterval(() => io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}`), LIVE_MS) : undefined;
+  const print = (line: string) => {
+    if (live !== undefined) io.errRaw('\r\x1b[2K');
+    io.out(line);
+  };
+  const refresh = server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
+
+  let lanes: LaneProgress[] = [];
+  try {
+    lanes = await runLanes(
+      {
+        crew: crew.crew,
+        out: loaded.out,
+        lanes: loaded.lanes,
+        lanesAtOnce: crew.limits.lanes ?? crew.limits.concurrency,
+        agentTurns: crew.limits.agent_turns,
+      },
+      {
+        store,
+        actions,
+        qa,
+        run,
+        review: crewReviewPort({ crew: loaded, actions, penv: { cwd: options.cwd, env: options.env, state: root }, run, cancel: stop.signal }),
+      },
+      {
+        cancel: stop.signal,
+        onChange: (progress) => view.lane(progress),
+        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress)),
+      },
+    );
+  } finally {
+    if (deadline !== undefined) clearTimeout(deadline);
+    if (live !== undefined) clearInterval(live);
+    if (refresh !== undefined) clearInterval(refresh);
+    options.cancel.removeEventListener('abort', onCancel);
+    await qa.close();
+    await dispatcher.close();
+  }
+  const stats = dispatcher.stats();
+  const durationS = (performance.now() - started) / 1000;
+  const counts = tally(lanes);
+  const summary = summaryLine(counts, stats.started, durationS);
+  view.finish(summary);
+  if (live !== undefined) io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}\n`);
+  if (options.report !== undefined) {
+    const report = {
+      schema_version: 1,
+      crew: crew.crew,
+      file: loaded.file,
+      state_root: root,
+      started_at: startedAt,
+      ended_at: new Date().toISOString(),
+      duration_s: Number(durationS.toFixed(3)),
+      stopped_by: stoppedBy,
+      summary: { ...counts, attempts: stats.started },
+      stats: { marks: stats.marks, renewal_p99_ms: percentile(stats.renewalLatencyMs, 0.99) },
+      lanes: lanes.map(laneObject),
+    };
+    writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
+  }
+  if (options.json) io.out(JSON.stringify({ summary: { ...counts, attempts: stats.started, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } }));
+  else io.out(summary);
+  await server?.close();
+  return { tally: counts, lanes, stoppedBy, summary };
+}
+
+function laneObject(p: LaneProgress): Record<string, unknown> {
+  return { lane: p.lane, status: p.stage, code: p.code, detail: p.detail, attempts: p.attempts, turns: p.turnsDone, lost_turns: p.lostTurns, run: p.runDir };
+}
+
+function laneLine(p: LaneProgress): string {
+  const code = p.code === null ? '' : ` code=${p.code}`;
+  const detail = p.detail === null ? '' : ` detail=${oneLine(p.detail)}`;
+  return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${detail}`;
+}

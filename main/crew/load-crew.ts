@@ -1,0 +1,63 @@
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import * as v from 'valibot';
+import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew-file.ts';
+import { LanewardError } from '../../formats/error.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
+
+const MAX_CREW_BYTES = 4 * 1024 * 1024;
+
+/** A crew file read, checked and expanded, with every path resolved against its directory. */
+export interface LoadedCrew {
+  readonly file: string;
+  readonly crew: CrewFile;
+  readonly lanes: readonly LaneSpec[];
+  /** Absolute: the lanes' run directories are `<out>/<lane id>`. */
+  readonly out: string;
+  readonly actionsFile: string;
+  readonly trustFile: string;
+}
+
+const invalid = (file: string, message: string) => new LanewardError('CREW_INVALID', message, { path: file });
+
+/**
+ * Refuses a crew before any lane starts: one bad lane would otherwise surface an hour
+ * in, after the others spent their budget.
+ */
+export function loadCrew(path: string, cwd: string): LoadedCrew {
+  const file = resolve(cwd, path);
+  const read = tryReadBounded(file, MAX_CREW_BYTES);
+  if (!read.ok) throw invalid(file, `the crew file ${read.detail}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(read.bytes));
+  } catch (error) {
+    throw invalid(file, `the crew file is not one UTF-8 JSON document (${(error as Error).message})`);
+  }
+  const parsed = v.safeParse(crewFileSchema, value);
+  if (!parsed.success) {
+    const first = parsed.issues[0];
+    const where = v.getDotPath(first) ?? '(top level)';
+    throw invalid(file, `${where}: ${first.message}`);
+  }
+  const crew = parsed.output;
+  const base = dirname(file);
+  const lanes = expandLanes(crew).map((lane) => ({ ...lane, plan: resolve(base, lane.plan) }));
+  const badId = lanes.find((lane) => !isLaneId(lane.id));
+  if (badId !== undefined) throw invalid(file, `the template makes lane id ${JSON.stringify(badId.id)}, which is not a valid lane id`);
+  const twice = duplicateLane(lanes);
+  if (twice !== null) throw invalid(file, `lane id ${JSON.stringify(twice)} is named twice`);
+  for (const lane of lanes) {
+    if (statSync(lane.plan, { throwIfNoEntry: false })?.isFile() !== true) {
+      throw invalid(file, `lane ${lane.id}: plan ${lane.plan} is not a readable file`);
+    }
+  }
+  return {
+    file,
+    crew,
+    lanes,
+    out: resolve(base, crew.out),
+    actionsFile: resolve(base, crew.actions.file),
+    trustFile: resolve(base, crew.actions.trust),
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * What a lane needs from the review runs and from the QA service, as plain data: the
+ * lane driver decides the order, these do the work. A step never throws for an
+ * outcome (a failed voice, a refused completion): it says so in its result.
+ */
+export interface StepResult {
+  readonly ok: boolean;
+  /** A result code when not ok (the first cause). */
+  readonly code: string | null;
+  readonly detail: string | null;
+  /** Supervised children the step started. */
+  readonly attempts: number;
+}
+
+export interface ReviewStep extends StepResult {
+  /** The run's terminal status after the step (gate_pending, complete, interrupted...). */
+  readonly status: string;
+}
+
+export interface ReviewPort {
+  /** Drives the lane's review run to its gate (or to its end); resumes a started run. */
+  drive(lane: string, runDir: string, plan: string): Promise<ReviewStep>;
+  /** Answers the pending gate by the crew's answer policy; a decided gate is left alone. */
+  answer(runDir: string): Promise<ReviewStep>;
+  /** Exports and validates the run directory. */
+  export(runDir: string): Promise<ReviewStep>;
+}
+
+export interface QaStep extends StepResult {
+  /** Guidance the observer gave (a failed cadence or cross-check), for the agent's next prompt. */
+  readonly guidance: string | null;
+  /** The lines the QA machine emitted, in order. */
+  readonly lines: readonly string[];
+}
+
+/** The lane's QA state machine, hosted by the crew's QA service thread. */
+export interface QaPort {
+  /** Records the lane if new and bootstraps its observer; a lane already ready is left alone. */
+  start(lane: string, observer: readonly string[]): Promise<QaStep>;
+  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
+  /** finish_success: the cross-check; ok only when it passed. */
+  finish(lane: string): Promise<QaStep>;
+}

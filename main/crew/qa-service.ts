@@ -1,0 +1,84 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { BUILD_ID } from '../../formats/build-id.ts';
+import type { QaEvent } from '../../formats/qa-events.ts';
+import { renderQaLine } from '../../formats/qa-lines.ts';
+import type { SuperviseFn } from '../dispatch/dispatcher.ts';
+import { qaFinish, qaStart, qaStatus, qaTurn, type QaConfig, type QaReport } from '../qa/index.ts';
+import { openStore, type Store } from '../store/store.ts';
+import type { QaStep } from './ports.ts';
+
+/** How the crew's lanes call their observer: one action, one budget, for every lane. */
+export interface ObserverSettings {
+  readonly actionsFile: string;
+  readonly trust: string;
+  readonly action: string;
+  readonly timeoutMs: number;
+}
+
+/** The QA service's surface, as the coordinator calls it through comlink. */
+export interface QaServiceApi {
+  init(root: string, run: SuperviseFn, config: QaConfig, observer: ObserverSettings): Promise<void>;
+  start(lane: string, argv: string[]): Promise<QaStep>;
+  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
+  finish(lane: string): Promise<QaStep>;
+}
+
+const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
+if (expected !== BUILD_ID) throw new Error(`qa-service is build ${BUILD_ID}, coordinator expects ${String(expected)}`);
+
+let store: Store;
+let supervise: SuperviseFn;
+let knobs: QaConfig;
+let observer: ObserverSettings;
+
+/** Runs one QA function, counting the observer children it starts through the crew's dispatcher. */
+async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
+  let attempts = 0;
+  const run: SuperviseFn = (spec) => {
+    attempts += 1;
+    // Only plain data crosses back to the coordinator: the options carry functions.
+    return supervise(spec);
+  };
+  try {
+    const report = await body(run);
+    return toStep(report, attempts);
+  } catch (error) {
+    const code = typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'INTERNAL';
+    return { ok: false, code, detail: (error as Error)?.message ?? String(error), attempts, guidance: null, lines: [] };
+  }
+}
+
+function toStep(report: QaReport, attempts: number): QaStep {
+  const guidance = report.events.map(guidanceOf).findLast((g) => g !== null) ?? null;
+  const failed = report.events.find((e) => e.type === 'observer_failed' || e.type === 'completion_refused');
+  const detail = report.message !== '' ? report.message : failed === undefined ? null : 'detail' in failed ? failed.detail : failed.code;
+  return { ok: report.code === null, code: report.code, detail: report.code === null ? null : detail, attempts, guidance, lines: report.events.map(renderQaLine) };
+}
+
+function guidanceOf(event: QaEvent): string | null {
+  if ((event.type === 'update' || event.type === 'cross_check') && event.verdict !== 'pass') return event.guidance ?? event.note;
+  return null;
+}
+
+const api: QaServiceApi = {
+  async init(root, run, config, settings) {
+    // Batched: the lanes' QA commands of one event-loop turn share a commit.
+    store = openStore(root, { batched: true });
+    supervise = run;
+    knobs = config;
+    observer = settings;
+  },
+  start: (lane, argv) =>
+    step(async (run) => {
+      // A lane whose bootstrap already passed (a crew killed before it saved the stage) is left alone.
+      const status = qaStatus(store, lane).status;
+      if (status !== null && status.state === 'active' && status.ready) return { lane, code: null, message: '', events: [], status };
+      return qaStart(store, lane, { observer: { argv, ...observer } }, run);
+    }),
+  turn: (lane, role, text, diff) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs }, run)),
+  finish: (lane) => step((run) => qaFinish(store, lane, {}, run)),
+};
+
+Comlink.expose(api, nodeEndpoint(parentPort!));

@@ -1,0 +1,102 @@
+import { fillArgv } from '../../formats/crew-file.ts';
+import { isLanewardError, toError } from '../../formats/error.ts';
+import type { Dispatcher } from '../dispatch/dispatcher.ts';
+import { planAnswer } from '../plan/answer.ts';
+import { planExport } from '../plan/export.ts';
+import { locateRun, type PlanEnv } from '../plan/locate.ts';
+import type { PlanReport } from '../plan/report.ts';
+import { planRun } from '../plan/run.ts';
+import type { CrewActions } from './crew-actions.ts';
+import type { LoadedCrew } from './load-crew.ts';
+import type { ReviewPort, ReviewStep } from './ports.ts';
+
+/** Who answers a crew's gates: the crew itself, on the authority of its file's answer policy. */
+export const CREW_ANSWERER = 'agent:laneward-crew';
+
+const DRIVEN = new Set(['gate_pending', 'complete', 'reviewed']);
+const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete', 'reviewed']);
+
+/** The review-run side of a lane, on the plan commands' own functions. */
+export function crewReviewPort(context: {
+  readonly crew: LoadedCrew;
+  readonly actions: CrewActions;
+  readonly penv: PlanEnv;
+  readonly run: Dispatcher['run'];
+  readonly cancel: AbortSignal;
+}): ReviewPort {
+  const { crew, penv } = context;
+  const settings = crew.crew;
+  return {
+    async drive(lane, runDir, plan) {
+      const laneRunners = crew.lanes.find((l) => l.id === lane)!.runners;
+      let attempts = 0;
+      const run: Dispatcher['run'] = (spec, options) => {
+        attempts += 1;
+        return context.run(spec, options);
+      };
+      return step(async () => {
+        const report = await planRun(
+          {
+            out: runDir,
+            plan,
+            native: fillArgv(laneRunners.native, { lane }),
+            outside: fillArgv(laneRunners.outside, { lane }),
+            nativeModel: settings.models.native,
+            outsideModel: settings.models.outside,
+            action: context.actions.names.reviewer,
+            actionsFile: crew.actionsFile,
+            trust: crew.trustFile,
+            cancel: context.cancel,
+            timeoutMs: settings.limits.timeout_ms,
+            ...(settings.limits.spend_cap_usd === undefined ? {} : { spendCap: settings.limits.spend_cap_usd }),
+          },
+          penv,
+          run,
+        );
+        const failure = report.ends.find((end) => end.code !== null && end.state !== 'open');
+        if (report.interrupted !== null) return { ok: false, code: 'CANCELLED', detail: `review run interrupted (${report.interrupted})`, attempts, status: report.status };
+        if (failure !== undefined) {
+          // A voice that failed is the lane's typed end; the run directory still records it
+          // honestly, exported where the run got far enough to be exportable.
+          if (EXPORTABLE.has(report.status)) await planExport({ out: runDir }, penv);
+          return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state}${report.stopped === null ? '' : `: ${report.stopped}`}`, attempts, status: report.status };
+        }
+        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: report.stopped, attempts, status: report.status };
+        return reviewStep(report, () => attempts);
+      }, () => attempts);
+    },
+    async answer(runDir) {
+      return step(async () => {
+        const { record } = locateRun(runDir, penv);
+        if (record.state !== 'gate_pending' || record.gate === null) return { ok: true, code: null, detail: null, attempts: 0, status: record.state };
+        const report = await planAnswer({ out: runDir, gateRev: record.gate.rev, reply: settings.answer, by: CREW_ANSWERER, wordsBy: CREW_ANSWERER, recHash: record.gate.rec_hash }, penv);
+        // Accepted plan changes wait for a revision of the plan, which a crew does not write:
+        // the lane ends here, typed, before its agent works on a plan that is not final.
+        const after = locateRun(runDir, penv).record;
+        if (after.amendments.length > 0) {
+          return { ok: false, code: 'PLAN_AMEND_PENDING', detail: `the answer "${settings.answer}" accepted ${after.amendments.length} plan change(s) that need a plan revision: ${after.amendments.map((a) => a.decision).join(', ')}`, attempts: 0, status: after.state };
+        }
+        return reviewStep(report, () => 0);
+      }, () => 0);
+    },
+    async export(runDir) {
+      return step(async () => reviewStep(await planExport({ out: runDir }, penv), () => 0), () => 0);
+    },
+  };
+}
+
+function reviewStep(report: PlanReport, attempts: () => number): ReviewStep {
+  if (DRIVEN.has(report.status)) return { ok: true, code: null, detail: null, attempts: attempts(), status: report.status };
+  const code = report.status === 'interrupted' ? 'CANCELLED' : 'PLAN_RUN_STOPPED';
+  return { ok: false, code, detail: `review run ended ${report.status}`, attempts: attempts(), status: report.status };
+}
+
+/** A refusal or failure of a plan command becomes the lane's typed end, never a crash of the crew. */
+async function step(body: () => Promise<ReviewStep>, attempts: () => number): Promise<ReviewStep> {
+  try {
+    return await body();
+  } catch (error) {
+    const code = isLanewardError(error) ? error.code : 'INTERNAL';
+    return { ok: false, code, detail: toError(error).message, attempts: attempts(), status: 'refused' };
+  }
+}

@@ -1,0 +1,188 @@
+import { constants } from 'node:os';
+import { toError } from '../../formats/error.ts';
+import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
+import type { Outcome } from '../../workers/supervise/outcome.ts';
+import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
+import type { CancelMessage, RenewalReport, SuperviseTask, TaskResult } from '../../workers/supervise/task.ts';
+import { createPool } from '../pool.ts';
+import { abortSignalName, cancelledBeforeStart } from './cancelled.ts';
+import { Slots } from './slots.ts';
+import { DispatchCounters } from './stats.ts';
+
+export interface RunOptions {
+  readonly cancel?: AbortSignal;
+  /**
+   * The budget runs from the slot, not from `spec.startedAt`: the dispatcher sets
+   * startedAt when the slot is granted, so time spent queued behind the limit is not
+   * charged to the provider. Default false: queueing is pre-launch work and counts.
+   */
+  readonly budgetFromSlot?: boolean;
+  /**
+   * Called (and awaited) once the slot is granted, right before the provider starts: a
+   * caller records "may have started" here (a plan run marks the attempt dispatched).
+   * A cancel that arrives meanwhile still starts nothing.
+   */
+  readonly onSlot?: () => void | Promise<void>;
+}
+
+/** The one way main runs a supervised child; an Outcome for every case, never a rejection for a provider failure. */
+export type SuperviseFn = (spec: SupervisionSpec, options?: RunOptions) => Promise<Outcome>;
+
+export interface DispatchStats {
+  /** Children supervised right now. */
+  readonly running: number;
+  /** Waiting for a slot (backpressure). */
+  readonly queued: number;
+  /** Total handed to a supervisor since creation. */
+  readonly started: number;
+  readonly finished: number;
+  /** Admitted marks seen in finished and running supervisions. */
+  readonly marks: number;
+  /** Recent renewal latencies (ms), for p99 and the histogram; a bounded window. */
+  readonly renewalLatencyMs: readonly number[];
+}
+
+export interface Dispatcher {
+  /** Waits for a free slot when `limit` children run. */
+  readonly run: SuperviseFn;
+  stats(): DispatchStats;
+  /** Cancels what runs and what waits, waits for teardown, destroys the pool. */
+  close(): Promise<void>;
+}
+
+/** Supervises one spec somewhere; reports renewals as they come; aborting `signal` cancels. */
+type Launch = (spec: SupervisionSpec, signal: AbortSignal, onRenewals: (count: number, latenciesMs: readonly number[]) => void) => Promise<Outcome>;
+
+/**
+ * The dispatcher shared by both kinds: a FIFO of waiting runs in front of `limit` slots,
+ * the counters, and close. What runs a supervision (a pool worker or this thread) is `launch`.
+ */
+function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>): Dispatcher {
+  const slots = new Slots(limit);
+  const counters = new DispatchCounters();
+  const live = new Set<{ controller: AbortController; done: Promise<unknown> }>();
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  const run: SuperviseFn = (spec, options = {}) => {
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.cancel?.reason);
+    const entry = { controller, done: Promise.resolve() as Promise<unknown> };
+    live.add(entry);
+    const work = (async (): Promise<Outcome> => {
+      if (closed) return cancelledBeforeStart(spec, 'SIGTERM');
+      if (options.cancel?.aborted) return cancelledBeforeStart(spec, abortSignalName(options.cancel));
+      options.cancel?.addEventListener('abort', forward, { once: true });
+      try {
+        if (!(await slots.acquire(controller.signal))) return cancelledBeforeStart(spec, abortSignalName(controller.signal));
+        try {
+          const ready = options.budgetFromSlot === true ? { ...spec, startedAt: nowMs() } : spec;
+          await options.onSlot?.();
+          if (controller.signal.aborted) return cancelledBeforeStart(ready, abortSignalName(controller.signal));
+          counters.started += 1;
+          let reported = 0;
+          let outcome: Outcome | undefined;
+          try {
+            outcome = await launch(ready, controller.signal, (count, latencies) => {
+              reported += count;
+              counters.renewals(count, latencies);
+            });
+            return outcome;
+          } finally {
+            counters.finish(reported, outcome?.marks ?? 0);
+          }
+        } finally {
+          slots.release();
+        }
+      } finally {
+        options.cancel?.removeEventListener('abort', forward);
+        live.delete(entry);
+      }
+    })();
+    entry.done = work.catch(() => undefined);
+    return work;
+  };
+
+  return {
+    run,
+    stats: () => ({
+      running: counters.started - counters.finished,
+      queued: slots.queued,
+      started: counters.started,
+      finished: counters.finished,
+      marks: counters.marks,
+      renewalLatencyMs: counters.latencies(),
+    }),
+    close: () => {
+      closing ??= (async () => {
+        closed = true;
+        for (const { controller } of live) controller.abort('SIGTERM');
+        slots.drop();
+        await Promise.all([...live].map((entry) => entry.done));
+        await shutdown();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Supervisions one worker thread carries at once: they wait on pipes and timers, not CPU. */
+const PER_WORKER = 512;
+
+/**
+ * A dispatcher over ONE Piscina pool of the supervise worker: at most `limit` children
+ * run at once across `threads` threads, the rest wait in arrival order. A cancel reaches
+ * a running task as a message on its own port (the worker tears its children down; a
+ * thread is never terminated under them); a waiting one is dropped and starts nothing.
+ * A pool error (a worker of another build, a crashed thread) rejects the run it hit: it
+ * is not a provider failure, so it is not an Outcome.
+ */
+export async function createPoolDispatcher(options: { threads: number; limit: number; onError?: (e: Error) => void }): Promise<Dispatcher> {
+  // Loaded here, not at start-up: worker_threads costs milliseconds every command would pay.
+  const { MessageChannel } = await import('node:worker_threads');
+  let poolError: Error | undefined;
+  const pool = await createPool('supervise', options.threads, (error) => {
+    poolError ??= error;
+    options.onError?.(error);
+  }, { concurrentTasksPerWorker: PER_WORKER });
+  // Shared with every worker: non-zero once the dispatcher closed, so a task that reaches
+  // its worker afterwards starts nothing.
+  const cancelled = new Int32Array(new SharedArrayBuffer(4));
+  const launch: Launch = async (spec, signal, onRenewals) => {
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (message: RenewalReport) => {
+      if (message?.type === 'renewals') onRenewals(message.count, message.latenciesMs);
+    });
+    const onAbort = () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const task: SuperviseTask = { spec, port: port2, cancelled };
+      const { outcome, last } = (await pool.run(task, { transferList: [port2] })) as TaskResult;
+      // The last renewals ride with the outcome: nothing waits for the port to drain.
+      if (last !== null) onRenewals(last.count, last.latenciesMs);
+      return outcome;
+    } catch (error) {
+      throw toError(poolError ?? error);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      port1.close();
+    }
+  };
+  return dispatcher(options.limit, launch, async () => {
+    Atomics.store(cancelled, 0, constants.signals.SIGTERM);
+    await pool.destroy();
+  });
+}
+
+/**
+ * The same dispatcher supervising in this thread: for single CLI commands and tests. The
+ * limit, the queue, the stats and close behave as with the pool.
+ */
+export function createInProcessDispatcher(options: { limit: number }): Dispatcher {
+  const launch: Launch = async (spec, signal, onRenewals) => {
+    const { supervise } = await import('../../workers/supervise/supervise.ts');
+    return supervise(spec, signal, { onRenewal: (_at, latencyMs) => onRenewals(1, [latencyMs]) });
+  };
+  return dispatcher(options.limit, launch, async () => undefined);
+}

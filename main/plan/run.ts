@@ -1,0 +1,226 @@
+import { setMaxListeners } from 'node:events';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { isLanewardError } from '../../formats/error.ts';
+import type { AttemptRecord, PhaseId, VoiceId } from '../../formats/review-run.ts';
+import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
+import type { Outcome } from '../../workers/supervise/outcome.ts';
+import { SUPERVISION_DEFAULTS } from '../../workers/supervise/spec.ts';
+import type { SuperviseFn } from '../dispatch/dispatcher.ts';
+import { leaseSpecFor, type LeaseRequest } from '../lease/lease-options.ts';
+import { fillTemplate } from './argv-template.ts';
+import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
+import { planNext } from './next.ts';
+import type { PlanReport } from './report.ts';
+import { readBinding } from './run-binding.ts';
+import { planStatus } from './status.ts';
+import { planSubmit } from './submit.ts';
+import { failVoice, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
+
+/** The provider's budget when the caller gives none: the lease, or the total deadline. */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
+
+export interface PlanRunOptions {
+  readonly out: string;
+  /** Needed by the first run on `out` only (it starts the review run). */
+  readonly plan?: string;
+  /** Argv templates; {prompt} and {result} are substituted inside each element, never through a shell. */
+  readonly native: readonly string[];
+  readonly outside: readonly string[];
+  readonly nativeModel: string;
+  readonly outsideModel: string;
+  /** The signed action that sets timeout mode and budgets. */
+  readonly action: string;
+  readonly actionsFile: string;
+  readonly trust: string;
+  /** Each provider's budget (the lease, or its total deadline); default {@link DEFAULT_ATTEMPT_TIMEOUT_MS}. */
+  readonly timeoutMs?: number;
+  readonly graceMs?: number;
+  readonly teardownMs?: number;
+  /** The whole run's budget: at expiry the children it started are cancelled and the run ends `interrupted`. */
+  readonly deadlineMs?: number;
+  /** The run's spend cap in USD, set by the first next (like `plan next --spend-cap`). */
+  readonly spendCap?: number;
+  readonly cancel?: AbortSignal;
+  readonly onEvent?: (event: PlanRunEvent) => void;
+}
+
+/** One attempt's end as `plan run` saw it. */
+export interface AttemptEnd {
+  readonly attempt: string;
+  readonly phase: PhaseId;
+  readonly voice: VoiceId;
+  /** bound: its result bound; failed / unavailable: a typed failure; open: cancelled before it started. */
+  readonly state: 'bound' | 'failed' | 'unavailable' | 'open';
+  /** The result code of a failure (a supervision code, a submit refusal, EXECUTION_UNKNOWN); null when bound. */
+  readonly code: string | null;
+  /** The supervision's facts; null for an attempt resumed from an earlier run. */
+  readonly outcome: OutcomeFacts | null;
+}
+
+export type PlanRunEvent =
+  | { readonly type: 'report'; readonly command: 'next' | 'submit' | 'fail'; readonly report: PlanReport }
+  | { readonly type: 'dispatched'; readonly attempt: string; readonly phase: PhaseId; readonly voice: VoiceId }
+  | { readonly type: 'outcome'; readonly attempt: string; readonly phase: PhaseId; readonly voice: VoiceId; readonly outcome: OutcomeFacts }
+  | { readonly type: 'resumed'; readonly attempt: string; readonly phase: PhaseId; readonly voice: VoiceId; readonly result: boolean }
+  | { readonly type: 'interrupted'; readonly reason: 'deadline' | 'cancel' }
+  | { readonly type: 'stopped'; readonly why: string };
+
+/** The final report (the run as the store holds it), with what this run did. */
+export interface PlanRunReport extends PlanReport {
+  /** Every attempt this run ended, in the order they ended. */
+  readonly ends: readonly AttemptEnd[];
+  /** Why the run stopped early: the deadline, or a cancel (a signal); null when it did not. */
+  readonly interrupted: 'deadline' | 'cancel' | null;
+  /** Set when the run cannot move on by itself (a native voice failed). */
+  readonly stopped: string | null;
+}
+
+/**
+ * `plan run`: drives the review run to its gate. Each round: `plan next`; every open
+ * attempt of the open phase is supervised through `run` (both voices at once, each under
+ * the signed action's timeout mode); an ok outcome's result file is submitted, any other
+ * end (a failure, a timeout, a refused result) closes that voice as a typed failure in the
+ * journal, never retried. It stops at gate_pending, complete or reviewed; interrupted on
+ * the deadline or a cancel (the children it started are cancelled); or stopped when a
+ * native voice failed (the phase needs `plan next --redispatch`).
+ *
+ * Resuming: an attempt is marked dispatched (journal `attempt_dispatched`) when its slot
+ * is granted, before its provider can start. A later plan run on the same directory
+ * never starts a dispatched attempt again: it binds the result file if the provider
+ * wrote one, else the voice fails with EXECUTION_UNKNOWN.
+ */
+export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: SuperviseFn): Promise<PlanRunReport> {
+  const runDir = runDirOf(options.out, penv);
+  const request: LeaseRequest = {
+    file: options.actionsFile,
+    trust: options.trust,
+    action: options.action,
+    timeoutMs: options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
+    graceMs: options.graceMs ?? SUPERVISION_DEFAULTS.graceMs,
+    teardownMs: options.teardownMs ?? SUPERVISION_DEFAULTS.teardownMs,
+    stdoutLimit: SUPERVISION_DEFAULTS.stdoutLimit,
+    stderrLimit: SUPERVISION_DEFAULTS.stderrLimit,
+  };
+  // The descriptor is verified before anything starts: a refusal starts no run and no child.
+  leaseSpecFor(request, ['true'], nowMs());
+  const emit = options.onEvent ?? (() => undefined);
+  const stop = new AbortController();
+  // Both voices of a phase, and every phase of a long run, listen on it.
+  setMaxListeners(0, stop.signal);
+  let interrupted: 'deadline' | 'cancel' | null = null;
+  const interrupt = (reason: 'deadline' | 'cancel', signal: unknown) => {
+    if (stop.signal.aborted) return;
+    interrupted = reason;
+    stop.abort(typeof signal === 'string' ? signal : 'SIGTERM');
+  };
+  const onCancel = () => interrupt('cancel', options.cancel?.reason);
+  if (options.cancel?.aborted) onCancel();
+  else options.cancel?.addEventListener('abort', onCancel, { once: true });
+  const timer = options.deadlineMs === undefined ? undefined : setTimeout(() => interrupt('deadline', 'SIGTERM'), options.deadlineMs);
+  const ends: AttemptEnd[] = [];
+  let stopped: string | null = null;
+
+  const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null) => {
+    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail });
+    emit({ type: 'report', command: 'fail', report });
+    ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: status, code, outcome });
+  };
+
+  const submit = async (attempt: AttemptRecord, result: string, outcome: OutcomeFacts | null) => {
+    let report: PlanReport;
+    try {
+      report = await planSubmit(
+        { out: options.out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result, model: attempt.voice === 'native' ? options.nativeModel : options.outsideModel, runner: 'plan-run' },
+        penv,
+      );
+    } catch (error) {
+      // A result the contract refuses is this voice's typed failure; anything else is the run's.
+      if (!isLanewardError(error) || error.code === 'STATE_UNAVAILABLE' || error.code === 'INTERNAL') throw error;
+      return fail(attempt, 'failed', error.code, error.message, outcome);
+    }
+    emit({ type: 'report', command: 'submit', report });
+    ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'bound', code: null, outcome });
+  };
+
+  const handle = async (attempt: AttemptRecord): Promise<void> => {
+    const prompt = join(runDir, attempt.prompt);
+    const result = join(runDir, attempt.result);
+    if (attempt.dispatched_at !== undefined) {
+      // An earlier plan run dispatched it and ended before its outcome: never started twice.
+      const found = existsSync(result);
+      emit({ type: 'resumed', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, result: found });
+      if (found) return submit(attempt, result, null);
+      return fail(attempt, 'failed', 'EXECUTION_UNKNOWN', `dispatched at ${attempt.dispatched_at} by a plan run that ended before its outcome; not started again`, null);
+    }
+    const argv = fillTemplate(attempt.voice === 'native' ? options.native : options.outside, { prompt, result });
+    const spec = {
+      ...leaseSpecFor(request, argv, nowMs()),
+      cwd: penv.cwd,
+      env: { LANEWARD_ATTEMPT: attempt.id, LANEWARD_PROMPT_FILE: prompt, LANEWARD_RESULT_FILE: result },
+    };
+    const outcome = await run(spec, {
+      cancel: stop.signal,
+      // The provider's budget starts with its slot: waiting behind other children is not its time.
+      budgetFromSlot: true,
+      onSlot: async () => {
+        await markDispatched(options.out, penv, attempt.id);
+        emit({ type: 'dispatched', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
+      },
+    });
+    const facts = outcomeFacts(outcome);
+    await recordOutcome(options.out, penv, attempt.id, facts);
+    emit({ type: 'outcome', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, outcome: facts });
+    if (outcome.status === 'ok') return submit(attempt, result, facts);
+    if (outcome.code === 'CANCELLED' && !outcome.providerStarted) {
+      // Nothing went out: the attempt stays open for the next plan run.
+      ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'open', code: 'CANCELLED', outcome: facts });
+      return;
+    }
+    const detail = `action ${options.action} (${outcome.timeoutMode ?? 'refused'}) after ${facts.duration_ms} ms, child exit ${outcome.childExitCode ?? '-'}, marks ${outcome.marks}`;
+    return fail(attempt, outcome.providerStarted ? 'failed' : 'unavailable', outcome.code, detail, facts);
+  };
+
+  try {
+    let seen = '';
+    while (!stop.signal.aborted) {
+      const first = readBinding(runDir) === undefined;
+      const start = first ? { ...(options.plan === undefined ? {} : { plan: options.plan }), ...(options.spendCap === undefined ? {} : { spendCap: options.spendCap }) } : {};
+      const next = await planNext({ out: options.out, ...start }, penv);
+      emit({ type: 'report', command: 'next', report: next });
+      if (next.status !== 'awaiting_result') break;
+      const { record } = locateRun(options.out, penv);
+      const open = Object.values(record.attempts).filter((a) => a.state === 'open' && a.phase === record.current);
+      const key = open.map((a) => a.id).join(',');
+      if (open.length === 0 || key === seen) {
+        const failed = Object.values(record.attempts).find((a) => a.phase === record.current && a.voice === 'native' && (a.state === 'failed' || a.state === 'unavailable'));
+        stopped = failed !== undefined
+          ? `phase ${failed.phase} native voice ${failed.state} (${failed.code ?? 'unknown'}); run plan next --redispatch ${failed.id}, then plan run again`
+          : `phase ${record.current ?? '-'} has no attempt plan run can move`;
+        emit({ type: 'stopped', why: stopped });
+        break;
+      }
+      seen = key;
+      await Promise.all(open.map(handle));
+    }
+    if (interrupted !== null) emit({ type: 'interrupted', reason: interrupted });
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    options.cancel?.removeEventListener('abort', onCancel);
+  }
+  const final = planStatus({ out: options.out }, penv);
+  if (interrupted !== null) final.status = 'interrupted';
+  return Object.assign(final, { ends, interrupted, stopped });
+}
+
+function outcomeFacts(outcome: Outcome): OutcomeFacts {
+  return {
+    status: outcome.status,
+    code: outcome.code,
+    child_exit: outcome.childExitCode,
+    provider_started: outcome.providerStarted,
+    marks: outcome.marks,
+    duration_ms: Math.round(outcome.durationMs),
+    cleanup_confirmed: outcome.cleanupConfirmed,
+  };
+}

@@ -1,0 +1,113 @@
+import { LanewardError } from '../../formats/error.ts';
+import type { JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { transact } from '../store/store.ts';
+import { checkpointAfter } from './checkpoint.ts';
+import { describeRun } from './describe.ts';
+import { locateRun, type PlanEnv } from './locate.ts';
+import { attemptOf, closeIfDone, phaseOf, type Step } from './machine.ts';
+import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
+import { syncRunFiles } from './run-files.ts';
+import { release, settle } from './spend.ts';
+
+/** The facts of one supervision that the journal keeps (snake_case, like every journal field). */
+export interface OutcomeFacts {
+  readonly status: string;
+  readonly code: string | null;
+  readonly child_exit: number | null;
+  readonly provider_started: boolean;
+  readonly marks: number;
+  readonly duration_ms: number;
+  readonly cleanup_confirmed: boolean;
+}
+
+/**
+ * Records that `plan run` handed an open attempt to a supervisor: from here its provider
+ * may have started, so a later `plan run` never starts it again (see planRun).
+ */
+export async function markDispatched(out: string, penv: PlanEnv, attemptId: string): Promise<void> {
+  const { store, record } = locateRun(out, penv);
+  const now = new Date().toISOString();
+  await transact(store, record.run, (current) => {
+    const run = need(current, record.run);
+    const attempt = attemptOf(run, attemptId);
+    if (attempt === undefined || attempt.state !== 'open') {
+      throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt?.state ?? 'absent'}; only an open attempt is dispatched`);
+    }
+    attempt.dispatched_at = now;
+    const events: JournalEvent[] = [{ type: 'attempt_dispatched', at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice }];
+    return { change: { record: run, events }, result: undefined };
+  });
+}
+
+/**
+ * Journals one supervision's outcome for an attempt, whatever it was. A supervision
+ * cancelled before its provider started takes the dispatch mark back: nothing went out,
+ * so a later `plan run` may start it.
+ */
+export async function recordOutcome(out: string, penv: PlanEnv, attemptId: string, facts: OutcomeFacts): Promise<void> {
+  const { store, record } = locateRun(out, penv);
+  const now = new Date().toISOString();
+  await transact(store, record.run, (current) => {
+    const run = need(current, record.run);
+    const attempt = attemptOf(run, attemptId);
+    if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
+    const events: JournalEvent[] = [{ type: 'attempt_outcome', at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, ...facts }];
+    if (!facts.provider_started && facts.code === 'CANCELLED' && attempt.state === 'open') delete attempt.dispatched_at;
+    return { change: { record: run, events }, result: undefined };
+  });
+}
+
+/**
+ * Closes one voice of an open attempt as a typed failure: `failed` when the call may have
+ * gone out (its reservation settles as unknown spend), `unavailable` when nothing was
+ * sent (the reservation goes back). Either voice: a failed outside voice leaves the
+ * phase native-only once native binds; a failed native voice leaves the phase open until
+ * the parent redispatches it (`plan next --redispatch`). Never retried here.
+ */
+export async function failVoice(
+  out: string,
+  penv: PlanEnv,
+  attemptId: string,
+  failure: { readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string },
+): Promise<PlanReport> {
+  const { store, record: located, runDir } = locateRun(out, penv);
+  const report = emptyReport(runDir, located.run);
+  const now = new Date().toISOString();
+  const record = await transact(store, located.run, (current) => {
+    const run = need(current, located.run);
+    run.commands += 1;
+    const events: JournalEvent[] = [];
+    const step: Step = { now, events, findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] };
+    const attempt = attemptOf(run, attemptId);
+    if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
+    if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer fail`);
+    const phase = phaseOf(run, attempt.phase);
+    if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
+      throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
+    }
+    if (failure.status === 'unavailable') release(run.spend, attempt);
+    else settle(run.spend, attempt, null);
+    attempt.state = failure.status;
+    attempt.code = failure.code;
+    attempt.why = `${failure.code}: ${failure.detail}`;
+    phase[attempt.voice] = { status: failure.status, attempt: attempt.id };
+    events.push({ type: `voice_${failure.status}`, at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: failure.code, why: attempt.why });
+    report.after.push(`VOICE: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=${failure.status} code=${failure.code}`);
+    const consensus = closeIfDone(run, phase, step);
+    if (consensus !== null) {
+      report.closed.push({ phase: phase.id, confirmed: consensus.confirmed, unverified: consensus.unverified, disagree: consensus.disagree, new: consensus.new, native_only: consensus.native_only, coverage: consensus.coverage });
+    }
+    run.updated_at = now;
+    return { change: { record: run, events }, result: run };
+  });
+  syncRunFiles(store, record, runDir);
+  checkpointAfter(store, record, runDir, penv.env, report.after);
+  describeRun(record, runDir, report, { open: false });
+  report.status = terminalStatus(record.state);
+  return report;
+}
+
+function need(current: RunRecord | undefined, run: string): RunRecord {
+  if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${run} vanished from its state root`);
+  return current;
+}

@@ -1,0 +1,201 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { allPids } from './helpers/procs.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+const root = tempRoot('crew-cli');
+const fixtures = join(ROOT, 'fixtures');
+let serial = 0;
+
+beforeAll(() => ensureBuilt());
+
+/** Processes whose command line names this test's temp root: a fixture left running. */
+function strays(): number[] {
+  return allPids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(root);
+    } catch {
+      return false;
+    }
+  });
+}
+
+afterEach(() => {
+  const left = strays();
+  for (const pid of left) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  expect(left).toEqual([]);
+});
+
+function crew(lanes: number, broken: number, edit?: (crew: Record<string, any>) => void) {
+  const dir = join(root, `crew-${++serial}`);
+  const file = writeDemoCrew({ dir, crew: `c${serial}`, lanes, broken, concurrency: 6, fixtures });
+  if (edit !== undefined) {
+    const value = JSON.parse(readFileSync(file, 'utf8'));
+    edit(value);
+    writeFileSync(file, JSON.stringify(value));
+  }
+  return { dir, file, state: join(dir, 'state'), log: join(dir, 'starts.log') };
+}
+
+const lines = (text: string, prefix: string) => text.split('\n').filter((l) => l.startsWith(prefix));
+const field = (line: string, name: string) => new RegExp(`(?:^| )${name}=(\\S+)`).exec(line)?.[1];
+
+describe('laneward crew run', () => {
+  it('should type every failure of a mixed crew and complete, export and validate every healthy lane', () => {
+    const c = crew(10, 5);
+    const report = join(c.dir, 'report.json');
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--report', report], { cwd: c.dir });
+    expect(result.code).toBe(1);
+    const ends = lines(result.stdout, 'CREW_LANE: ');
+    expect(ends).toHaveLength(10);
+    const failed = ends.filter((l) => field(l, 'status') === 'failed');
+    const complete = ends.filter((l) => field(l, 'status') === 'complete');
+    expect(failed).toHaveLength(5);
+    expect(complete).toHaveLength(5);
+    for (const line of failed) expect(field(line, 'code')).toMatch(/^[A-Z][A-Z_]+$/);
+    expect(failed.map((l) => field(l, 'code')).sort()).toEqual(['CHILD_FAILED', 'CHILD_FAILED', 'LEASE_EXPIRED', 'QA_CROSS_CHECK_FAILED', 'RESULT_FINDINGS_MISSING'].sort());
+    for (const line of complete) {
+      const validated = laneward(['artifact', 'validate', field(line, 'run')!]);
+      expect(validated.code).toBe(0);
+    }
+    const summary = lines(result.stdout, 'CREW_SUMMARY: ');
+    expect(summary).toHaveLength(1);
+    expect(summary[0]).toMatch(/^CREW_SUMMARY: lanes=10 complete=5 failed=5 interrupted=0 attempts=\d+ duration_s=\d+\.\d$/);
+    const json = JSON.parse(readFileSync(report, 'utf8'));
+    expect(json.summary).toMatchObject({ lanes: 10, complete: 5, failed: 5, interrupted: 0 });
+    expect(json.lanes).toHaveLength(10);
+  });
+
+  it('should keep lanes of two crews that share lane ids and a state root apart', () => {
+    const failing = crew(1, 0, (value) => {
+      value.runners.observer = value.runners.observer.map((a: string) => a.replace('pass.mjs', 'fail.mjs'));
+    });
+    const healthy = crew(1, 0);
+    const state = join(root, 'shared-state');
+    const first = laneward(['crew', 'run', failing.file, '--state', state], { cwd: failing.dir });
+    expect(lines(first.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=QA_CROSS_CHECK_FAILED /);
+    const second = laneward(['crew', 'run', healthy.file, '--state', state], { cwd: healthy.dir });
+    expect(lines(second.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=complete /);
+    expect(second.code).toBe(0);
+  });
+
+  it('should serve the live view on loopback while the crew runs (CREW_VIEW: url)', async () => {
+    const c = crew(2, 0);
+    const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state, '--serve', '0'], { cwd: c.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        const found = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stderr);
+        if (found !== null) resolve(found[1]!);
+      });
+      child.once('exit', () => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
+    });
+    const snapshot = (await (await fetch(`${url}snapshot.json`)).json()) as { crew: string; lanes: { id: string }[] };
+    expect(snapshot.crew).toBe(`c${serial}`);
+    expect(snapshot.lanes.map((l) => l.id)).toEqual(['lane-1', 'lane-2']);
+    const page = await (await fetch(url)).text();
+    expect(page).toContain('<svg');
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    expect(lines(stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 /);
+    // The view closes with the crew.
+    await expect(fetch(`${url}snapshot.json`)).rejects.toThrow();
+  });
+
+  it('should print one JSON object per lane and a summary object with --json', () => {
+    const c = crew(2, 0);
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });
+    expect(result.code).toBe(0);
+    const objects = result.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(objects).toHaveLength(3);
+    expect(objects.slice(0, 2).map((o) => o.status)).toEqual(['complete', 'complete']);
+    expect(objects[2].summary).toMatchObject({ lanes: 2, complete: 2, failed: 0, interrupted: 0, stopped_by: null });
+  });
+
+  it('should refuse a bad crew file with CREW_INVALID (exit 2) and a tampered descriptor with DESCRIPTOR_INVALID (exit 3), starting nothing', () => {
+    const c = crew(2, 0, (value) => {
+      value.limits.concurrency = 0;
+    });
+    const bad = laneward(['crew', 'run', c.file, '--state', c.state]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/limits\.concurrency.*\(CREW_INVALID\)$/m);
+    const d = crew(2, 0);
+    writeFileSync(join(d.dir, 'actions.json'), readFileSync(join(d.dir, 'actions.json'), 'utf8').replace('2000', '2001'));
+    const tampered = laneward(['crew', 'run', d.file, '--state', d.state]);
+    expect(tampered.code).toBe(3);
+    expect(tampered.stderr).toMatch(/\(DESCRIPTOR_INVALID\)$/m);
+    expect(existsSync(join(d.dir, 'runs'))).toBe(false);
+    expect(laneward(['crew', 'run']).code).toBe(2);
+  });
+
+  it('should stop at --deadline with every unfinished lane interrupted, exit 124 and no child left', () => {
+    const c = crew(3, 0, (value) => {
+      // Reviewers that keep marking progress for a long time: only the deadline stops them.
+      value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
+    });
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '0.05'], { cwd: c.dir });
+    expect(result.code).toBe(124);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=0 failed=0 interrupted=3 /);
+  });
+
+  it('should resume every lane of a crew killed mid-run with no attempt started twice', async () => {
+    const c = crew(6, 0);
+    const env = { ...process.env, REVIEWER_LOG: c.log, LANEWARD_FIXTURE_LOG: c.log, OBSERVER_LOG: c.log };
+    const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
+    // Killed once a dozen children have started: lanes are mid-review and mid-work.
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        const started = existsSync(c.log) ? lines(readFileSync(c.log, 'utf8'), 'start ').length : 0;
+        if (started >= 12) {
+          clearInterval(poll);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      }, 20);
+    });
+    await new Promise((resolve) => child.once('exit', resolve));
+    // Children of the killed coordinator finish on their own (instant fixtures).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env });
+    expect(again.stderr).toBe('');
+    // An attempt journaled as dispatched whose child may or may not have started when the
+    // coordinator died is never started again: its voice ends EXECUTION_UNKNOWN, typed.
+    const ends = lines(again.stdout, 'CREW_LANE: ');
+    expect(ends).toHaveLength(6);
+    for (const end of ends) expect(end).toMatch(/ status=complete | status=failed code=EXECUTION_UNKNOWN /);
+    for (const end of ends.filter((l) => l.includes('status=complete'))) expect(laneward(['artifact', 'validate', field(end, 'run')!]).code).toBe(0);
+    const complete = ends.filter((l) => l.includes('status=complete')).length;
+    expect(again.code).toBe(complete === 6 ? 0 : 1);
+    expect(lines(again.stdout, 'CREW_SUMMARY: ')[0]).toContain(` lanes=6 complete=${complete} failed=${6 - complete} interrupted=0 `);
+    // Started a third time, nothing is left to run.
+    const third = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env });
+    expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ attempts=0 /);
+    const starts = lines(readFileSync(c.log, 'utf8'), 'start ').map((l) => l.split(' ').slice(2).join(' '));
+    const twice = starts.filter((prompt, i) => starts.indexOf(prompt) !== i);
+    expect(twice).toEqual([]);
+  });
+});
+
+describe('laneward demo crew', () => {
+  it('should write a fresh crew, run it and say the planted failures are as expected', () => {
+    const dir = join(root, 'demo');
+    const result = laneward(['demo', 'crew', '--lanes', '3', '--broken', '1', '--dir', dir, '--state', join(dir, 'state')], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^DEMO: 2 complete, 1 failed, 1 broken on purpose: as expected \(report .*report\.json\)$/m);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/^CREW_SUMMARY: lanes=3 complete=2 failed=1 interrupted=0 /);
+    expect(lines(result.stdout, 'CREW_LANE: lane=lane-3 ')[0]).toMatch(/ status=failed code=LEASE_EXPIRED /);
+  });
+});

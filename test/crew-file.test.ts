@@ -1,0 +1,78 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fillArgv } from '../formats/crew-file.ts';
+import { isLanewardError } from '../formats/error.ts';
+import { loadCrew } from '../main/crew/load-crew.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+const root = tempRoot('crew-file');
+mkdirSync(join(root, 'plans'));
+for (const n of ['1', '2', '3']) writeFileSync(join(root, 'plans', `${n}.md`), '# plan\n');
+
+const base = {
+  schema_version: 1,
+  crew: 'c1',
+  actions: { file: 'actions.json', trust: 'actions.pub', reviewer: 'review', observer: 'observe', agent: 'agent' },
+  models: { native: 'claude-x', outside: 'gpt-y' },
+  runners: { native: ['node', 'r.mjs', '{prompt}', '{result}'], outside: ['node', 'r.mjs', '{prompt}', '{result}'], observer: ['node', 'o.mjs'], agent: ['node', 'a.mjs'] },
+};
+
+let serial = 0;
+function load(value: unknown, text?: string) {
+  const file = join(root, `crew-${++serial}.json`);
+  writeFileSync(file, text ?? JSON.stringify(value));
+  try {
+    return loadCrew(file, root);
+  } catch (error) {
+    if (isLanewardError(error)) return { code: error.code, message: error.message };
+    throw error;
+  }
+}
+
+describe('crew files', () => {
+  it('should expand a count and a template into zero-padded lanes with paths relative to the file', () => {
+    const crew = load({ ...base, count: 3, template: { id: 'lane-{n}', plan: 'plans/{n}.md', runners: { agent: ['node', 'slow.mjs', '{lane}'] } } });
+    if (!('lanes' in crew)) throw new Error(crew.message);
+    expect(crew.lanes.map((l) => l.id)).toEqual(['lane-1', 'lane-2', 'lane-3']);
+    expect(crew.lanes[0]).toMatchObject({ id: 'lane-1', plan: join(root, 'plans', '1.md') });
+    expect(crew.lanes[0]!.runners.agent).toEqual(['node', 'slow.mjs', '{lane}']);
+    expect(crew.lanes[0]!.runners.native).toEqual(base.runners.native);
+    expect(crew.out).toBe(join(root, 'runs'));
+    expect(crew.crew.limits).toMatchObject({ concurrency: 8, agent_turns: 6, timeout_ms: 120_000 });
+  });
+
+  it('should pad lane numbers to the width of the count', () => {
+    const crew = load({ ...base, count: 10, template: { id: 'l{n}', plan: 'plans/1.md' } });
+    if (!('lanes' in crew)) throw new Error(crew.message);
+    expect(crew.lanes.map((l) => l.id)).toEqual(['l01', 'l02', 'l03', 'l04', 'l05', 'l06', 'l07', 'l08', 'l09', 'l10']);
+  });
+
+  it.each([
+    ['neither lanes nor count', { ...base }, 'Expected either "lanes" or "count"'],
+    ['both lanes and count', { ...base, lanes: [{ id: 'a', plan: 'plans/1.md' }], count: 1, template: { id: 'x{n}', plan: 'plans/1.md' } }, 'Expected either'],
+    ['count without template', { ...base, count: 2 }, 'Expected "count" and "template" together'],
+    ['a lane id that is a path', { ...base, lanes: [{ id: '../x', plan: 'plans/1.md' }] }, 'lanes.0.id'],
+    ['a duplicate lane', { ...base, lanes: [{ id: 'a', plan: 'plans/1.md' }, { id: 'a', plan: 'plans/2.md' }] }, 'named twice'],
+    ['a missing plan', { ...base, lanes: [{ id: 'a', plan: 'plans/nope.md' }] }, 'is not a readable file'],
+    ['an empty argv', { ...base, runners: { ...base.runners, agent: [] }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'runners.agent'],
+    ['an unknown field', { ...base, lanez: [], lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'lanez'],
+    ['a fractional concurrency', { ...base, limits: { concurrency: 1.5 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.concurrency'],
+    ['another version', { ...base, schema_version: 2, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'schema_version'],
+    ['a template id without {n}', { ...base, count: 2, template: { id: 'same', plan: 'plans/1.md' } }, 'template.id'],
+  ])('should refuse %s with CREW_INVALID naming the place', (_what, value, message) => {
+    const crew = load(value);
+    expect(crew).toMatchObject({ code: 'CREW_INVALID' });
+    expect((crew as { message: string }).message).toContain(message);
+  });
+
+  it('should refuse a file that is not JSON, not UTF-8, or not a file', () => {
+    expect(load(null, '{"crew": ')).toMatchObject({ code: 'CREW_INVALID' });
+    expect(load(null, Buffer.from([0x7b, 0xff, 0x7d]).toString('latin1'))).toMatchObject({ code: 'CREW_INVALID' });
+    expect(() => loadCrew(root, root)).toThrow(/not a regular file/);
+  });
+
+  it('should fill placeholders inside argv elements without a shell', () => {
+    expect(fillArgv(['run', '--in={prompt}', '{result}', '$(rm -rf {lane})', '{other}'], { prompt: 'p q', result: 'r', lane: 'l' })).toEqual(['run', '--in=p q', 'r', '$(rm -rf l)', '{other}']);
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { newLane } from '../formats/crew-record.ts';
+import { CrewView, percentile, viewLine, type LiveStats } from '../main/crew/view-state.ts';
+
+describe('the crew view', () => {
+  it('should count lanes by state, attempts from the dispatcher, and bucket renewal latency', () => {
+    let stats: LiveStats = { running: 3, queued: 5, started: 10, finished: 7, marks: 0, renewalLatencyMs: [0.05, 0.3, 0.3, 4, 250] };
+    const view = new CrewView('c', () => stats, ['a', 'b', 'c']);
+    let heard = 0;
+    const stop = view.subscribe(() => heard++);
+    view.lane({ ...newLane('c', 'a', '/r/a', 'now'), stage: 'review', attempts: 2 });
+    view.lane({ ...newLane('c', 'b', '/r/b', 'now'), stage: 'failed', code: 'LEASE_EXPIRED' });
+    const s = view.snapshot();
+    expect(heard).toBe(2);
+    stop();
+    expect(s.byState).toEqual({ review: 1, failed: 1, queued: 1 });
+    expect(s.lanes.find((l) => l.id === 'b')).toEqual({ id: 'b', state: 'failed', attempts: 0, code: 'LEASE_EXPIRED' });
+    expect(s.attempts).toEqual({ running: 3, queued: 5, started: 10, finished: 7 });
+    expect(s.histogram.counts).toEqual([1, 0, 2, 0, 0, 1, 0, 0, 0, 0, 1]);
+    expect(s.histogram.counts).toHaveLength(s.histogram.boundsMs.length + 1);
+    expect(s.renewalP99Ms).toBe(250);
+    stats = { ...stats, marks: 500 };
+    view.finish('CREW_SUMMARY: lanes=3');
+    const done = view.snapshot();
+    expect(done.done).toBe(true);
+    expect(done.summary).toBe('CREW_SUMMARY: lanes=3');
+    expect(done.marksPerSecond).toBeGreaterThan(0);
+    expect(viewLine(done)).toMatch(/^c \d+s \| lanes: review 1, failed 1, queued 1 \| running 3 queued 5 \| \d+ marks\/s \| renewal p99 250\.00 ms$/);
+  });
+
+  it('should take the nearest-rank percentile, and none of nothing', () => {
+    expect(percentile([], 0.99)).toBeNull();
+    expect(percentile([5, 1, 3], 0.5)).toBe(3);
+    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 0.99)).toBe(99);
+  });
+});
