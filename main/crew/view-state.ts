@@ -1,15 +1,9 @@
 import type { LaneProgress } from '../../formats/crew-record.ts';
 import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew-snapshot.ts';
+import type { DispatchStats } from '../dispatch/dispatcher.ts';
 
-/** The live figures the dispatcher keeps; see main/dispatch. */
-export interface LiveStats {
-  readonly running: number;
-  readonly queued: number;
-  readonly started: number;
-  readonly finished: number;
-  readonly marks: number;
-  readonly renewalLatencyMs: readonly number[];
-}
+/** The live figures the dispatcher keeps. */
+export type LiveStats = DispatchStats;
 
 /** Upper bounds of the latency histogram's buckets, in ms; the last bucket is open. */
 export const HISTOGRAM_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100] as const;
