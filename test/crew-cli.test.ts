@@ -63,6 +63,10 @@ describe('laneward crew run', () => {
     expect(failed).toHaveLength(5);
     expect(complete).toHaveLength(5);
     for (const line of failed) expect(field(line, 'code')).toMatch(/^[A-Z][A-Z_]+$/);
+    // A failed lane's QA automation is stopped; a complete one's cross-check completed it.
+    const qaState = (lane: string) => field(laneward(['qa', 'status', '--lane', `c${serial}.${lane}`, '--state', c.state]).stdout, 'state');
+    for (const line of failed) expect(qaState(field(line, 'lane')!)).toBe('stopped');
+    for (const line of complete) expect(qaState(field(line, 'lane')!)).toBe('complete');
     expect(failed.map((l) => field(l, 'code')).sort()).toEqual(['CHILD_FAILED', 'CHILD_FAILED', 'LEASE_EXPIRED', 'QA_CROSS_CHECK_FAILED', 'RESULT_FINDINGS_MISSING'].sort());
     for (const line of complete) {
       const validated = laneward(['artifact', 'validate', field(line, 'run')!]);

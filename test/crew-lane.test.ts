@@ -66,6 +66,7 @@ function lane(options: {
     start: async (qaLaneId) => (calls.push('qa-start'), expect(qaLaneId).toBe(`c.${id}`), options.start?.() ?? ok()),
     turn: async (_lane, role, _text, diff) => (calls.push(`turn:${role}${diff ? ':diff' : ''}`), ok({ attempts: 0 })),
     finish: async () => (calls.push('finish'), options.finish?.(++finishes) ?? ok()),
+    stop: async () => (calls.push('qa-stop'), ok({ attempts: 0 })),
   };
   const run = async (spec: SupervisionSpec, runOptions?: RunOptions): Promise<Outcome> => {
     await runOptions?.onSlot?.();
@@ -125,8 +126,10 @@ describe('a lane from its saved progress to its end', () => {
   });
 
   it('should type every agent failure: an outcome code, a malformed result, turns exhausted', async () => {
-    const expired = await lane({ agent: () => ({ code: 'LEASE_EXPIRED' }) }).drive();
+    const stalled = lane({ agent: () => ({ code: 'LEASE_EXPIRED' }) });
+    const expired = await stalled.drive();
     expect(expired).toMatchObject({ stage: 'failed', code: 'LEASE_EXPIRED' });
+    expect(stalled.calls.at(-1)).toBe('qa-stop');
     const malformed = await lane({ agent: () => ({ result: '{"text": 1' }) }).drive();
     expect(malformed).toMatchObject({ stage: 'failed', code: 'AGENT_RESULT_INVALID' });
     const wrongShape = await lane({ agent: () => ({ result: '{"text": "x", "diff": "yes", "finish": false}' }) }).drive();
@@ -140,7 +143,7 @@ describe('a lane from its saved progress to its end', () => {
     const l = lane({ start: () => ok({ ok: false, code: 'QA_OBSERVER_FAILED', detail: 'observer crashed' }) });
     const end = await l.drive();
     expect(end).toMatchObject({ stage: 'failed', code: 'QA_OBSERVER_FAILED' });
-    expect(l.calls).toEqual(['qa-start']);
+    expect(l.calls).toEqual(['qa-start', 'qa-stop']);
   });
 
   it('should record a turn dispatched before a crash as lost and never run it again', async () => {

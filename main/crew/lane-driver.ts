@@ -49,7 +49,10 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   // A step that did not succeed ends the lane with its code, unless the crew is being cancelled.
   const end = async (step: StepResult) => {
     if (ctx.cancel.aborted || step.code === 'CANCELLED') return save({ stage: 'interrupted', stoppedIn: progress.stage, code: step.code ?? 'CANCELLED', detail: step.detail });
-    return save({ stage: 'failed', code: step.code ?? 'INTERNAL', detail: step.detail });
+    await save({ stage: 'failed', code: step.code ?? 'INTERNAL', detail: step.detail });
+    // Automation stops for a failed lane: its QA history is cleared, and diff-bearing turns
+    // nobody reviewed get their final review request (a lane never bootstrapped has none).
+    if (progress.stoppedIn === null && step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
   };
 
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.

@@ -40,4 +40,6 @@ export interface QaPort {
   turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
   /** finish_success: the cross-check; ok only when it passed. */
   finish(lane: string): Promise<QaStep>;
+  /** The lane ended without completing: clear its history, a final review request if diffs remain. */
+  stop(lane: string): Promise<QaStep>;
 }

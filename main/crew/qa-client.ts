@@ -33,6 +33,7 @@ export async function startQaService(root: string, run: Dispatcher['run'], confi
     start: (lane, argv) => guard(() => remote.start(lane, [...argv])),
     turn: (lane, role, text, diff) => guard(() => remote.turn(lane, role, text, diff)),
     finish: (lane) => guard(() => remote.finish(lane)),
+    stop: (lane) => guard(() => remote.stop(lane)),
     close: async () => {
       remote[Comlink.releaseProxy]();
       await worker.terminate();

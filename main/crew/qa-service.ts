@@ -5,7 +5,7 @@ import { BUILD_ID } from '../../formats/build-id.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
 import { renderQaLine } from '../../formats/qa-lines.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
-import { qaFinish, qaStart, qaStatus, qaTurn, type QaConfig, type QaReport } from '../qa/index.ts';
+import { qaFinish, qaStart, qaStatus, qaStop, qaTurn, type QaConfig, type QaReport } from '../qa/index.ts';
 import { openStore, type Store } from '../store/store.ts';
 import type { QaStep } from './ports.ts';
 
@@ -23,6 +23,7 @@ export interface QaServiceApi {
   start(lane: string, argv: string[]): Promise<QaStep>;
   turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
   finish(lane: string): Promise<QaStep>;
+  stop(lane: string): Promise<QaStep>;
 }
 
 const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
@@ -79,6 +80,7 @@ const api: QaServiceApi = {
     }),
   turn: (lane, role, text, diff) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs }, run)),
   finish: (lane) => step((run) => qaFinish(store, lane, {}, run)),
+  stop: (lane) => step((run) => qaStop(store, lane, {}, run)),
 };
 
 Comlink.expose(api, nodeEndpoint(parentPort!));
