@@ -1,4 +1,9 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
+import { tempRoot } from './helpers/tmp.ts';
 import { type CrewServer, serveCrew } from '../main/crew/serve.ts';
 import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
 import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
@@ -95,5 +100,43 @@ describe.skipIf(SKIP !== undefined)(`crew web view in headless Chromium${SKIP ==
     expect(taggedPids(TAG).length).toBeGreaterThan(1);
     await browser.close();
     expect(await settleTagged(TAG, 5_000)).toEqual([]);
+  });
+});
+
+describe.skipIf(SKIP !== undefined)(`a running crew's web view in headless Chromium${SKIP === undefined ? '' : ` (skipped: ${SKIP})`}`, () => {
+  const root = tempRoot('crew-browser');
+  const tag = `LANEWARD_TEST_BROWSER=crew-run-${process.pid}`;
+  let browser: HeadlessBrowser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  test('should follow a real crew run --serve from its first lanes to its summary', async () => {
+    ensureBuilt();
+    const dir = join(root, 'crew');
+    const file = writeDemoCrew({ dir, crew: 'browser', lanes: 3, broken: 0, concurrency: 4, fixtures: join(ROOT, 'fixtures') });
+    // Slow agents: the crew runs long enough for the page to watch it.
+    const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '150' };
+    const crew = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', join(dir, 'state'), '--serve', '0'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => crew.once('exit', resolve));
+    let stderr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      crew.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
+        if (found !== null) resolve(found[1]!);
+      });
+      void exited.then(() => reject(new Error(`crew exited before CREW_VIEW: ${stderr}`)));
+    });
+    const [name, value] = tag.split('=') as [string, string];
+    browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
+    await browser.navigate(url);
+    await browser.waitFor(`document.querySelectorAll('#lanes tbody tr').length === 3`);
+    expect(await browser.evaluate(text('#crew'))).toBe('browser');
+    await browser.waitFor(`${text('#summary')}?.startsWith('CREW_SUMMARY: lanes=3 complete=3 ') === true`, 60_000);
+    expect(await browser.evaluate(`document.getElementById('status').getAttribute('data-done')`)).toBe('true');
+    expect(await exited).toBe(0);
+    await browser.close();
+    expect(await settleTagged(tag, 5_000)).toEqual([]);
   });
 });

@@ -147,7 +147,11 @@ export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunR
   }
   if (options.json) io.out(JSON.stringify({ summary: { ...counts, attempts: stats.started, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } }));
   else io.out(summary);
-  await server?.close();
+  if (server !== undefined) {
+    // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await server.close();
+  }
   return { tally: counts, lanes, stoppedBy, summary };
 }
 
