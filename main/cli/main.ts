@@ -26,7 +26,7 @@ Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> 
 const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   artifact: async () => (await import('./artifact.ts')).ARTIFACT,
   gate: async () => (await import('./gate.ts')).GATE,
-  deadline: async () => rawCommand('deadline', (await import('./deadline.ts')).deadlineCommand),
+  deadline: async () => (await import('./deadline.ts')).DEADLINE,
   lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
   actions: async () => (await import('./actions.ts')).ACTIONS,
   plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
