@@ -27,7 +27,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   artifact: async () => (await import('./artifact.ts')).ARTIFACT,
   gate: async () => (await import('./gate.ts')).GATE,
   deadline: async () => (await import('./deadline.ts')).DEADLINE,
-  lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
+  lease: async () => (await import('./lease.ts')).LEASE,
   actions: async () => (await import('./actions.ts')).ACTIONS,
   plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
   trail: async () => (await import('./trail.ts')).TRAIL,
