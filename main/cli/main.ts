@@ -29,7 +29,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   deadline: async () => (await import('./deadline.ts')).DEADLINE,
   lease: async () => (await import('./lease.ts')).LEASE,
   actions: async () => (await import('./actions.ts')).ACTIONS,
-  plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
+  plan: async () => (await import('./plan.ts')).PLAN,
   trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => (await import('./demo.ts')).DEMO,
