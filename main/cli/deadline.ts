@@ -8,7 +8,7 @@ import { probeLogPath } from '../deadline/probe-log.ts';
 import { checkReceiptPath, publishReceipt, readReceipt } from '../deadline/receipt-file.ts';
 import { intOption, usage } from './args.ts';
 import { command, group } from './command.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 import type { Io } from './io.ts';
 
 export const DEADLINE_HELP = `usage:

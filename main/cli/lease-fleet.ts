@@ -4,7 +4,7 @@ import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import { intOption, usage } from './args.ts';
 import { command } from './command.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 import { LEASE_HELP } from './lease-help.ts';
 import { LEASE_OPTIONS, leaseRequest, printable, specOrRefusal } from './lease-request.ts';
 

@@ -4,7 +4,7 @@ import type { Outcome } from '../../workers/supervise/outcome.ts';
 import { supervise } from '../../workers/supervise/supervise.ts';
 import { usage } from './args.ts';
 import { command, group } from './command.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 import type { Io } from './io.ts';
 import { FLEET } from './lease-fleet.ts';
 import { LEASE_HELP } from './lease-help.ts';
