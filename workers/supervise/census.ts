@@ -17,29 +17,42 @@ export class TreeCensus {
   private readonly snapshots: ProcSnapshots;
   private readonly leaderStart: number | undefined;
   private readonly scratch = statScratch();
+  /**
+   * Listings of members this census read as dead (a zombie with no running thread). A
+   * later snapshot that lists the same entry carried it over, which it does only while
+   * the kernel has not handed that pid out again: the same process, still dead.
+   */
+  private readonly dead = new WeakSet<ProcStat>();
 
   constructor(leader: number, snapshots: ProcSnapshots) {
     this.leader = leader;
     this.snapshots = snapshots;
     this.leaderStart = readProcStat(leader, this.scratch)?.startTime;
+    snapshots.warm();
   }
 
   /**
    * Members that can still run, by `snapshot` (this turn's unless given): every process
    * the snapshot puts in the leader's session or group, each re-read now (a snapshot may
    * carry an old state), and kept only while it is the same process (start time) and ours.
+   * `exceptLeader` leaves the leader out (and unread).
    */
-  liveMembers(snapshot: ProcSnapshot = this.snapshots.current()): ProcStat[] {
+  liveMembers(snapshot: ProcSnapshot = this.snapshots.current(), exceptLeader = false): ProcStat[] {
     if (!snapshot.readable) return this.groupAnswers() ? [{ pid: this.leader, state: 'R', pgid: this.leader, sid: this.leader, threads: 1, startTime: 0 }] : [];
     if (this.reused(snapshot)) return [];
     const live: ProcStat[] = [];
     const seen = new Set<number>();
     for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader)]) {
       for (const listed of list ?? []) {
-        if (seen.has(listed.pid)) continue;
+        if (seen.has(listed.pid) || (exceptLeader && listed.pid === this.leader)) continue;
         seen.add(listed.pid);
+        // Hint: a listing already read as dead is not read again (see `dead`); in a storm
+        // of teardowns this saves a /proc read per member per proof and poll.
+        if (this.dead.has(listed)) continue;
         const now = readProcStat(listed.pid, this.scratch);
-        if (now !== undefined && now.startTime === listed.startTime && this.isOurs(now) && canRun(now)) live.push(now);
+        if (now === undefined || now.startTime !== listed.startTime || !this.isOurs(now)) continue;
+        if (canRun(now)) live.push(now);
+        else this.dead.add(listed);
       }
     }
     return live;
@@ -53,7 +66,8 @@ export class TreeCensus {
    */
   signal(signal: NodeJS.Signals): boolean {
     let sent = signalGroup(this.leader, signal);
-    for (const member of this.liveMembers()) {
+    // The leader is not read: it leads its session, so it can never leave its group.
+    for (const member of this.liveMembers(this.snapshots.current(), true)) {
       if (member.pgid === this.leader) continue; // the group signal reached it
       try {
         process.kill(member.pid, signal);
