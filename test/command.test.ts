@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { LanewardError } from '../formats/error.ts';
-import { command, dispatch, group, lazyCommand, rawCommand } from '../main/cli/command.ts';
+import { command, dispatch, group, rawCommand } from '../main/cli/command.ts';
 import type { Io } from '../main/cli/io.ts';
 
 function recorder(): Io & { out_: string[]; err_: string[] } {
@@ -116,17 +116,6 @@ describe('dispatch', () => {
     const help = recorder();
     expect(await dispatch(M, ['--help'], help, 'laneward m')).toBe(0);
     expect(help.out_).toEqual(['usage: m <echo>']);
-  });
-
-  test('should load a lazy command only when it runs', async () => {
-    let loads = 0;
-    const L = group({ name: 'l', help: 'h', commands: [echo, lazyCommand('later', async () => (loads++, echo))] });
-    const io = recorder();
-    expect(await dispatch(L, ['echo', 'a'], io, 'l echo')).toBe(0);
-    expect(loads).toBe(0);
-    expect(await dispatch(L, ['later', '--loud', 'b'], io, 'l later')).toBe(0);
-    expect(loads).toBe(1);
-    expect(io.out_).toEqual(['a', 'B']);
   });
 
   test("should add a group's failure fields to the JSON object and its lines after the error line", async () => {

@@ -90,14 +90,6 @@ export function command<const O extends Options>(spec: {
   };
 }
 
-/**
- * A leaf command whose module loads only when it runs (it pulls in the worker pool, the
- * store, ...), so the rest of its group starts without it.
- */
-export function lazyCommand(name: string, load: () => Promise<Command>): Command {
-  return { kind: 'command', name, run: async (args, io) => (await load()).run(args, io) };
-}
-
 /** A leaf command that reads its own argv (the top level). */
 export function rawCommand(name: string, run: Command['run']): Command {
   return { kind: 'command', name, run };
