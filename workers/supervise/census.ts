@@ -1,6 +1,9 @@
 import { errnoCode } from '../../formats/error.ts';
 import { canRun, readProcStat, statScratch, type ProcStat } from './proc-stat.ts';
-import type { ProcSnapshot, ProcSnapshots } from './proc-snapshot.ts';
+import { lastPid, type ProcSnapshot, type ProcSnapshots } from './proc-snapshot.ts';
+
+/** At most this many pids handed out since a snapshot began are probed one by one. */
+const NEWCOMER_PROBE_MAX = 128;
 
 /**
  * The processes of one supervised tree: the leader's process group and its session (a
@@ -80,15 +83,38 @@ export class TreeCensus {
   }
 
   /**
-   * Whether the tree is gone, proven: no live member now, and none in a listing taken in
-   * a later turn either (a child forked just before its parent died is missed by a
-   * listing taken before the fork). Zombies do not count, unless a thread of theirs runs.
+   * Whether the tree is gone, proven: no live member now, and none among the processes
+   * created since the listing began (a child forked just before its parent died is missed
+   * by a listing taken before the fork): the pids handed out since, read one by one, or
+   * when there are many, a listing taken in a later turn. Zombies do not count, unless a
+   * thread of theirs runs.
    */
   async gone(): Promise<boolean> {
-    if (this.liveMembers().length > 0) return false;
+    const snapshot = this.snapshots.current();
+    if (this.liveMembers(snapshot).length > 0) return false;
+    // A process of the tree that the snapshot missed was created after its listing began,
+    // so its pid is one the kernel handed out since; when those are few they are read
+    // now, and the proof needs no later listing (in a storm, the next turn comes late).
+    const newcomer = snapshot.readable && snapshot.lastPid !== undefined ? this.newcomerRuns(snapshot.lastPid) : undefined;
+    if (newcomer !== undefined) return !newcomer;
     const later = await this.snapshots.next();
     if (!later.readable) return !this.groupAnswers();
     return this.liveMembers(later).length === 0;
+  }
+
+  /**
+   * Whether a process of the tree with a pid handed out after `from` can run; undefined
+   * when that cannot be told by a few reads (the last pid unreadable, wrapped around, or
+   * too many pids handed out since).
+   */
+  private newcomerRuns(from: number): boolean | undefined {
+    const to = lastPid(this.scratch);
+    if (to === undefined || to < from || to - from > NEWCOMER_PROBE_MAX) return undefined;
+    for (let pid = from + 1; pid <= to; pid++) {
+      const stat = readProcStat(pid, this.scratch);
+      if (stat !== undefined && this.isOurs(stat) && canRun(stat)) return true;
+    }
+    return false;
   }
 
   private isOurs(stat: ProcStat): boolean {

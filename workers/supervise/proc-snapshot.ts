@@ -24,7 +24,7 @@ export interface ProcSnapshot {
  * read. Pids are allocated cyclically, so every process created between two readings has
  * a pid in the cyclic interval between them.
  */
-function lastPid(scratch: Buffer): number | undefined {
+export function lastPid(scratch: Buffer): number | undefined {
   try {
     const fd = openSync('/proc/sys/kernel/ns_last_pid', 'r');
     try {
