@@ -1,16 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crewRun } from '../main/crew/crew-run.ts';
+import { crewRun, type CrewOutput } from '../main/crew/crew-run.ts';
 import { createPoolDispatcher } from '../main/dispatch/dispatcher.ts';
 import { defaultFixtures, writeDemoCrew } from '../main/demo/demo-crew.ts';
-import type { Io } from '../main/cli/io.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import { supervise } from '../workers/supervise/supervise.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../workers/supervise/spec.ts';
 import { line, ratio } from './measure.ts';
 
-const quiet: Io = { out: () => undefined, err: () => undefined, errRaw: () => undefined, stderrIsTTY: false };
+const quiet: CrewOutput = { out: () => undefined, err: () => undefined, errRaw: () => undefined, stderrIsTTY: false };
 
 function instantSpec(dir: string): SupervisionSpec {
   const prompt = join(dir, 'bare.prompt.md');

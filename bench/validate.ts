@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { findingSchema } from '../formats/schemas/findings.ts';
 import { generateRun, readManifest, writeManifest } from '../fixtures/generate-run.ts';
 import { runBatch } from '../main/batch/run-batch.ts';
-import type { Io } from '../main/cli/io.ts';
+import type { BatchOutput } from '../main/batch/batch-output.ts';
 import { checkJsonlFile } from '../workers/validate/jsonl-artifact.ts';
 import { readHashParse } from './baseline.ts';
 import { baselineScript, median, wallTimes } from './end-to-end.ts';
 import { line, measure, ratio } from './measure.ts';
 
-const SILENT: Io = { out() {}, err() {}, errRaw() {}, stderrIsTTY: false };
+const SILENT: BatchOutput = { out() {}, errRaw() {}, stderrIsTTY: false };
 const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
 
 export interface ValidateBenchOptions {

@@ -83,4 +83,68 @@ describe('dispatch', () => {
     expect(plain.out_).toEqual([]);
     expect(plain.err_[0]).toMatch(/^j refused: /);
   });
+
+  test('should end options at the first -- for a command that takes operands, and parse nothing after it', async () => {
+    const run = command({
+      name: 'run',
+      help: 'usage: t run FILE -- COMMAND',
+      options: { json: { type: 'boolean' } },
+      operands: true,
+      run: ({ values, positionals, operands }, io) => {
+        io.out(JSON.stringify({ json: values.json === true, positionals, operands }));
+        return 0;
+      },
+    });
+    const R = group({ name: 'r', help: 'h', commands: [run] });
+    const io = recorder();
+    expect(await dispatch(R, ['run', 'f', '--json', '--', 'cmd', '--help', '--', '-x'], io, 'r run')).toBe(0);
+    expect(io.out_).toEqual(['{"json":true,"positionals":["f"],"operands":["cmd","--help","--","-x"]}']);
+    const none = recorder();
+    expect(await dispatch(R, ['run', 'f'], none, 'r run')).toBe(0);
+    expect(none.out_).toEqual(['{"json":false,"positionals":["f"],"operands":[]}']);
+    const help = recorder();
+    expect(await dispatch(R, ['run', '-h', '--', 'cmd'], help, 'r run')).toBe(0);
+    expect(help.out_).toEqual(['usage: t run FILE -- COMMAND']);
+  });
+
+  test('should refuse a bare group as USAGE with nothing on stdout where the group names what is missing', async () => {
+    const M = group({ name: 'm', help: 'usage: m <echo>', commands: [echo], missing: 'expected echo' });
+    const io = recorder();
+    expect(await dispatch(M, [], io, 'laneward m')).toBe(2);
+    expect(io.out_).toEqual([]);
+    expect(io.err_).toEqual(['laneward m: the command line is not one laneward accepts (expected echo); fix: see laneward <command> --help (USAGE)']);
+    const help = recorder();
+    expect(await dispatch(M, ['--help'], help, 'laneward m')).toBe(0);
+    expect(help.out_).toEqual(['usage: m <echo>']);
+  });
+
+  test("should add a group's failure fields to the JSON object and its lines after the error line", async () => {
+    const seen: unknown[] = [];
+    const F = group({
+      name: 'f',
+      help: 'h',
+      commands: [refused],
+      failure: {
+        json: true,
+        more: (error, exit, failed) => {
+          seen.push([error.code, exit, failed.sub, failed.args]);
+          return { fields: { runDir: '-' }, lines: [`RESULT: exit=${exit}`] };
+        },
+      },
+    });
+    const json = recorder();
+    expect(await dispatch(F, ['refused', '--json'], json, 'f refused')).toBe(3);
+    expect(json.out_).toEqual(['{"ok":false,"code":"DESCRIPTOR_INVALID","path":"a.json","message":"unsigned","runDir":"-"}']);
+    const text = recorder();
+    expect(await dispatch(F, ['refused', 'x'], text, 'f refused')).toBe(3);
+    expect(text.err_).toEqual([expect.stringMatching(/^f refused: .*\(DESCRIPTOR_INVALID\)$/)]);
+    expect(text.out_).toEqual(['RESULT: exit=3']);
+    const unknown = recorder();
+    expect(await dispatch(F, ['nope'], unknown, 'f nope')).toBe(2);
+    expect(seen).toEqual([
+      ['DESCRIPTOR_INVALID', 3, 'refused', ['--json']],
+      ['DESCRIPTOR_INVALID', 3, 'refused', ['x']],
+      ['USAGE', 2, undefined, []],
+    ]);
+  });
 });

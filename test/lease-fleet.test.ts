@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
 import { canRun, pidsIn, sleep } from './helpers/procs.ts';
+import { LEASE_HELP } from '../main/cli/lease-help.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('fleet');
@@ -75,5 +76,26 @@ describe('laneward lease fleet', () => {
     const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
     expect(summary.summary).toMatchObject({ children: 50, cancelled: 50, cleanupUnproven: 0, codes: { CANCELLED: 50 } });
     expect(running(pidfile)).toEqual([]);
+  });
+
+  test.each([[['lease', '--help']], [['lease', 'run', '-h']], [['lease', 'fleet', '--help']], [['lease', 'fleet', '--count', '2', '-h', '--', 'true']]])(
+    'should print the lease help for %j and exit 0, starting nothing',
+    (args) => {
+      const result = laneward(args);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toBe(`${LEASE_HELP}\n`);
+    },
+  );
+
+  test.each([
+    ['no --count', ['--jobs', '2'], ['true']],
+    ['no command after --', ['--count', '2'], []],
+  ])('should refuse a fleet with %s as USAGE, exit 2', (_name, options, command) => {
+    const own = ['--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'review.repository', '--timeout-ms', '100'];
+    const result = laneward(['lease', 'fleet', ...options, ...own, '--', ...command]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^laneward lease fleet: .*\(USAGE\)\n$/);
   });
 });

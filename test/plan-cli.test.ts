@@ -518,7 +518,12 @@ describe('plan answer and export', () => {
     expect(JSON.parse(ran.lines[0]!)).toMatchObject({ ok: true, status: 'complete', approved: [{ key: 'a' }] });
     const refused = d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human', '--json');
     expect(refused.code).toBe(3);
-    expect(JSON.parse(refused.lines[0]!)).toMatchObject({ ok: false, code: 'GATE_REV_STALE' });
+    expect(refused.lines).toHaveLength(1);
+    expect(JSON.parse(refused.lines[0]!)).toMatchObject({ ok: false, status: 'refused', code: 'GATE_REV_STALE', runDir: d.out });
+    // A usage error names no run directory, even with --out given.
+    const usage = d.plan('answer', '--gate-rev', 'x', '--json');
+    expect(usage.code).toBe(2);
+    expect(usage.lines.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ ok: false, status: 'refused', code: 'USAGE', runDir: '-' })]);
   });
 
   test('should resume after the run directory moved', () => {

@@ -1,4 +1,4 @@
-import type { Io } from '../cli/io.ts';
+import type { BatchOutput } from './batch-output.ts';
 
 const WIDTH = 24;
 const REDRAW_MS = 100;
@@ -11,7 +11,7 @@ const REDRAW_MS = 100;
  * however many runs finish or lines print, and once more for the last run.
  */
 export class ProgressBar {
-  private readonly io: Io;
+  private readonly io: BatchOutput;
   private readonly total: number;
   private readonly clock: () => number;
   private readonly started: number;
@@ -21,7 +21,7 @@ export class ProgressBar {
   done = 0;
   invalid = 0;
 
-  constructor(io: Io, total: number, clock: () => number = () => performance.now()) {
+  constructor(io: BatchOutput, total: number, clock: () => number = () => performance.now()) {
     this.io = io;
     this.total = total;
     this.clock = clock;

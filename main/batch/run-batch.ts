@@ -2,12 +2,11 @@ import { EXIT, type ResultCode } from '../../formats/codes.ts';
 import { toError } from '../../formats/error.ts';
 import { issue, oneLine } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
-import type { RunReport } from '../../workers/validate/report.ts';
+import { reportObject, type RunReport } from '../../workers/validate/report.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { reportObject } from '../cli/artifact-validate.ts';
-import { interruptSignal } from '../cli/interrupt.ts';
-import type { Io } from '../cli/io.ts';
+import { interruptSignal } from '../interrupt.ts';
 import { createPool, defaultThreads } from '../pool.ts';
+import type { BatchOutput } from './batch-output.ts';
 import { discoverRuns } from './discover.ts';
 import { ProgressBar } from './progress.ts';
 
@@ -37,7 +36,7 @@ const STOPPED: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGQUIT: 131
 export async function runBatch(
   inputs: readonly string[],
   options: BatchOptions,
-  io: Io,
+  io: BatchOutput,
 ): Promise<{ code: number; summary: BatchSummary }> {
   const { runs, empty, unreachable } = discoverRuns(inputs);
   const summary: BatchSummary = { runs: 0, valid: 0, invalid: 0, codes: {} };
@@ -136,7 +135,7 @@ function failed(path: string, code: ResultCode, message: string): RunReport {
   return { valid: false, run: null, status: null, run_dir: path, errors: [issue(code, path, message)], errors_omitted: 0, codes: { [code]: 1 }, attested: 0 };
 }
 
-function printRun(path: string, result: RunReport, json: boolean, io: Io): void {
+function printRun(path: string, result: RunReport, json: boolean, io: BatchOutput): void {
   if (json) {
     io.out(jsonText({ ...reportObject(result), path }));
     return;
@@ -147,7 +146,7 @@ function printRun(path: string, result: RunReport, json: boolean, io: Io): void 
   io.out(`ARTIFACT_INVALID: run=${oneLine(result.run ?? '-')} path=${oneLine(path)} errors=${count} codes=${codes.join(',')}`);
 }
 
-function printSummary(summary: BatchSummary, json: boolean, io: Io): void {
+function printSummary(summary: BatchSummary, json: boolean, io: BatchOutput): void {
   const codes = Object.keys(summary.codes).sort();
   const sorted = Object.fromEntries(codes.map((code) => [code, summary.codes[code]!]));
   if (json) {

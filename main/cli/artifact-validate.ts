@@ -4,7 +4,7 @@ import { EXIT } from '../../formats/codes.ts';
 import { oneLine } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
-import type { RunReport } from '../../workers/validate/report.ts';
+import { reportObject, type RunReport } from '../../workers/validate/report.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { intOption, usage } from './args.ts';
@@ -83,15 +83,6 @@ function isSingleRun(target: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * The contract's --json object for one run. `errors_omitted` is added only when the
- * error list was capped, so an ordinary report keeps exactly the contract's keys.
- */
-export function reportObject(report: RunReport): Record<string, unknown> {
-  const { valid, run, status, run_dir, errors, errors_omitted } = report;
-  return errors_omitted > 0 ? { valid, run, status, run_dir, errors, errors_omitted } : { valid, run, status, run_dir, errors };
 }
 
 export function printSingle(report: RunReport, json: boolean, io: Io): void {

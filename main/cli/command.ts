@@ -11,8 +11,11 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 type WithHelp<O extends Options> = O & typeof HELP_OPTION;
 
-/** A command line parsed strictly against a command's options (plus --help/-h). */
-export type Parsed<O extends Options> = ReturnType<typeof parseCommand<WithHelp<O>>>;
+/**
+ * A command line parsed strictly against a command's options (plus --help/-h). `operands`
+ * holds what follows the first `--` for a command that takes them (empty otherwise).
+ */
+export type Parsed<O extends Options> = ReturnType<typeof parseCommand<WithHelp<O>>> & { readonly operands: readonly string[] };
 
 /** One leaf command: argv in, exit status out. Help and errors are handled by the table. */
 export interface Command {
@@ -34,6 +37,8 @@ export interface Group {
   readonly unknownNoun?: string;
   /** How a thrown error becomes output and an exit status (default: see {@link fail}). */
   readonly failure?: FailureRule;
+  /** The usage error for a bare group; without it a bare group prints its help (exit 2). */
+  readonly missing?: string;
 }
 
 /** The one place where a thrown error becomes a line and an exit status. */
@@ -44,6 +49,14 @@ export interface FailureRule {
   readonly context?: (sub: string | undefined) => string;
   /** With --json before any `--`, one {ok: false, code, path, message} object on stdout instead. */
   readonly json?: boolean;
+  /** What else a failure reports: fields added to the JSON object, lines on stdout after the error line. */
+  readonly more?: (error: LanewardError, exit: number, failed: Failed) => { readonly fields: Readonly<Record<string, unknown>>; readonly lines: readonly string[] };
+}
+
+/** The subcommand that failed (undefined when unknown) and its argv. */
+export interface Failed {
+  readonly sub: string | undefined;
+  readonly args: readonly string[];
 }
 
 /**
@@ -56,6 +69,8 @@ export function command<const O extends Options>(spec: {
   readonly options: O;
   /** false: a positional argument is a usage error. */
   readonly positionals?: boolean;
+  /** true: options end at the first `--`; what follows is `operands`, never parsed. */
+  readonly operands?: boolean;
   readonly run: (parsed: Parsed<O>, io: Io) => Promise<number> | number;
 }): Command {
   const options = { ...spec.options, ...HELP_OPTION } as WithHelp<O>;
@@ -63,7 +78,9 @@ export function command<const O extends Options>(spec: {
     kind: 'command',
     name: spec.name,
     run: (args, io) => {
-      const parsed = parseCommand(args, options, spec.positionals ?? true);
+      const split = spec.operands === true ? args.indexOf('--') : -1;
+      const own = split === -1 ? args : args.slice(0, split);
+      const parsed = { ...parseCommand(own, options, spec.positionals ?? true), operands: split === -1 ? [] : args.slice(split + 1) };
       if ((parsed.values as { help?: boolean }).help === true) {
         io.out(spec.help);
         return EXIT.ok;
@@ -73,7 +90,7 @@ export function command<const O extends Options>(spec: {
   };
 }
 
-/** A leaf command that reads its own argv (a `--` split, a subcommand of its own). */
+/** A leaf command that reads its own argv (the top level). */
 export function rawCommand(name: string, run: Command['run']): Command {
   return { kind: 'command', name, run };
 }
@@ -93,6 +110,7 @@ export async function dispatch(entry: Command | Group, args: readonly string[], 
   try {
     if (entry.kind === 'command') return await entry.run(args, io);
     const [word, ...rest] = args;
+    if (word === undefined && entry.missing !== undefined) throw usage(entry.missing);
     if (word === undefined || (entry.helpWords ?? ['--help', '-h', 'help']).includes(word)) {
       io.out(entry.help);
       return word === undefined ? EXIT.usage : EXIT.ok;
@@ -103,16 +121,21 @@ export async function dispatch(entry: Command | Group, args: readonly string[], 
     return await found.run(rest, io);
   } catch (caught) {
     const where = rule.context === undefined ? context : rule.context(sub);
-    return fail(caught, where, rule, rule.json === true && jsonRequested(args.slice(1)), io);
+    return fail(caught, where, rule, rule.json === true && jsonRequested(args.slice(1)), io, { sub, args: args.slice(1) });
   }
 }
 
 /** Renders a thrown error: INTERNAL for anything that is not a LanewardError. */
-export function fail(caught: unknown, context: string, rule: FailureRule, json: boolean, io: Io): number {
+export function fail(caught: unknown, context: string, rule: FailureRule, json: boolean, io: Io, failed: Failed = { sub: undefined, args: [] }): number {
   const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
   const exit = (rule.exit ?? exitStatus)(error.code);
-  if (json) io.out(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message }));
-  else io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
+  const more = rule.more?.(error, exit, failed) ?? { fields: {}, lines: [] };
+  if (json) {
+    io.out(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message, ...more.fields }));
+    return exit;
+  }
+  io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
+  for (const line of more.lines) io.out(line);
   return exit;
 }
 

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { intOption, usage } from './args.ts';
 import { command, group } from './command.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 
 export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline MIN]
                          [--serve PORT] [--report FILE] [--json]

@@ -1,5 +1,4 @@
 import { EXIT } from '../../formats/codes.ts';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { exitStatus, guardExitStatus } from '../../formats/exit-status.ts';
 import { issue, renderIssueLine } from '../../formats/issue.ts';
 import { guardLine, isCanonicalUtc, makeReceipt, parseSeconds, type GuardEvent } from '../../formats/receipt.ts';
@@ -7,8 +6,9 @@ import { guardEvent, runGuarded } from '../deadline/guard-run.ts';
 import { launchesSoFar } from '../deadline/probe-claim.ts';
 import { probeLogPath } from '../deadline/probe-log.ts';
 import { checkReceiptPath, publishReceipt, readReceipt } from '../deadline/receipt-file.ts';
-import { intOption, parseCommand, usage } from './args.ts';
-import { interruptSignal } from './interrupt.ts';
+import { intOption, usage } from './args.ts';
+import { command, group } from './command.ts';
+import { interruptSignal } from '../interrupt.ts';
 import type { Io } from './io.ts';
 
 export const DEADLINE_HELP = `usage:
@@ -39,88 +39,79 @@ guard interrupted (131/140/142 for SIGQUIT/SIGUSR2/SIGALRM).`;
 
 /** The last guard line gets this long to reach a reader; then the guard exits 2. */
 const FLUSH_MS = 5_000;
-const HELP = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } } as const;
+const JSON_OPTION = { json: { type: 'boolean' } } as const;
 
-export async function deadlineCommand(args: readonly string[], io: Io): Promise<number> {
-  const [sub, ...rest] = args;
-  try {
-    switch (sub) {
-      case 'start':
-        return start(rest, io);
-      case 'status':
-        return status(rest, io);
-      case 'run':
-        return await run(rest, io);
-      case '--help':
-      case '-h':
-      case 'help':
-        io.out(DEADLINE_HELP);
-        return EXIT.ok;
-      default:
-        throw usage(sub === undefined ? 'expected start, status or run' : `unknown deadline subcommand ${JSON.stringify(sub)}`);
+const START = command({
+  name: 'start',
+  help: DEADLINE_HELP,
+  options: { ...JSON_OPTION, probes: { type: 'string' } },
+  run: ({ values, positionals }, io) => {
+    const [file, seconds, earlier, ...extra] = positionals;
+    if (file === undefined || seconds === undefined || extra.length > 0) throw usage('expected FILE SECONDS [EARLIER_UTC]');
+    const budgetMs = parseSeconds(seconds);
+    if (budgetMs === undefined) throw usage(`expected SECONDS to be a decimal with at most 3 fractional digits from 0.001 to 2147483.647, got ${JSON.stringify(seconds)}`);
+    if (earlier !== undefined && !isCanonicalUtc(earlier)) throw usage(`expected EARLIER_UTC to be a canonical UTC ISO time, got ${JSON.stringify(earlier)}`);
+    const maxProbes = intOption('probes', values.probes, 1, 1_000_000);
+    const receipt = makeReceipt(Date.now(), budgetMs, earlier === undefined ? undefined : Date.parse(earlier), maxProbes);
+    publishReceipt(file, receipt);
+    const payload = guardEvent('start', receipt, { startedAt: receipt.startedAt, budgetMs, ...(maxProbes === undefined ? {} : { maxProbes }) });
+    print(io, payload, values.json === true);
+    return payload.expired ? exitStatus('DEADLINE_EXPIRED') : EXIT.ok;
+  },
+});
+
+const STATUS = command({
+  name: 'status',
+  help: DEADLINE_HELP,
+  options: JSON_OPTION,
+  run: ({ values, positionals }, io) => {
+    if (positionals.length !== 1) throw usage('expected FILE');
+    const file = checkReceiptPath(positionals[0]!);
+    const { receipt, identity } = readReceipt(file);
+    const launched = launchesSoFar(probeLogPath(file), identity);
+    const probes = receipt.version === 2 ? { maxProbes: receipt.maxProbes, probesUsed: Math.min(launched, receipt.maxProbes) } : { probesUsed: launched };
+    const payload = guardEvent('status', receipt, probes);
+    print(io, payload, values.json === true);
+    return payload.expired ? exitStatus('DEADLINE_EXPIRED') : EXIT.ok;
+  },
+});
+
+const RUN = command({
+  name: 'run',
+  help: DEADLINE_HELP,
+  options: JSON_OPTION,
+  operands: true,
+  run: async ({ positionals, operands }, io) => {
+    if (positionals.length !== 1) throw usage('expected FILE -- COMMAND ARGS...');
+    if (operands.length === 0) throw usage('expected a COMMAND after --');
+    // No place for the guard's evidence is broken output: refused before anything starts.
+    if (io.stderrOpen?.() === false) return guardExitStatus('GUARD_IO');
+    const line = (payload: GuardEvent) => (io.errGuard ?? io.errRaw)(guardLine(payload, true));
+    const interrupt = interruptSignal();
+    try {
+      const guarded = await runGuarded(positionals[0]!, operands, line, interrupt.signal);
+      if (guarded.code === 'PROBE_LOG_INVALID') io.err(renderIssueLine('laneward deadline run', issue(guarded.code, probeLogPath(positionals[0]!), 'the launch record cannot be read back')));
+      const exitCode = guardExitStatus(guarded.code, guarded.facts);
+      // Broken or blocked output is a guard error (exit 2) even though the child was stopped cleanly.
+      return (await flush(io, guarded.finish(exitCode))) ? exitCode : guardExitStatus('GUARD_IO');
+    } finally {
+      interrupt.release();
     }
-  } catch (caught) {
-    // Guard failures are exit 2, usage included; an unprovable probe budget is 124.
-    const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
-    io.err(renderIssueLine(`laneward deadline${sub === undefined ? '' : ` ${sub}`}`, issue(error.code, error.path, error.message)));
-    return guardExitStatus(error.code);
-  }
-}
+  },
+});
+
+/** `laneward deadline start|status|run`: the probe deadline guard. */
+export const DEADLINE = group({
+  name: 'deadline',
+  help: DEADLINE_HELP,
+  commands: [START, STATUS, RUN],
+  missing: 'expected start, status or run',
+  // Guard failures are exit 2, usage included; an unprovable probe budget is 124.
+  failure: { exit: (code) => guardExitStatus(code) },
+});
 
 function print(io: Io, payload: GuardEvent, json: boolean): void {
   io.out(json ? JSON.stringify(payload) : guardLine(payload, false).slice(0, -1));
-}
-
-function start(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, { ...HELP, probes: { type: 'string' } });
-  if (values.help) return (io.out(DEADLINE_HELP), EXIT.ok);
-  const [file, seconds, earlier, ...extra] = positionals;
-  if (file === undefined || seconds === undefined || extra.length > 0) throw usage('expected FILE SECONDS [EARLIER_UTC]');
-  const budgetMs = parseSeconds(seconds);
-  if (budgetMs === undefined) throw usage(`expected SECONDS to be a decimal with at most 3 fractional digits from 0.001 to 2147483.647, got ${JSON.stringify(seconds)}`);
-  if (earlier !== undefined && !isCanonicalUtc(earlier)) throw usage(`expected EARLIER_UTC to be a canonical UTC ISO time, got ${JSON.stringify(earlier)}`);
-  const maxProbes = intOption('probes', values.probes, 1, 1_000_000);
-  const receipt = makeReceipt(Date.now(), budgetMs, earlier === undefined ? undefined : Date.parse(earlier), maxProbes);
-  publishReceipt(file, receipt);
-  const payload = guardEvent('start', receipt, { startedAt: receipt.startedAt, budgetMs, ...(maxProbes === undefined ? {} : { maxProbes }) });
-  print(io, payload, values.json === true);
-  return payload.expired ? exitStatus('DEADLINE_EXPIRED') : EXIT.ok;
-}
-
-function status(args: readonly string[], io: Io): number {
-  const { values, positionals } = parseCommand(args, HELP);
-  if (values.help) return (io.out(DEADLINE_HELP), EXIT.ok);
-  if (positionals.length !== 1) throw usage('expected FILE');
-  const file = checkReceiptPath(positionals[0]!);
-  const { receipt, identity } = readReceipt(file);
-  const launched = launchesSoFar(probeLogPath(file), identity);
-  const probes = receipt.version === 2 ? { maxProbes: receipt.maxProbes, probesUsed: Math.min(launched, receipt.maxProbes) } : { probesUsed: launched };
-  const payload = guardEvent('status', receipt, probes);
-  print(io, payload, values.json === true);
-  return payload.expired ? exitStatus('DEADLINE_EXPIRED') : EXIT.ok;
-}
-
-async function run(args: readonly string[], io: Io): Promise<number> {
-  const split = args.indexOf('--');
-  const own = split === -1 ? args : args.slice(0, split);
-  const command = split === -1 ? [] : args.slice(split + 1);
-  const { values, positionals } = parseCommand(own, HELP);
-  if (values.help) return (io.out(DEADLINE_HELP), EXIT.ok);
-  if (positionals.length !== 1) throw usage('expected FILE -- COMMAND ARGS...');
-  if (command.length === 0) throw usage('expected a COMMAND after --');
-  // No place for the guard's evidence is broken output: refused before anything starts.
-  if (io.stderrOpen?.() === false) return guardExitStatus('GUARD_IO');
-  const line = (payload: GuardEvent) => (io.errGuard ?? io.errRaw)(guardLine(payload, true));
-  const interrupt = interruptSignal();
-  try {
-    const guarded = await runGuarded(positionals[0]!, command, line, interrupt.signal);
-    if (guarded.code === 'PROBE_LOG_INVALID') io.err(renderIssueLine('laneward deadline run', issue(guarded.code, probeLogPath(positionals[0]!), 'the launch record cannot be read back')));
-    const exitCode = guardExitStatus(guarded.code, guarded.facts);
-    // Broken or blocked output is a guard error (exit 2) even though the child was stopped cleanly.
-    return (await flush(io, guarded.finish(exitCode))) ? exitCode : guardExitStatus('GUARD_IO');
-  } finally {
-    interrupt.release();
-  }
 }
 
 /** The last receipt line gets at most five seconds; blocked or broken output is exit 2. */

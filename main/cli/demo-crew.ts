@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
 import { crewRun } from '../crew/crew-run.ts';
 import { brokenLanes, writeDemoCrew } from '../demo/demo-crew.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 import { intOption } from './args.ts';
 import { command } from './command.ts';
 import { crewExit } from './crew.ts';

@@ -1,6 +1,6 @@
 import { EXIT } from '../../formats/codes.ts';
 import { errnoCode, toError } from '../../formats/error.ts';
-import { outputClosed } from './interrupt.ts';
+import { outputClosed } from '../interrupt.ts';
 import { processIo } from './io.ts';
 import { main } from './main.ts';
 

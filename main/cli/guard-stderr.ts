@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
 import { errnoCode } from '../../formats/error.ts';
-import { outputClosed } from './interrupt.ts';
+import { outputClosed } from '../interrupt.ts';
 
 /** How often a blocked stderr is tried again while a flush waits. */
 const RETRY_MS = 5;

@@ -28,10 +28,10 @@ Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> 
 const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   artifact: async () => (await import('./artifact.ts')).ARTIFACT,
   gate: async () => (await import('./gate.ts')).GATE,
-  deadline: async () => rawCommand('deadline', (await import('./deadline.ts')).deadlineCommand),
-  lease: async () => rawCommand('lease', (await import('./lease.ts')).leaseCommand),
+  deadline: async () => (await import('./deadline.ts')).DEADLINE,
+  lease: async () => (await import('./lease.ts')).LEASE,
   actions: async () => (await import('./actions.ts')).ACTIONS,
-  plan: async () => rawCommand('plan', (await import('./plan.ts')).planCommand),
+  plan: async () => (await import('./plan.ts')).PLAN,
   trail: async () => (await import('./trail.ts')).TRAIL,
   brief: async () => (await import('./brief.ts')).BRIEF,
   demo: async () => (await import('./demo.ts')).DEMO,

@@ -9,7 +9,7 @@ import type { PlanRunEvent, PlanRunReport } from '../plan/run.ts';
 import { reportLines, resultLine } from '../plan/report.ts';
 import { intOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 
 export const PLAN_RUN_HELP = `usage: laneward plan run --out DIR [--plan F] --native 'CMD {prompt} {result}'
                          --outside 'CMD {prompt} {result}' --actions F --trust PUB --action NAME

@@ -19,7 +19,7 @@ import type { QaReport } from '../qa/report.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { intOption, usage } from './args.ts';
 import { command, group } from './command.ts';
-import { interruptSignal } from './interrupt.ts';
+import { interruptSignal } from '../interrupt.ts';
 import type { Io } from './io.ts';
 
 export const QA_HELP = `usage: laneward qa <start|turn|finish|stop|reset|status> --lane ID [--state DIR] [--json]

@@ -5,7 +5,6 @@ import { oneLine } from '../../formats/issue.ts';
 import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { openStore } from '../store/store.ts';
-import type { Io } from '../cli/io.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, percentile, viewLine } from './view-state.ts';
@@ -28,6 +27,14 @@ export interface CrewRunOptions {
   readonly cancel: AbortSignal;
 }
 
+/** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
+export interface CrewOutput {
+  out(line: string): void;
+  err(line: string): void;
+  errRaw(data: string): void;
+  readonly stderrIsTTY: boolean;
+}
+
 export interface CrewRunResult {
   readonly tally: CrewTally;
   readonly lanes: readonly LaneProgress[];
@@ -44,7 +51,7 @@ const LIVE_MS = 250;
  * service thread holding the lanes' QA state machines. Started again on the same state
  * root, it resumes each lane where it stopped.
  */
-export async function crewRun(options: CrewRunOptions, io: Io): Promise<CrewRunResult> {
+export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<CrewRunResult> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const loaded = loadCrew(options.file, options.cwd);

@@ -1,6 +1,9 @@
 import { errnoCode } from '../../formats/error.ts';
 import { canRun, readProcStat, statScratch, type ProcStat } from './proc-stat.ts';
-import type { ProcSnapshot, ProcSnapshots } from './proc-snapshot.ts';
+import { lastPid, type ProcSnapshot, type ProcSnapshots } from './proc-snapshot.ts';
+
+/** At most this many pids handed out since a snapshot began are probed one by one. */
+const NEWCOMER_PROBE_MAX = 128;
 
 /**
  * The processes of one supervised tree: the leader's process group and its session (a
@@ -17,29 +20,42 @@ export class TreeCensus {
   private readonly snapshots: ProcSnapshots;
   private readonly leaderStart: number | undefined;
   private readonly scratch = statScratch();
+  /**
+   * Listings of members this census read as dead (a zombie with no running thread). A
+   * later snapshot that lists the same entry carried it over, which it does only while
+   * the kernel has not handed that pid out again: the same process, still dead.
+   */
+  private readonly dead = new WeakSet<ProcStat>();
 
   constructor(leader: number, snapshots: ProcSnapshots) {
     this.leader = leader;
     this.snapshots = snapshots;
     this.leaderStart = readProcStat(leader, this.scratch)?.startTime;
+    snapshots.warm();
   }
 
   /**
    * Members that can still run, by `snapshot` (this turn's unless given): every process
    * the snapshot puts in the leader's session or group, each re-read now (a snapshot may
    * carry an old state), and kept only while it is the same process (start time) and ours.
+   * `exceptLeader` leaves the leader out (and unread).
    */
-  liveMembers(snapshot: ProcSnapshot = this.snapshots.current()): ProcStat[] {
+  liveMembers(snapshot: ProcSnapshot = this.snapshots.current(), exceptLeader = false): ProcStat[] {
     if (!snapshot.readable) return this.groupAnswers() ? [{ pid: this.leader, state: 'R', pgid: this.leader, sid: this.leader, threads: 1, startTime: 0 }] : [];
     if (this.reused(snapshot)) return [];
     const live: ProcStat[] = [];
     const seen = new Set<number>();
     for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader)]) {
       for (const listed of list ?? []) {
-        if (seen.has(listed.pid)) continue;
+        if (seen.has(listed.pid) || (exceptLeader && listed.pid === this.leader)) continue;
         seen.add(listed.pid);
+        // Hint: a listing already read as dead is not read again (see `dead`); in a storm
+        // of teardowns this saves a /proc read per member per proof and poll.
+        if (this.dead.has(listed)) continue;
         const now = readProcStat(listed.pid, this.scratch);
-        if (now !== undefined && now.startTime === listed.startTime && this.isOurs(now) && canRun(now)) live.push(now);
+        if (now === undefined || now.startTime !== listed.startTime || !this.isOurs(now)) continue;
+        if (canRun(now)) live.push(now);
+        else this.dead.add(listed);
       }
     }
     return live;
@@ -53,7 +69,8 @@ export class TreeCensus {
    */
   signal(signal: NodeJS.Signals): boolean {
     let sent = signalGroup(this.leader, signal);
-    for (const member of this.liveMembers()) {
+    // The leader is not read: it leads its session, so it can never leave its group.
+    for (const member of this.liveMembers(this.snapshots.current(), true)) {
       if (member.pgid === this.leader) continue; // the group signal reached it
       try {
         process.kill(member.pid, signal);
@@ -66,15 +83,38 @@ export class TreeCensus {
   }
 
   /**
-   * Whether the tree is gone, proven: no live member now, and none in a listing taken in
-   * a later turn either (a child forked just before its parent died is missed by a
-   * listing taken before the fork). Zombies do not count, unless a thread of theirs runs.
+   * Whether the tree is gone, proven: no live member now, and none among the processes
+   * created since the listing began (a child forked just before its parent died is missed
+   * by a listing taken before the fork): the pids handed out since, read one by one, or
+   * when there are many, a listing taken in a later turn. Zombies do not count, unless a
+   * thread of theirs runs.
    */
   async gone(): Promise<boolean> {
-    if (this.liveMembers().length > 0) return false;
+    const snapshot = this.snapshots.current();
+    if (this.liveMembers(snapshot).length > 0) return false;
+    // A process of the tree that the snapshot missed was created after its listing began,
+    // so its pid is one the kernel handed out since; when those are few they are read
+    // now, and the proof needs no later listing (in a storm, the next turn comes late).
+    const newcomer = snapshot.readable && snapshot.lastPid !== undefined ? this.newcomerRuns(snapshot.lastPid) : undefined;
+    if (newcomer !== undefined) return !newcomer;
     const later = await this.snapshots.next();
     if (!later.readable) return !this.groupAnswers();
     return this.liveMembers(later).length === 0;
+  }
+
+  /**
+   * Whether a process of the tree with a pid handed out after `from` can run; undefined
+   * when that cannot be told by a few reads (the last pid unreadable, wrapped around, or
+   * too many pids handed out since).
+   */
+  private newcomerRuns(from: number): boolean | undefined {
+    const to = lastPid(this.scratch);
+    if (to === undefined || to < from || to - from > NEWCOMER_PROBE_MAX) return undefined;
+    for (let pid = from + 1; pid <= to; pid++) {
+      const stat = readProcStat(pid, this.scratch);
+      if (stat !== undefined && this.isOurs(stat) && canRun(stat)) return true;
+    }
+    return false;
   }
 
   private isOurs(stat: ProcStat): boolean {

@@ -24,7 +24,7 @@ export interface ProcSnapshot {
  * read. Pids are allocated cyclically, so every process created between two readings has
  * a pid in the cyclic interval between them.
  */
-function lastPid(scratch: Buffer): number | undefined {
+export function lastPid(scratch: Buffer): number | undefined {
   try {
     const fd = openSync('/proc/sys/kernel/ns_last_pid', 'r');
     try {
@@ -99,10 +99,26 @@ export class ProcSnapshots {
   private last: ProcSnapshot | undefined;
   private later: Promise<ProcSnapshot> | undefined;
   private readonly scratch = statScratch();
+  private warming = false;
 
   private take(): ProcSnapshot {
     this.last = takeSnapshot(this.scratch, this.last);
     return this.last;
+  }
+
+  /**
+   * Takes the first snapshot soon, in a turn of its own, if none was taken yet. The first
+   * one reads the stat of every process on the machine (later ones only what changed):
+   * taken when the first child starts rather than when the first teardown needs it, it
+   * does not stand between a deadline and the signals of the teardowns it sets off.
+   */
+  warm(): void {
+    if (this.last !== undefined || this.warming) return;
+    this.warming = true;
+    setImmediate(() => {
+      this.warming = false;
+      if (this.last === undefined) this.take();
+    }).unref();
   }
 
   /** The snapshot of this turn, taken now if nobody took one yet. */

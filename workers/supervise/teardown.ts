@@ -46,7 +46,9 @@ export async function teardownTree(census: TreeCensus, options: TeardownOptions)
     // Wait before looking: a tree just signalled cannot be gone yet, and the leader's reap
     // is the earliest moment it can be. Hint: hundreds of teardowns share one /proc
     // snapshot per turn and back off, or they would turn the loop into a /proc reader.
-    const wait = Math.min(pause, Math.max(1, options.budgetMs - elapsed()));
+    // The grace ends on time, not at the next poll of the back-off.
+    const untilKill = killed ? Number.POSITIVE_INFINITY : options.graceMs - elapsed();
+    const wait = Math.max(1, Math.min(pause, options.budgetMs - elapsed(), untilKill));
     await (leaderGone || options.leaderExit === undefined ? sleep(wait) : Promise.race([sleep(wait), options.leaderExit]));
     pause = Math.min(pause * 2, POLL_MAX_MS);
     if (await census.gone()) return { confirmed: true, firstSignal, durationMs: elapsed() };
@@ -54,6 +56,8 @@ export async function teardownTree(census: TreeCensus, options: TeardownOptions)
     // signals is caught by the next one.
     if (killed || elapsed() >= options.graceMs) {
       send('SIGKILL');
+      // Polls start fast again after the first SIGKILL: the tree dies within milliseconds.
+      if (!killed) pause = POLL_FIRST_MS;
       killed = true;
     }
     if (elapsed() >= options.budgetMs) {

@@ -16,3 +16,12 @@ export interface RunReport {
   /** Voice outcomes bound by attestation rather than an INPUT line. */
   readonly attested: number;
 }
+
+/**
+ * The contract's --json object for one run. `errors_omitted` is added only when the
+ * error list was capped, so an ordinary report keeps exactly the contract's keys.
+ */
+export function reportObject(report: RunReport): Record<string, unknown> {
+  const { valid, run, status, run_dir, errors, errors_omitted } = report;
+  return errors_omitted > 0 ? { valid, run, status, run_dir, errors, errors_omitted } : { valid, run, status, run_dir, errors };
+}
