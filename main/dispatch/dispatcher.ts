@@ -70,10 +70,10 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
     live.add(entry);
     const work = (async (): Promise<Outcome> => {
-      if (closed) return cancelledBeforeStart(spec, 'SIGTERM');
-      if (options.cancel?.aborted) return cancelledBeforeStart(spec, abortSignalName(options.cancel));
-      options.cancel?.addEventListener('abort', forward, { once: true });
       try {
+        if (closed) return cancelledBeforeStart(spec, 'SIGTERM');
+        if (options.cancel?.aborted) return cancelledBeforeStart(spec, abortSignalName(options.cancel));
+        options.cancel?.addEventListener('abort', forward, { once: true });
         if (!(await slots.acquire(controller.signal))) return cancelledBeforeStart(spec, abortSignalName(controller.signal));
         try {
           const ready = options.budgetFromSlot === true ? { ...spec, startedAt: nowMs() } : spec;
