@@ -45,9 +45,11 @@ function check(lane: string, where: string): LaneRecord {
   expect(turnEvents.filter((e) => e.index !== null).map((e) => e.index), where).toEqual(record.turns.map((t) => t.index));
   expect(turnEvents.filter((e) => e.role === 'reasoning').length, where).toBe(record.reasoningTurns);
   expect(record.lastSent, where).toBeLessThanOrEqual(record.turns.length);
-  // Deltas sent to the observer never overlap: each starts where the last one ended, or later.
+  // Deltas sent to the observer never overlap: in the order they were reserved, each starts
+  // where the last one ended, or later. (The transcript is in the order calls finished,
+  // which concurrent commands may swap.)
   let sentTo = 0;
-  for (const exchange of record.transcript.filter((x) => x.mode === 'cadence')) {
+  for (const exchange of record.transcript.filter((x) => x.mode === 'cadence').sort((a, b) => a.from - b.from)) {
     expect(exchange.from, where).toBeGreaterThanOrEqual(sentTo);
     sentTo = exchange.to;
   }
