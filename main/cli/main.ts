@@ -19,7 +19,7 @@ usage: laneward <command> ...
   trail start|append                    the decision trail (a formula-safe TSV)
   crew run                              many lanes at once: review runs, QA cadence, a live view
   qa start|turn|finish|stop|reset|status  a lane's QA observer: bootstrap, cadence, cross-check
-  demo                                  build a sample archive once and batch-validate it
+  demo crew|archive                     the main job (a 50-lane demo crew), or a sample archive batch-validated
 
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
 Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>).`;
