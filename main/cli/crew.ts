@@ -1,5 +1,5 @@
-import { constants } from 'node:os';
 import { availableParallelism } from 'node:os';
+import { exitStatus } from '../../formats/exit-status.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { intOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -84,9 +84,9 @@ const run = command({
 
 export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run], failure: { json: true } });
 
-/** 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
+/** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {
-  if (result.stoppedBy === 'deadline') return 124;
-  if (result.stoppedBy !== null) return 128 + (constants.signals[result.stoppedBy as NodeJS.Signals] ?? constants.signals.SIGTERM);
-  return result.tally.complete === result.tally.lanes ? 0 : 1;
+  if (result.stoppedBy === 'deadline') return exitStatus('DEADLINE_EXPIRED');
+  if (result.stoppedBy !== null) return exitStatus('CANCELLED', { cancelSignal: result.stoppedBy });
+  return exitStatus(result.tally.complete === result.tally.lanes ? null : 'CREW_LANE_FAILED');
 }
