@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { generateRun, readManifest, recount, writeManifest } from '../fixtures/generate-run.ts';
@@ -143,8 +143,14 @@ describe('batch reports what it cannot reach (5)', () => {
     chmodSync(root, 0o755);
     // As root every directory is readable: run as nobody, who cannot open a 000 directory.
     const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    // Nobody must be able to read the program it runs, and a checkout may sit in a private
+    // directory (a fresh clone under mktemp -d): a copy of the bundle in this readable root.
+    // With --jobs 1 the batch starts no pool, so the bundle needs nothing beside it.
+    const bundle = join(root, 'laneward-copy.mjs');
+    copyFileSync(BUNDLE, bundle);
+    chmodSync(bundle, 0o644);
     try {
-      const result = spawnSync(process.execPath, [BUNDLE, 'artifact', 'validate', archive], { cwd: '/', encoding: 'utf8', ...asUser });
+      const result = spawnSync(process.execPath, [bundle, 'artifact', 'validate', archive, '--jobs', '1'], { cwd: '/', encoding: 'utf8', ...asUser });
       expect(result.status).toBe(1);
       const lines = result.stdout.trim().split('\n');
       expect(lines).toHaveLength(3);
