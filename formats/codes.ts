@@ -347,6 +347,10 @@ export const RESULT_CODES = {
     summary: 'at least one lane of the crew ended failed or interrupted',
     fix: 'read the CREW_LANE lines: each names its lane\'s own code and run directory',
   },
+  ATTEMPT_IN_FLIGHT: {
+    summary: 'another plan run that still runs dispatched this attempt',
+    fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',
+  },
   PLAN_RUN_STOPPED: {
     summary: 'the review run cannot move on by itself (its native voice failed)',
     fix: 'read the run with plan status, redispatch the failed attempt (plan next --redispatch), then run it again',

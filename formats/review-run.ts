@@ -54,6 +54,8 @@ export interface AttemptRecord {
   why?: string;
   /** When `plan run` handed the attempt to a supervisor: its provider may have started. */
   dispatched_at?: string;
+  /** The process that dispatched it (pid and start tick): alive, it still drives the attempt. */
+  dispatched_by?: { readonly pid: number; readonly ticks: string };
   /** The result code of a voice that failed or was unavailable (a supervision or submit code). */
   code?: string;
 }

@@ -38,6 +38,12 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['QA_LANE_ACTIVE', {}, 3],
     ['QA_LANE_CLOSED', {}, 3],
     ['QA_POLICY_UNENFORCEABLE', {}, 3],
+    ['CREW_INVALID', {}, 2],
+    ['CREW_LANE_FAILED', {}, 1],
+    ['AGENT_RESULT_INVALID', {}, 1],
+    ['AGENT_TURNS_EXHAUSTED', {}, 1],
+    ['PLAN_RUN_STOPPED', {}, 1],
+    ['ATTEMPT_IN_FLIGHT', {}, 3],
   ] as [ResultCode | null, { childExitCode?: number; cancelSignal?: string }, number][])('%s %j exits %i', (code, facts, exit) => {
     expect(exitStatus(code, facts)).toBe(exit);
   });

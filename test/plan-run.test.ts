@@ -245,6 +245,24 @@ describe('laneward plan run', () => {
     expect(left(c)).toEqual([]);
   });
 
+  test('should refuse a second plan run on a run the first still drives, starting nothing twice', async () => {
+    const c = newCase();
+    const args = runArgs(c, reviewer(c, '--steps', '10', '--delay-ms', '150'), reviewer(c, '--steps', '10', '--delay-ms', '150'), 'fd');
+    const first = spawn(process.execPath, [BUNDLE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    first.stdout.on('data', (chunk) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
+    const second = planRun(c, reviewer(c), reviewer(c));
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(/was dispatched at \S+ by process \d+, which still drives this run; not started twice.*\(ATTEMPT_IN_FLIGHT\)\n$/);
+    expect(await exited).toBe(0);
+    expect(lines(out).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
+    expect(matching(out, 'VOICE: ')).toEqual([]);
+    expect(startsPerPrompt(c)).toEqual(ALL_ONCE);
+    expect(left(c)).toEqual([]);
+  });
+
   test('should refuse a bad template or a descriptor that fails verification before starting anything', () => {
     const c = newCase();
     const quote = planRun(c, "node 'unterminated {prompt}", reviewer(c));

@@ -15,7 +15,7 @@ import type { PlanReport } from './report.ts';
 import { readBinding } from './run-binding.ts';
 import { planStatus } from './status.ts';
 import { planSubmit } from './submit.ts';
-import { failVoice, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
+import { dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
 
 /** The provider's budget when the caller gives none: the lease, or the total deadline. */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
@@ -147,6 +147,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     const prompt = join(runDir, attempt.prompt);
     const result = join(runDir, attempt.result);
     if (attempt.dispatched_at !== undefined) {
+      // Another plan run that still runs drives it: refused, never started twice nor failed under it.
+      if (dispatcherAlive(attempt)) throw inFlight(attempt);
       // An earlier plan run dispatched it and ended before its outcome: never started twice.
       const found = existsSync(result);
       emit({ type: 'resumed', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, result: found });
@@ -201,7 +203,18 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
         break;
       }
       seen = key;
-      await Promise.all(open.map(handle));
+      // One voice refused or broken stops its sibling too, and waits for its teardown: no
+      // child outlives the run that started it.
+      const settled = await Promise.allSettled(
+        open.map((attempt) =>
+          handle(attempt).catch((error: unknown) => {
+            if (!stop.signal.aborted) stop.abort('SIGTERM');
+            throw error;
+          }),
+        ),
+      );
+      const broken = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (broken !== undefined) throw broken.reason;
     }
     if (interrupted !== null) emit({ type: 'interrupted', reason: interrupted });
   } finally {

@@ -1,5 +1,6 @@
 import { LanewardError } from '../../formats/error.ts';
-import type { JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import type { AttemptRecord, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { transact } from '../store/store.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { describeRun } from './describe.ts';
@@ -33,10 +34,26 @@ export async function markDispatched(out: string, penv: PlanEnv, attemptId: stri
     if (attempt === undefined || attempt.state !== 'open') {
       throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt?.state ?? 'absent'}; only an open attempt is dispatched`);
     }
+    // Two drivers on one run: the second to reach the slot starts nothing.
+    if (attempt.dispatched_at !== undefined) throw inFlight(attempt);
     attempt.dispatched_at = now;
+    attempt.dispatched_by = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '' };
     const events: JournalEvent[] = [{ type: 'attempt_dispatched', at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice }];
     return { change: { record: run, events }, result: undefined };
   });
+}
+
+/** The refusal for an attempt another driver dispatched. */
+export function inFlight(attempt: AttemptRecord): LanewardError {
+  const by = attempt.dispatched_by === undefined ? 'another plan run' : `process ${attempt.dispatched_by.pid}`;
+  return new LanewardError('ATTEMPT_IN_FLIGHT', `attempt ${attempt.id} was dispatched at ${attempt.dispatched_at} by ${by}, which still drives this run; not started twice`);
+}
+
+/** Whether the process that dispatched an attempt still runs (a crashed driver's attempts are resumed instead). */
+export function dispatcherAlive(attempt: AttemptRecord): boolean {
+  const by = attempt.dispatched_by;
+  if (by === undefined) return false;
+  return processAlive(by.pid, by.ticks === '' ? {} : { ticks: by.ticks });
 }
 
 /**
@@ -52,7 +69,10 @@ export async function recordOutcome(out: string, penv: PlanEnv, attemptId: strin
     const attempt = attemptOf(run, attemptId);
     if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
     const events: JournalEvent[] = [{ type: 'attempt_outcome', at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, ...facts }];
-    if (!facts.provider_started && facts.code === 'CANCELLED' && attempt.state === 'open') delete attempt.dispatched_at;
+    if (!facts.provider_started && facts.code === 'CANCELLED' && attempt.state === 'open') {
+      delete attempt.dispatched_at;
+      delete attempt.dispatched_by;
+    }
     return { change: { record: run, events }, result: undefined };
   });
 }
