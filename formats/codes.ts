@@ -343,6 +343,10 @@ export const RESULT_CODES = {
     summary: 'the crew file is not one laneward can run',
     fix: 'correct the field the message names (see laneward crew --help for the file format)',
   },
+  CREW_BUSY: {
+    summary: 'another process is running this crew on this state root',
+    fix: 'wait for it to end (or stop it); a crew started again afterwards resumes every lane',
+  },
   CREW_LANE_FAILED: {
     summary: 'at least one lane of the crew ended failed or interrupted',
     fix: 'read the CREW_LANE lines: each names its lane\'s own code and run directory',

@@ -35,3 +35,11 @@ export interface LaneProgress {
 export function newLane(crew: string, lane: string, runDir: string, now: string): LaneProgress {
   return { crew, lane, stage: 'queued', runDir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code: null, detail: null, updatedAt: now };
 }
+
+/** The process that runs a crew: one at a time per crew and state root. */
+export interface CrewDriver {
+  readonly pid: number;
+  /** Its start tick (/proc/<pid>/stat field 22), so a reused pid is not taken for it. */
+  readonly ticks: string;
+  readonly since: string;
+}

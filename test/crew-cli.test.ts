@@ -119,6 +119,32 @@ describe('laneward crew run', () => {
     await expect(fetch(`${url}snapshot.json`)).rejects.toThrow();
   });
 
+  it('should refuse a second crew run of a crew that is running (CREW_BUSY, exit 3) and take over once it ended', async () => {
+    const c = crew(2, 0);
+    const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '100', LANEWARD_FIXTURE_LOG: c.log };
+    const first = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    first.stdout.on('data', (chunk) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        if (existsSync(c.log)) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 20);
+    });
+    const second = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(second.code).toBe(3);
+    expect(second.stderr).toMatch(/crew c\d+ is being run by process \d+ since .*\(CREW_BUSY\)$/m);
+    expect(second.stdout).toBe('');
+    expect(await exited).toBe(0);
+    expect(lines(out, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 failed=0 /);
+    const third = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(third.code).toBe(0);
+    expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 .* attempts=0 /);
+  });
+
   it('should print one JSON object per lane and a summary object with --json', () => {
     const c = crew(2, 0);
     const result = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });

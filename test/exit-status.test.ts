@@ -39,6 +39,7 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['QA_LANE_CLOSED', {}, 3],
     ['QA_POLICY_UNENFORCEABLE', {}, 3],
     ['CREW_INVALID', {}, 2],
+    ['CREW_BUSY', {}, 3],
     ['CREW_LANE_FAILED', {}, 1],
     ['AGENT_RESULT_INVALID', {}, 1],
     ['AGENT_TURNS_EXHAUSTED', {}, 1],

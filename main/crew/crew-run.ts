@@ -4,12 +4,14 @@ import type { LaneProgress } from '../../formats/crew-record.ts';
 import { oneLine } from '../../formats/issue.ts';
 import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { openStore } from '../store/store.ts';
+import { openStore, type Store } from '../store/store.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, percentile, viewLine } from './view-state.ts';
-import { loadCrew } from './load-crew.ts';
-import { qaConfigFromEnv } from '../qa/qa-config.ts';
+import { claimCrew } from './crew-driver.ts';
+import type { CrewActions } from './crew-actions.ts';
+import { loadCrew, type LoadedCrew } from './load-crew.ts';
+import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
 import { startQaService } from './qa-client.ts';
 import { crewReviewPort } from './review-port.ts';
 
@@ -61,6 +63,21 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   const { crew } = loaded;
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
   const qaConfig = qaConfigFromEnv(options.env);
+  const release = await claimCrew(store, crew.crew);
+  try {
+    return await runClaimed(options, io, { loaded, actions, root, store, qaConfig, started, startedAt });
+  } finally {
+    await release();
+  }
+}
+
+async function runClaimed(
+  options: CrewRunOptions,
+  io: CrewOutput,
+  claimed: { loaded: LoadedCrew; actions: CrewActions; root: string; store: Store; qaConfig: QaConfig; started: number; startedAt: string },
+): Promise<CrewRunResult> {
+  const { loaded, actions, root, store, qaConfig, started, startedAt } = claimed;
+  const { crew } = loaded;
 
   const stop = new AbortController();
   // Every child the crew runs listens on this one signal.

@@ -4,7 +4,7 @@ import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
-import type { LaneProgress } from '../../formats/crew-record.ts';
+import type { CrewDriver, LaneProgress } from '../../formats/crew-record.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
 import type { LaneRecord } from '../../formats/qa-record.ts';
 import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
@@ -28,6 +28,7 @@ export interface PhaseTiming {
  *   blobs    [run id, attempt id] -> BoundBlob (the bytes a submit bound)
  *   history  [phase, run id] -> PhaseTiming (cross-run timing, for estimates)
  *   crew-lanes [crew, lane] -> LaneProgress (a crew's lanes, for resume)
+ *   crew-drivers crew -> CrewDriver (the process running the crew now)
  *   lanes    lane id -> LaneRecord (a lane's QA state machine)
  *   laneJournal [lane id, seq] -> QaEvent (every QA event of the lane, in order)
  */
@@ -38,6 +39,7 @@ export interface Store {
   readonly blobs: Database<BoundBlob, [string, string]>;
   readonly history: Database<PhaseTiming, [string, string]>;
   readonly crewLanes: Database<LaneProgress, [string, string]>;
+  readonly crewDrivers: Database<CrewDriver, string>;
   readonly lanes: Database<LaneRecord, string>;
   readonly laneJournal: Database<QaEvent, [string, number]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
@@ -79,6 +81,7 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
     blobs: db<BoundBlob, [string, string]>('blobs'),
     history: db<PhaseTiming, [string, string]>('history'),
     crewLanes: db<LaneProgress, [string, string]>('crew-lanes'),
+    crewDrivers: db<CrewDriver, string>('crew-drivers'),
     lanes: db<LaneRecord, string>('lanes'),
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,
