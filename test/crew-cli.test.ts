@@ -171,7 +171,7 @@ describe('laneward crew run', () => {
     expect(laneward(['crew', 'run']).code).toBe(2);
   });
 
-  it('should stop at --deadline with every unfinished lane interrupted, exit 124 and no child left', () => {
+  it('should stop at --deadline with every unfinished lane interrupted, exit 124 and no child left, and resume them all', () => {
     const c = crew(3, 0, (value) => {
       // Reviewers that keep marking progress for a long time: only the deadline stops them.
       value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
@@ -179,6 +179,14 @@ describe('laneward crew run', () => {
     const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '0.05'], { cwd: c.dir });
     expect(result.code).toBe(124);
     expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=0 failed=0 interrupted=3 /);
+    // Started again (with reviewers that finish), every lane resumes where it stopped: the
+    // native voices the deadline cancelled are minted anew, as new attempts.
+    const value = JSON.parse(readFileSync(c.file, 'utf8'));
+    value.runners.native = value.runners.outside;
+    writeFileSync(c.file, JSON.stringify(value));
+    const resumed = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(resumed.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=3 complete=3 failed=0 interrupted=0 /);
+    expect(resumed.code).toBe(0);
   });
 
   it('should resume every lane of a crew killed mid-run with no attempt started twice', async () => {

@@ -5,6 +5,9 @@ import { planAnswer } from '../plan/answer.ts';
 import { planExport } from '../plan/export.ts';
 import { locateRun, type PlanEnv } from '../plan/locate.ts';
 import type { PlanReport } from '../plan/report.ts';
+import { attemptOf, phaseOf } from '../plan/machine.ts';
+import { planNext } from '../plan/next.ts';
+import { readBinding } from '../plan/run-binding.ts';
 import { planRun } from '../plan/run.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
@@ -35,6 +38,7 @@ export function crewReviewPort(context: {
         return context.run(spec, options);
       };
       return step(async () => {
+        await redispatchCancelled(runDir, penv);
         const report = await planRun(
           {
             out: runDir,
@@ -83,6 +87,21 @@ export function crewReviewPort(context: {
       return step(async () => reviewStep(await planExport({ out: runDir }, penv), () => 0), () => 0);
     },
   };
+}
+
+/**
+ * A lane interrupted mid-review (a signal or the crew's --deadline) had its native voice
+ * cancelled by the crew itself, with the child proven gone: a phase cannot close without
+ * it, so a crew started again mints it anew (`plan next --redispatch`), as a new attempt.
+ * Any other failed native voice stays the lane's typed end.
+ */
+async function redispatchCancelled(runDir: string, penv: PlanEnv): Promise<void> {
+  if (readBinding(runDir) === undefined) return;
+  const run = locateRun(runDir, penv).record;
+  if (run.state !== 'awaiting_result' || run.current === null) return;
+  const id = phaseOf(run, run.current).native.attempt;
+  const attempt = id === null ? undefined : attemptOf(run, id);
+  if (attempt?.state === 'failed' && attempt.code === 'CANCELLED') await planNext({ out: runDir, redispatch: attempt.id }, penv);
 }
 
 function reviewStep(report: PlanReport, attempts: () => number): ReviewStep {
