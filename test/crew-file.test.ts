@@ -60,6 +60,8 @@ describe('crew files', () => {
     ['a fractional concurrency', { ...base, limits: { concurrency: 1.5 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.concurrency'],
     ['another version', { ...base, schema_version: 2, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'schema_version'],
     ['a template id without {n}', { ...base, count: 2, template: { id: 'same', plan: 'plans/1.md' } }, 'template.id'],
+    ['an out that is a file', { ...base, out: 'plans/1.md', lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'exists and is not a directory'],
+    ['a plan that is a directory', { ...base, lanes: [{ id: 'a', plan: 'plans' }] }, 'is not a readable file'],
   ])('should refuse %s with CREW_INVALID naming the place', (_what, value, message) => {
     const crew = load(value);
     expect(crew).toMatchObject({ code: 'CREW_INVALID' });

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAgentTurn } from '../../formats/agent-turn.ts';
+import { isLanewardError, toError } from '../../formats/error.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
 import { isTerminalStage, newLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
@@ -52,15 +53,15 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
     await save({ stage: 'failed', code: step.code ?? 'INTERNAL', detail: step.detail });
     // Automation stops for a failed lane: its QA history is cleared, and diff-bearing turns
     // nobody reviewed get their final review request (a lane never bootstrapped has none).
-    if (progress.stoppedIn === null && step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
+    if (step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
   };
 
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.
   if (progress.stage === 'interrupted' && progress.stoppedIn !== null) Object.assign(progress, { stage: progress.stoppedIn, stoppedIn: null, code: null, detail: null });
   if (isTerminalStage(progress.stage)) return progress;
-  mkdirSync(progress.runDir, { recursive: true });
   ctx.onChange(progress);
   try {
+    mkdirSync(progress.runDir, { recursive: true });
     while (!isTerminalStage(progress.stage)) {
       if (ctx.cancel.aborted) {
         await save({ stage: 'interrupted', stoppedIn: progress.stage, code: 'CANCELLED', detail: `stopped in stage ${progress.stage}` });
@@ -114,9 +115,9 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
     }
   } catch (error) {
     // A store that cannot be written or a port that broke: the lane ends typed, the crew goes on.
-    const code = typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'INTERNAL';
+    const code = isLanewardError(error) ? error.code : 'INTERNAL';
     const stoppedIn = ctx.cancel.aborted ? progress.stage : null;
-    await save({ stage: ctx.cancel.aborted ? 'interrupted' : 'failed', stoppedIn, code, detail: (error as Error)?.message ?? String(error) }).catch(() => undefined);
+    await save({ stage: ctx.cancel.aborted ? 'interrupted' : 'failed', stoppedIn, code, detail: toError(error).message }).catch(() => undefined);
   }
   return progress;
 }

@@ -52,11 +52,14 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
       throw invalid(file, `lane ${lane.id}: plan ${lane.plan} is not a readable file`);
     }
   }
+  const out = resolve(base, crew.out);
+  const outStat = statSync(out, { throwIfNoEntry: false });
+  if (outStat !== undefined && !outStat.isDirectory()) throw invalid(file, `out: ${out} exists and is not a directory`);
   return {
     file,
     crew,
     lanes,
-    out: resolve(base, crew.out),
+    out,
     actionsFile: resolve(base, crew.actions.file),
     trustFile: resolve(base, crew.actions.trust),
   };

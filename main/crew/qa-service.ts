@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { BUILD_ID } from '../../formats/build-id.ts';
+import { isLanewardError, toError } from '../../formats/error.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
 import { renderQaLine } from '../../formats/qa-lines.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
@@ -46,8 +47,7 @@ async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaSt
     const report = await body(run);
     return toStep(report, attempts);
   } catch (error) {
-    const code = typeof (error as { code?: unknown })?.code === 'string' ? String((error as { code: string }).code) : 'INTERNAL';
-    return { ok: false, code, detail: (error as Error)?.message ?? String(error), attempts, guidance: null, lines: [] };
+    return { ok: false, code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, attempts, guidance: null, lines: [] };
   }
 }
 
