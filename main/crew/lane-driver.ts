@@ -79,7 +79,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           break;
         }
         case 'review': {
-          const step = await ctx.review.drive(lane.id, progress.runDir, lane.plan);
+          const step = await ctx.review.drive(lane, progress.runDir);
           count(step);
           if (!step.ok) await end(step);
           else await stage(step.status === 'gate_pending' ? 'answer' : 'work');

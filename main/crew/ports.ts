@@ -1,3 +1,5 @@
+import type { LaneSpec } from '../../formats/crew-file.ts';
+
 /**
  * What a lane needs from the review runs and from the QA service, as plain data: the
  * lane driver decides the order, these do the work. A step never throws for an
@@ -19,7 +21,7 @@ export interface ReviewStep extends StepResult {
 
 export interface ReviewPort {
   /** Drives the lane's review run to its gate (or to its end); resumes a started run. */
-  drive(lane: string, runDir: string, plan: string): Promise<ReviewStep>;
+  drive(lane: LaneSpec, runDir: string): Promise<ReviewStep>;
   /** Answers the pending gate by the crew's answer policy; a decided gate is left alone. */
   answer(runDir: string): Promise<ReviewStep>;
   /** Exports and validates the run directory. */

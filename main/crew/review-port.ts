@@ -30,8 +30,7 @@ export function crewReviewPort(context: {
   const { crew, penv } = context;
   const settings = crew.crew;
   return {
-    async drive(lane, runDir, plan) {
-      const laneRunners = crew.lanes.find((l) => l.id === lane)!.runners;
+    async drive(lane, runDir) {
       let attempts = 0;
       const run: Dispatcher['run'] = (spec, options) => {
         attempts += 1;
@@ -42,9 +41,9 @@ export function crewReviewPort(context: {
         const report = await planRun(
           {
             out: runDir,
-            plan,
-            native: fillArgv(laneRunners.native, { lane }),
-            outside: fillArgv(laneRunners.outside, { lane }),
+            plan: lane.plan,
+            native: fillArgv(lane.runners.native, { lane: lane.id }),
+            outside: fillArgv(lane.runners.outside, { lane: lane.id }),
             nativeModel: settings.models.native,
             outsideModel: settings.models.outside,
             action: context.actions.names.reviewer,

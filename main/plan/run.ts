@@ -7,7 +7,8 @@ import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
-import { leaseSpecFor, type LeaseRequest } from '../lease/lease-options.ts';
+import { loadVerifiedAction } from '../actions/load-descriptor.ts';
+import { specFrom, type LeaseRequest } from '../lease/lease-options.ts';
 import { fillTemplate } from './argv-template.ts';
 import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
 import { planNext } from './next.ts';
@@ -102,8 +103,9 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     stdoutLimit: SUPERVISION_DEFAULTS.stdoutLimit,
     stderrLimit: SUPERVISION_DEFAULTS.stderrLimit,
   };
-  // The descriptor is verified before anything starts: a refusal starts no run and no child.
-  leaseSpecFor(request, ['true'], nowMs());
+  // The descriptor is verified once, before anything starts (a refusal starts no run and no
+  // child); every attempt of this run is launched under that verified action.
+  const verified = loadVerifiedAction(request.file, request.trust, request.action);
   const emit = options.onEvent ?? (() => undefined);
   const stop = new AbortController();
   // Both voices of a phase, and every phase of a long run, listen on it.
@@ -157,7 +159,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     }
     const argv = fillTemplate(attempt.voice === 'native' ? options.native : options.outside, { prompt, result });
     const spec = {
-      ...leaseSpecFor(request, argv, nowMs()),
+      ...specFrom(verified.spec, verified.sha256, request, argv, nowMs()),
       cwd: penv.cwd,
       env: { LANEWARD_ATTEMPT: attempt.id, LANEWARD_PROMPT_FILE: prompt, LANEWARD_RESULT_FILE: result },
     };
