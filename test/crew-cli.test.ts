@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -155,7 +156,7 @@ describe('laneward crew run', () => {
     expect(objects[2].summary).toMatchObject({ lanes: 2, complete: 2, failed: 0, interrupted: 0, stopped_by: null });
   });
 
-  it('should refuse a bad crew file with CREW_INVALID (exit 2) and a tampered descriptor with DESCRIPTOR_INVALID (exit 3), starting nothing', () => {
+  it('should refuse a bad crew file with CREW_INVALID (exit 2) and a tampered descriptor with DESCRIPTOR_INVALID (exit 3), starting nothing', async () => {
     const c = crew(2, 0, (value) => {
       value.limits.concurrency = 0;
     });
@@ -169,6 +170,23 @@ describe('laneward crew run', () => {
     expect(tampered.stderr).toMatch(/\(DESCRIPTOR_INVALID\)$/m);
     expect(existsSync(join(d.dir, 'runs'))).toBe(false);
     expect(laneward(['crew', 'run']).code).toBe(2);
+    // A view port already taken is a usage error, after which nothing is left running.
+    const taken = await new Promise<import('node:net').Server>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    const port = (taken.address() as import('node:net').AddressInfo).port;
+    const e = crew(1, 0);
+    for (const report of [e.dir, join(e.dir, 'no-such-dir', 'r.json')]) {
+      const refused = laneward(['crew', 'run', e.file, '--state', e.state, '--report', report], { cwd: e.dir });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--report .*\(USAGE\)$/m);
+    }
+    expect(existsSync(join(e.dir, 'runs'))).toBe(false);
+    const busy = laneward(['crew', 'run', e.file, '--state', e.state, '--serve', String(port)], { cwd: e.dir });
+    taken.close();
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toMatch(new RegExp(`--serve ${port}: .*EADDRINUSE.*\\(USAGE\\)$`, 'm'));
   });
 
   it('should stop at --deadline with every unfinished lane interrupted, exit 124 and no child left, and resume them all', () => {

@@ -1,6 +1,8 @@
 import { setMaxListeners } from 'node:events';
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew-record.ts';
+import { LanewardError, toError } from '../../formats/error.ts';
 import { oneLine } from '../../formats/issue.ts';
 import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
@@ -12,7 +14,8 @@ import { claimCrew } from './crew-driver.ts';
 import type { CrewActions } from './crew-actions.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
 import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
-import { startQaService } from './qa-client.ts';
+import { startQaService, type QaService } from './qa-client.ts';
+import type { CrewServer } from './serve.ts';
 import { crewReviewPort } from './review-port.ts';
 
 export interface CrewRunOptions {
@@ -63,6 +66,7 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   const { crew } = loaded;
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
   const qaConfig = qaConfigFromEnv(options.env);
+  if (options.report !== undefined) checkReportPath(resolve(options.cwd, options.report));
   const release = await claimCrew(store, crew.crew);
   try {
     return await runClaimed(options, io, { loaded, actions, root, store, qaConfig, started, startedAt });
@@ -97,27 +101,39 @@ async function runClaimed(
           stop.abort('SIGTERM');
         }, options.deadlineMs);
 
-  const dispatcher: Dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency });
-  // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
-  const run: Dispatcher['run'] = (spec, runOptions) => dispatcher.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
-  const qa = await startQaService(root, run, qaConfig, {
-    actionsFile: loaded.actionsFile,
-    trust: loaded.trustFile,
-    action: crew.actions.observer,
-    timeoutMs: crew.limits.timeout_ms,
-  });
-  const view = new CrewView(crew.crew, () => dispatcher.stats(), loaded.lanes.map((l) => l.id));
-  const server = options.serve === undefined ? undefined : await (await import('./serve.ts')).serveCrew(options.serve, view);
-  if (server !== undefined) io.err(`CREW_VIEW: ${server.url}`);
-  const live = io.stderrIsTTY ? setInterval(() => io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}`), LIVE_MS) : undefined;
-  const print = (line: string) => {
-    if (live !== undefined) io.errRaw('\r\x1b[2K');
-    io.out(line);
-  };
-  const refresh = server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
-
+  // Everything started from here is torn down in the finally, whichever start failed.
+  let dispatcher: Dispatcher | undefined;
+  let qa: QaService | undefined;
+  let server: CrewServer | undefined;
+  let live: NodeJS.Timeout | undefined;
+  let refresh: NodeJS.Timeout | undefined;
+  let view: CrewView | undefined;
   let lanes: LaneProgress[] = [];
+  let ran = false;
   try {
+    const pool = (dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
+    // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
+    const run: Dispatcher['run'] = (spec, runOptions) => pool.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+    qa = await startQaService(root, run, qaConfig, {
+      actionsFile: loaded.actionsFile,
+      trust: loaded.trustFile,
+      action: crew.actions.observer,
+      timeoutMs: crew.limits.timeout_ms,
+    });
+    const shown = (view = new CrewView(crew.crew, () => pool.stats(), loaded.lanes.map((l) => l.id)));
+    if (options.serve !== undefined) {
+      const port = options.serve;
+      server = await (await import('./serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
+        throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
+      });
+    }
+    if (server !== undefined) io.err(`CREW_VIEW: ${server.url}`);
+    live = io.stderrIsTTY ? setInterval(() => io.errRaw(`\r\x1b[2K${viewLine(shown.snapshot())}`), LIVE_MS) : undefined;
+    const print = (line: string) => {
+      if (live !== undefined) io.errRaw('\r\x1b[2K');
+      io.out(line);
+    };
+    refresh = server === undefined ? undefined : setInterval(() => shown.changed(), 1_000);
     lanes = await runLanes(
       {
         crew: crew.crew,
@@ -135,17 +151,20 @@ async function runClaimed(
       },
       {
         cancel: stop.signal,
-        onChange: (progress) => view.lane(progress),
+        onChange: (progress) => shown.lane(progress),
         onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress)),
       },
     );
+    ran = true;
   } finally {
     if (deadline !== undefined) clearTimeout(deadline);
     if (live !== undefined) clearInterval(live);
     if (refresh !== undefined) clearInterval(refresh);
     options.cancel.removeEventListener('abort', onCancel);
-    await qa.close();
-    await dispatcher.close();
+    await qa?.close();
+    await dispatcher?.close();
+    // A start that failed leaves no server behind (a served crew closes it below, after its summary).
+    if (!ran) await server?.close();
   }
   const stats = dispatcher.stats();
   const durationS = (performance.now() - started) / 1000;
@@ -177,6 +196,12 @@ async function runClaimed(
     await server.close();
   }
   return { tally: counts, lanes, stoppedBy, summary };
+}
+
+/** A report path that cannot be written is refused before the crew runs, not after its work. */
+function checkReportPath(file: string): void {
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory() === true) throw new LanewardError('USAGE', `--report ${file} is a directory`, { path: file });
+  if (statSync(dirname(file), { throwIfNoEntry: false })?.isDirectory() !== true) throw new LanewardError('USAGE', `--report ${file}: its directory does not exist`, { path: file });
 }
 
 function laneObject(p: LaneProgress): Record<string, unknown> {
