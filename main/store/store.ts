@@ -4,6 +4,7 @@ import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
+import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, LaneProgress } from '../../formats/crew-record.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
 import type { LaneRecord } from '../../formats/qa-record.ts';
@@ -47,7 +48,13 @@ export interface Store {
 }
 
 const opened = new Map<string, Store>();
+// The initial map: address space only (the file is sparse). lmdb grows the map past it
+// when a write finds it full, so this keeps resizes rare; it is not a limit.
 const MAP_BYTES = 8 * 1024 ** 3;
+// A dead process's reader slot pins its snapshot: pages freed after it cannot be reused
+// and the file grows. lmdb clears dead slots when an environment opens and, in a process
+// that stays up, only every ten minutes; a crew or a long plan run checks this often.
+const READER_CHECK_MS = 15_000;
 // lmdb builds one cbor-x Encoder per database from this.
 const CBOR = { Encoder };
 // Loaded on the first open, not with the bundle: the commands that need no store (deadline,
@@ -65,13 +72,21 @@ export function openStore(root: string, options: { batched?: boolean } = {}): St
   let env: RootDatabase;
   try {
     mkdirSync(dir, { recursive: true });
+    assertGuardedLmdb(load);
     const { open } = load('lmdb') as typeof import('lmdb');
-    // A map large enough that it never grows: a resize by one process makes the others
-    // renew their read transactions, which failed under 20 concurrent writers.
     env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES });
   } catch (error) {
+    if (error instanceof LanewardError) throw error;
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
   }
+  // Unref'd: a command that is done exits without waiting for the next check.
+  setInterval(() => {
+    try {
+      env.readerCheck();
+    } catch {
+      // A closed or failing environment shows itself on the next transaction.
+    }
+  }, READER_CHECK_MS).unref();
   const db = <V, K extends string | [string, number] | [string, string]>(name: string) =>
     env.openDB<V, K>({ name, encoder: CBOR } as { name: string });
   const store: Store = {
