@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseAgentTurn } from '../../formats/agent-turn.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
+import { crewQaLaneId } from '../../formats/crew-qa-id.ts';
 import { isTerminalStage, newLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
@@ -167,10 +168,11 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
 
 /**
  * The lane's id in the QA store: qualified by its crew, since lanes of two crews on one
- * state root may share a name (lane-01) and must never share an observer or a history.
+ * state root may share a name (lane-01) and must never share an observer or a history;
+ * one-to-one with the pair, so no other crew's lane can name the same record.
  */
 export function qaLane(ctx: Pick<LaneContext, 'crew'>, lane: LaneSpec): string {
-  return `${ctx.crew}.${lane.id}`;
+  return crewQaLaneId(ctx.crew, lane.id);
 }
 
 function argvFor(lane: LaneSpec, prompt: string, result: string): string[] {
