@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids } from './helpers/procs.ts';
+import { allPids, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('crew-cli');
@@ -144,6 +144,53 @@ describe('laneward crew run', () => {
     const third = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
     expect(third.code).toBe(0);
     expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 .* attempts=0 /);
+  });
+
+  it('should refuse a second crew in the same out while the first runs (CREW_BUSY, exit 3, nothing started), and let the first complete', async () => {
+    // Two crew files in one directory: both keep the default out, runs/, and share lane ids.
+    const a = crew(2, 0);
+    const other = JSON.parse(readFileSync(a.file, 'utf8'));
+    other.crew = `${other.crew}-b`;
+    const bFile = join(a.dir, 'crew-b.json');
+    writeFileSync(bFile, JSON.stringify(other));
+    const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '100', LANEWARD_FIXTURE_LOG: a.log };
+    const first = spawn(process.execPath, [BUNDLE, 'crew', 'run', a.file, '--state', a.state], { cwd: a.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    first.stdout.on('data', (chunk) => (out += chunk));
+    first.stderr.on('data', (chunk) => (err += chunk));
+    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    try {
+      await until(() => existsSync(a.log), 30_000, 'the first crew to start a child');
+    } catch (error) {
+      first.kill('SIGKILL');
+      throw error;
+    }
+    // Run on the same state root and on another: the out is what they share.
+    for (const state of [a.state, join(a.dir, 'state-b')]) {
+      const second = laneward(['crew', 'run', bFile, '--state', state], { cwd: a.dir });
+      if (second.code !== 3) first.kill('SIGKILL');
+      expect(second.code).toBe(3);
+      expect(second.stderr).toMatch(new RegExp(`\\(out .*/runs is in use by crew c${serial} \\(.*/crew\\.json\\), process ${first.pid} since .*\\(CREW_BUSY\\)$`, 'm'));
+      expect(second.stdout).toBe('');
+    }
+    expect(await exited).toBe(0);
+    expect(err).toBe('');
+    expect(lines(out, 'CREW_LANE: ').map((l) => field(l, 'status'))).toEqual(['complete', 'complete']);
+    // Its claim ends with it.
+    expect(existsSync(join(a.dir, 'runs', '.laneward-crew'))).toBe(false);
+  });
+
+  it('should take over the out claim of a crew whose process died', () => {
+    const c = crew(1, 0);
+    mkdirSync(join(c.dir, 'runs'), { recursive: true });
+    // A claim left by a process that is gone (a pid above the kernel's limit) and one whose pid was reused (other start ticks).
+    for (const holder of [{ pid: 2 ** 22 + 1, ticks: '1' }, { pid: process.pid, ticks: '1' }]) {
+      writeFileSync(join(c.dir, 'runs', '.laneward-crew'), JSON.stringify({ crew: 'gone', file: '/x/crew.json', since: 'then', token: 't', ...holder }));
+      const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+      expect(result.code).toBe(0);
+      expect(existsSync(join(c.dir, 'runs', '.laneward-crew'))).toBe(false);
+    }
   });
 
   it('should print one JSON object per lane and a summary object with --json', () => {
