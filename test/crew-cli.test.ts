@@ -292,6 +292,34 @@ describe('laneward crew run', () => {
   });
 });
 
+describe('laneward crew run: an agent turn the coordinator lost', () => {
+  it('should ingest, on the next run, the turn whose orphan finished after a SIGKILL, so QA sees it', async () => {
+    const c = crew(1, 0);
+    const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '300', LANEWARD_FIXTURE_LOG: c.log };
+    const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const turnOne = join(c.dir, 'runs', 'lane-1', 'agent', 'turn-1');
+    // Killed while the agent's first turn runs: its orphan goes on, changes files and says so.
+    await until(() => existsSync(c.log) && readFileSync(c.log, 'utf8').includes(`${turnOne}.prompt.md`), 60_000, 'agent turn 1 to start').catch((error) => {
+      child.kill('SIGKILL');
+      throw error;
+    });
+    child.kill('SIGKILL');
+    await exited;
+    await until(() => existsSync(`${turnOne}.json`), 10_000, 'the orphan to write its result');
+    expect(JSON.parse(readFileSync(`${turnOne}.json`, 'utf8'))).toMatchObject({ diff: true, finish: false });
+    const again = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });
+    expect(again.code).toBe(0);
+    const [lane] = again.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lane).toMatchObject({ lane: 'lane-1', status: 'complete', turns: 3, lost_turns: [] });
+    // Three agent turns, each a user and an assistant turn with QA: turn 1 among them.
+    const status = JSON.parse(laneward(['qa', 'status', '--lane', `c${serial}.lane-1`, '--state', c.state, '--json']).stdout).status;
+    expect(status).toMatchObject({ state: 'complete', turns: 6, unreviewedDiffs: [] });
+    // Never started twice.
+    expect(lines(readFileSync(c.log, 'utf8'), 'start ').filter((l) => l.endsWith(`${turnOne}.prompt.md`))).toHaveLength(1);
+  });
+});
+
 describe('laneward demo crew', () => {
   it('should write a fresh crew, run it and say the planted failures are as expected', () => {
     const dir = join(root, 'demo');
