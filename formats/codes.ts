@@ -344,8 +344,8 @@ export const RESULT_CODES = {
     fix: 'correct the field the message names (see laneward crew --help for the file format)',
   },
   CREW_BUSY: {
-    summary: 'another process is running this crew on this state root',
-    fix: 'wait for it to end (or stop it); a crew started again afterwards resumes every lane',
+    summary: 'another process is running this crew on this state root, or another crew in its out directory',
+    fix: 'wait for it to end (or stop it), or give each crew its own out; a crew started again afterwards resumes every lane',
   },
   CREW_LANE_FAILED: {
     summary: 'at least one lane of the crew ended failed or interrupted',

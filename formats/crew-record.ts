@@ -8,7 +8,8 @@ export function isTerminalStage(stage: LaneStage): boolean {
 
 /**
  * One lane's progress, as the store keeps it under [crew, lane]. A turn is journaled as
- * dispatched before its agent starts, so a crew started again never runs it twice.
+ * dispatched before its agent starts, so a crew started again never runs it twice; it
+ * ingests the turn's result instead.
  */
 export interface LaneProgress {
   readonly crew: string;
@@ -18,7 +19,10 @@ export interface LaneProgress {
   /** Agent turns handed to the pool, and those whose result was ingested. */
   turnsDispatched: number;
   turnsDone: number;
-  /** Turns that were dispatched before a crash and never reported: skipped, never re-run. */
+  /**
+   * Turns dispatched before a crash whose result was missing or unreadable when the crew
+   * started again: never re-run, recorded with QA as diff-bearing turns of unknown content.
+   */
   lostTurns: number[];
   /** The last guidance the observer gave, carried into the agent's next prompt. */
   guidance: string | null;

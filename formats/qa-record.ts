@@ -29,6 +29,8 @@ export interface Turn {
   readonly role: 'user' | 'assistant';
   text: string | null;
   readonly diff: boolean;
+  /** The caller's name for the turn (a crew's agent turn), so it is never recorded twice. */
+  readonly key?: string;
 }
 
 /** How the lane runs its observer: an argv template and the signed action that bounds it. */

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids } from './helpers/procs.ts';
+import { allPids, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('crew-cli');
@@ -146,6 +146,53 @@ describe('laneward crew run', () => {
     expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 .* attempts=0 /);
   });
 
+  it('should refuse a second crew in the same out while the first runs (CREW_BUSY, exit 3, nothing started), and let the first complete', async () => {
+    // Two crew files in one directory: both keep the default out, runs/, and share lane ids.
+    const a = crew(2, 0);
+    const other = JSON.parse(readFileSync(a.file, 'utf8'));
+    other.crew = `${other.crew}-b`;
+    const bFile = join(a.dir, 'crew-b.json');
+    writeFileSync(bFile, JSON.stringify(other));
+    const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '100', LANEWARD_FIXTURE_LOG: a.log };
+    const first = spawn(process.execPath, [BUNDLE, 'crew', 'run', a.file, '--state', a.state], { cwd: a.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    first.stdout.on('data', (chunk) => (out += chunk));
+    first.stderr.on('data', (chunk) => (err += chunk));
+    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    try {
+      await until(() => existsSync(a.log), 30_000, 'the first crew to start a child');
+    } catch (error) {
+      first.kill('SIGKILL');
+      throw error;
+    }
+    // Run on the same state root and on another: the out is what they share.
+    for (const state of [a.state, join(a.dir, 'state-b')]) {
+      const second = laneward(['crew', 'run', bFile, '--state', state], { cwd: a.dir });
+      if (second.code !== 3) first.kill('SIGKILL');
+      expect(second.code).toBe(3);
+      expect(second.stderr).toMatch(new RegExp(`\\(out .*/runs is in use by crew c${serial} \\(.*/crew\\.json\\), process ${first.pid} since .*\\(CREW_BUSY\\)$`, 'm'));
+      expect(second.stdout).toBe('');
+    }
+    expect(await exited).toBe(0);
+    expect(err).toBe('');
+    expect(lines(out, 'CREW_LANE: ').map((l) => field(l, 'status'))).toEqual(['complete', 'complete']);
+    // Its claim ends with it.
+    expect(existsSync(join(a.dir, 'runs', '.laneward-crew'))).toBe(false);
+  });
+
+  it('should take over the out claim of a crew whose process died', () => {
+    const c = crew(1, 0);
+    mkdirSync(join(c.dir, 'runs'), { recursive: true });
+    // A claim left by a process that is gone (a pid above the kernel's limit) and one whose pid was reused (other start ticks).
+    for (const holder of [{ pid: 2 ** 22 + 1, ticks: '1' }, { pid: process.pid, ticks: '1' }]) {
+      writeFileSync(join(c.dir, 'runs', '.laneward-crew'), JSON.stringify({ crew: 'gone', file: '/x/crew.json', since: 'then', token: 't', ...holder }));
+      const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+      expect(result.code).toBe(0);
+      expect(existsSync(join(c.dir, 'runs', '.laneward-crew'))).toBe(false);
+    }
+  });
+
   it('should print one JSON object per lane and a summary object with --json', () => {
     const c = crew(2, 0);
     const result = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });
@@ -242,6 +289,34 @@ describe('laneward crew run', () => {
     const starts = lines(readFileSync(c.log, 'utf8'), 'start ').map((l) => l.split(' ').slice(2).join(' '));
     const twice = starts.filter((prompt, i) => starts.indexOf(prompt) !== i);
     expect(twice).toEqual([]);
+  });
+});
+
+describe('laneward crew run: an agent turn the coordinator lost', () => {
+  it('should ingest, on the next run, the turn whose orphan finished after a SIGKILL, so QA sees it', async () => {
+    const c = crew(1, 0);
+    const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '300', LANEWARD_FIXTURE_LOG: c.log };
+    const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const turnOne = join(c.dir, 'runs', 'lane-1', 'agent', 'turn-1');
+    // Killed while the agent's first turn runs: its orphan goes on, changes files and says so.
+    await until(() => existsSync(c.log) && readFileSync(c.log, 'utf8').includes(`${turnOne}.prompt.md`), 60_000, 'agent turn 1 to start').catch((error) => {
+      child.kill('SIGKILL');
+      throw error;
+    });
+    child.kill('SIGKILL');
+    await exited;
+    await until(() => existsSync(`${turnOne}.json`), 10_000, 'the orphan to write its result');
+    expect(JSON.parse(readFileSync(`${turnOne}.json`, 'utf8'))).toMatchObject({ diff: true, finish: false });
+    const again = laneward(['crew', 'run', c.file, '--state', c.state, '--json'], { cwd: c.dir });
+    expect(again.code).toBe(0);
+    const [lane] = again.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lane).toMatchObject({ lane: 'lane-1', status: 'complete', turns: 3, lost_turns: [] });
+    // Three agent turns, each a user and an assistant turn with QA: turn 1 among them.
+    const status = JSON.parse(laneward(['qa', 'status', '--lane', `c${serial}.lane-1`, '--state', c.state, '--json']).stdout).status;
+    expect(status).toMatchObject({ state: 'complete', turns: 6, unreviewedDiffs: [] });
+    // Never started twice.
+    expect(lines(readFileSync(c.log, 'utf8'), 'start ').filter((l) => l.endsWith(`${turnOne}.prompt.md`))).toHaveLength(1);
   });
 });
 

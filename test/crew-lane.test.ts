@@ -52,6 +52,7 @@ function lane(options: {
   const id = `lane-${++serial}`;
   const calls: string[] = [];
   const prompts: string[] = [];
+  const texts: string[] = [];
   let finishes = 0;
   const actions: CrewActions = {
     names: { reviewer: 'review', observer: 'observe', agent: 'agent' },
@@ -64,7 +65,11 @@ function lane(options: {
   };
   const qa: QaPort = {
     start: async (qaLaneId) => (calls.push('qa-start'), expect(qaLaneId).toBe(`c.${id}`), options.start?.() ?? ok()),
-    turn: async (_lane, role, _text, diff) => (calls.push(`turn:${role}${diff ? ':diff' : ''}`), ok({ attempts: 0 })),
+    turn: async (_lane, role, text, diff, key) => {
+      texts.push(text);
+      calls.push(`turn:${role}${diff ? ':diff' : ''}${key === undefined ? '' : `:${/^agent-(\d+)-/.exec(key)![1]}`}`);
+      return ok({ attempts: 0 });
+    },
     finish: async () => (calls.push('finish'), options.finish?.(++finishes) ?? ok()),
     stop: async () => (calls.push('qa-stop'), ok({ attempts: 0 })),
   };
@@ -93,7 +98,7 @@ function lane(options: {
     cancel: options.cancel ?? new AbortController().signal,
     onChange: (p) => changes.push(p.stage),
   };
-  return { id, calls, prompts, changes, drive: (over: Partial<LaneContext> = {}) => driveLane({ ...ctx, ...over }, spec) };
+  return { id, calls, prompts, texts, changes, drive: (over: Partial<LaneContext> = {}) => driveLane({ ...ctx, ...over }, spec) };
 }
 
 describe('a lane from its saved progress to its end', () => {
@@ -101,7 +106,7 @@ describe('a lane from its saved progress to its end', () => {
     const l = lane({});
     const end = await l.drive();
     expect(end.stage).toBe('complete');
-    expect(l.calls).toEqual(['qa-start', 'review', 'answer', 'agent:1', 'turn:user', 'turn:assistant:diff', 'agent:2', 'turn:user', 'turn:assistant', 'finish', 'export']);
+    expect(l.calls).toEqual(['qa-start', 'review', 'answer', 'agent:1', 'turn:user:1', 'turn:assistant:diff:1', 'agent:2', 'turn:user:2', 'turn:assistant:2', 'finish', 'export']);
     expect(end).toMatchObject({ turnsDispatched: 2, turnsDone: 2, lostTurns: [], code: null });
     expect(store.crewLanes.get(['c', l.id])?.stage).toBe('complete');
     // Started again, a complete lane does nothing.
@@ -146,15 +151,36 @@ describe('a lane from its saved progress to its end', () => {
     expect(l.calls).toEqual(['qa-start', 'qa-stop']);
   });
 
-  it('should record a turn dispatched before a crash as lost and never run it again', async () => {
+  it('should record a turn dispatched before a crash whose result is missing as a diff-bearing turn of unknown content, and never run it again', async () => {
     const l = lane({ agent: (t) => ({ result: JSON.stringify({ text: `t${t}`, diff: false, finish: t >= 4 }) }) });
     // As a crew killed while turn 2's agent ran leaves it.
     const saved: LaneProgress = { ...newLane('c', l.id, join(root, 'runs', l.id), new Date().toISOString()), stage: 'work', turnsDispatched: 2, turnsDone: 1 };
     await store.crewLanes.put(['c', l.id], saved);
     const end = await l.drive();
     expect(end).toMatchObject({ stage: 'complete', lostTurns: [2], turnsDone: 4 });
-    expect(l.calls.filter((c) => c.startsWith('agent:'))).toEqual(['agent:3', 'agent:4']);
+    // QA sees turn 2 (its prompt, and an assistant turn that carries a diff) before turn 3 runs.
+    expect(l.calls).toEqual(['turn:user:2', 'turn:assistant:diff:2', 'agent:3', 'turn:user:3', 'turn:assistant:3', 'agent:4', 'turn:user:4', 'turn:assistant:4', 'finish', 'export']);
+    expect(l.texts.at(1)).toMatch(/^agent turn 2 was running when the crew stopped .*unknown/);
     expect(existsSync(join(root, 'runs', l.id, 'agent', 'turn-3.prompt.md'))).toBe(true);
+  });
+
+  it('should ingest the result a turn dispatched before a crash wrote (its orphan ran on), as QA would have seen it', async () => {
+    const l = lane({ agent: (t) => ({ result: JSON.stringify({ text: `t${t}`, diff: false, finish: t >= 3 }) }) });
+    const saved: LaneProgress = { ...newLane('c', l.id, join(root, 'runs', l.id), new Date().toISOString()), stage: 'work', turnsDispatched: 2, turnsDone: 1 };
+    await store.crewLanes.put(['c', l.id], saved);
+    mkdirSync(join(root, 'runs', l.id, 'agent'), { recursive: true });
+    writeFileSync(join(root, 'runs', l.id, 'agent', 'turn-2.json'), JSON.stringify({ text: 'orphan changed src/a.ts', diff: true, finish: false }));
+    const end = await l.drive();
+    expect(end).toMatchObject({ stage: 'complete', lostTurns: [], turnsDone: 3 });
+    expect(l.calls.slice(0, 3)).toEqual(['turn:user:2', 'turn:assistant:diff:2', 'agent:3']);
+    expect(l.texts.at(1)).toBe('orphan changed src/a.ts');
+    // A turn whose result said finish goes to the cross-check, as it would have.
+    const finished = lane({});
+    await store.crewLanes.put(['c', finished.id], { ...saved, lane: finished.id, runDir: join(root, 'runs', finished.id) });
+    mkdirSync(join(root, 'runs', finished.id, 'agent'), { recursive: true });
+    writeFileSync(join(root, 'runs', finished.id, 'agent', 'turn-2.json'), JSON.stringify({ text: 'done', diff: true, finish: true }));
+    expect(await finished.drive()).toMatchObject({ stage: 'complete', turnsDone: 2 });
+    expect(finished.calls).toEqual(['turn:user:2', 'turn:assistant:diff:2', 'finish', 'export']);
   });
 
   it('should stop a cancelled lane as interrupted where it was, and resume it there when started again', async () => {

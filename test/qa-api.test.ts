@@ -120,4 +120,21 @@ describe('main/qa API', () => {
       { call: 6, mode: 'cadence', kind: 'line', text: 'call 6 line 199' },
     ]);
   });
+
+  test('should record a keyed turn once: the same key again (an ingest retried after a crash) changes nothing', async () => {
+    const passing: SuperviseFn = async (spec) => {
+      writeFileSync(spec.env!['LANEWARD_QA_RESULT']!, JSON.stringify({ verdict: 'pass', note: 'ok' }));
+      return buildOutcome({ ...FACTS, code: null, action: spec.action, providerStarted: true, attempts: 1 });
+    };
+    expect((await qaStart(store, 'api-5', { observer }, passing)).code).toBe(null);
+    const turn = { role: 'assistant', text: 'lost turn', diff: true, key: 'agent-2-assistant', config: QA_DEFAULTS } as const;
+    const first = await qaTurn(store, 'api-5', turn, passing);
+    expect(first.events.map((e) => e.type)).toEqual(['turn', 'review_request']);
+    const again = await qaTurn(store, 'api-5', turn, passing);
+    expect(again).toMatchObject({ code: null, events: [] });
+    expect(again.status).toMatchObject({ turns: 1, unreviewedDiffs: [] });
+    // Another key, or none, is another turn.
+    expect((await qaTurn(store, 'api-5', { ...turn, key: 'agent-3-assistant' }, passing)).status?.turns).toBe(2);
+    expect((await qaTurn(store, 'api-5', { role: 'user', text: 'x', diff: false, config: QA_DEFAULTS }, passing)).status?.turns).toBe(3);
+  });
 });

@@ -11,6 +11,7 @@ import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, percentile, viewLine } from './view-state.ts';
 import { claimCrew } from './crew-driver.ts';
+import { claimOut } from './out-claim.ts';
 import type { CrewActions } from './crew-actions.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
 import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
@@ -69,7 +70,13 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   if (options.report !== undefined) checkReportPath(resolve(options.cwd, options.report));
   const release = await claimCrew(store, crew.crew);
   try {
-    return await runClaimed(options, io, { loaded, actions, root, store, qaConfig, started, startedAt });
+    // Another crew running in the same out would drive the same run directories.
+    const releaseOut = claimOut(loaded.out, crew.crew, loaded.file);
+    try {
+      return await runClaimed(options, io, { loaded, actions, root, store, qaConfig, started, startedAt });
+    } finally {
+      releaseOut();
+    }
   } finally {
     await release();
   }

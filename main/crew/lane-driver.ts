@@ -1,17 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAgentTurn } from '../../formats/agent-turn.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
+import { crewQaLaneId } from '../../formats/crew-qa-id.ts';
 import { isTerminalStage, newLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { Store } from '../store/store.ts';
+import { work } from './agent-turns.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { QaPort, ReviewPort, StepResult } from './ports.ts';
-
-const MAX_TURN_BYTES = 256 * 1024;
 
 /** Everything a lane driver shares with the other lanes of its crew. */
 export interface LaneContext {
@@ -93,7 +90,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           break;
         }
         case 'work':
-          await work(ctx, lane, progress, save, end);
+          await work(ctx, lane, qaLane(ctx, lane), progress, save, end);
           break;
         case 'cross-check': {
           const step = await ctx.qa.finish(qaLane(ctx, lane));
@@ -122,71 +119,11 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   return progress;
 }
 
-type Save = (changes: Partial<LaneProgress>) => Promise<void>;
-
-/**
- * Agent turns until the agent reports finish. Each turn is journaled as dispatched before
- * its agent starts; a turn dispatched before a crash and never reported is recorded as
- * lost and skipped, never run a second time.
- */
-async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, save: Save, end: (step: StepResult) => Promise<void>): Promise<void> {
-  if (progress.turnsDispatched > progress.turnsDone) {
-    await save({ lostTurns: [...progress.lostTurns, progress.turnsDispatched], turnsDone: progress.turnsDispatched });
-  }
-  if (progress.turnsDone >= ctx.agentTurns) {
-    await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
-    return;
-  }
-  const n = progress.turnsDispatched + 1;
-  const dir = join(progress.runDir, 'agent');
-  mkdirSync(dir, { recursive: true });
-  const promptFile = join(dir, `turn-${n}.prompt.md`);
-  const resultFile = join(dir, `turn-${n}.json`);
-  const prompt = agentPrompt(lane, n, progress.guidance, resultFile);
-  writeFileAtomic(promptFile, prompt, 0o644, false);
-  // Journaled once the slot is granted, right before the agent starts: a turn still queued
-  // when the crew was killed never started, and runs when the crew is started again.
-  const onSlot = () => save({ turnsDispatched: n, attempts: progress.attempts + 1 });
-  const outcome = await ctx.run(ctx.actions.spec('agent', argvFor(lane, promptFile, resultFile)), { onSlot });
-  if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
-  const user = await ctx.qa.turn(qaLane(ctx, lane), 'user', prompt, false);
-  if (!user.ok) return end(user);
-  if (outcome.status !== 'ok') return end({ ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 });
-  const read = tryReadBounded(resultFile, MAX_TURN_BYTES);
-  const turn = read.ok ? parseAgentTurn(read.bytes.toString('utf8')) : `the turn result ${read.detail}`;
-  if (typeof turn === 'string') return end({ ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${turn}`, attempts: 0 });
-  const assistant = await ctx.qa.turn(qaLane(ctx, lane), 'assistant', turn.text, turn.diff);
-  if (!assistant.ok) return end(assistant);
-  await save({
-    turnsDone: n,
-    attempts: progress.attempts + assistant.attempts + user.attempts,
-    guidance: assistant.guidance ?? user.guidance ?? null,
-    stage: turn.finish ? 'cross-check' : 'work',
-  });
-}
-
 /**
  * The lane's id in the QA store: qualified by its crew, since lanes of two crews on one
- * state root may share a name (lane-01) and must never share an observer or a history.
+ * state root may share a name (lane-01) and must never share an observer or a history;
+ * one-to-one with the pair, so no other crew's lane can name the same record.
  */
 export function qaLane(ctx: Pick<LaneContext, 'crew'>, lane: LaneSpec): string {
-  return `${ctx.crew}.${lane.id}`;
-}
-
-function argvFor(lane: LaneSpec, prompt: string, result: string): string[] {
-  return fillArgv(lane.runners.agent, { prompt, result, lane: lane.id });
-}
-
-function agentPrompt(lane: LaneSpec, n: number, guidance: string | null, result: string): string {
-  return [
-    `# Lane ${lane.id}, turn ${n}`,
-    '',
-    `Plan: ${lane.plan}`,
-    `Observer guidance: ${guidance ?? 'none'}`,
-    '',
-    'Work on the plan. When this turn is done, write one JSON object to:',
-    result,
-    '{"text": "<what you did>", "diff": <true if files changed>, "finish": <true when the work is done>}',
-    '',
-  ].join('\n');
+  return crewQaLaneId(ctx.crew, lane.id);
 }

@@ -39,7 +39,8 @@ export interface QaStep extends StepResult {
 export interface QaPort {
   /** Records the lane if new and bootstraps its observer; a lane already ready is left alone. */
   start(lane: string, observer: readonly string[]): Promise<QaStep>;
-  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
+  /** `key` names the turn: a turn whose key the lane already holds is not recorded again. */
+  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
   /** finish_success: the cross-check; ok only when it passed. */
   finish(lane: string): Promise<QaStep>;
   /** The lane ended without completing: clear its history, a final review request if diffs remain. */

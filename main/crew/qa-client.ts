@@ -31,7 +31,7 @@ export async function startQaService(root: string, run: Dispatcher['run'], confi
   await remote.init(root, Comlink.proxy(run), config, observer);
   return {
     start: (lane, argv) => guard(() => remote.start(lane, [...argv])),
-    turn: (lane, role, text, diff) => guard(() => remote.turn(lane, role, text, diff)),
+    turn: (lane, role, text, diff, key) => guard(() => remote.turn(lane, role, text, diff, key)),
     finish: (lane) => guard(() => remote.finish(lane)),
     stop: (lane) => guard(() => remote.stop(lane)),
     close: async () => {

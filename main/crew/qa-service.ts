@@ -22,7 +22,7 @@ export interface ObserverSettings {
 export interface QaServiceApi {
   init(root: string, run: SuperviseFn, config: QaConfig, observer: ObserverSettings): Promise<void>;
   start(lane: string, argv: string[]): Promise<QaStep>;
-  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean): Promise<QaStep>;
+  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
   finish(lane: string): Promise<QaStep>;
   stop(lane: string): Promise<QaStep>;
 }
@@ -78,7 +78,7 @@ const api: QaServiceApi = {
       if (status !== null && status.state === 'active' && status.ready) return { lane, code: null, message: '', events: [], status };
       return qaStart(store, lane, { observer: { argv, ...observer } }, run);
     }),
-  turn: (lane, role, text, diff) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs }, run)),
+  turn: (lane, role, text, diff, key) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, run)),
   finish: (lane) => step((run) => qaFinish(store, lane, {}, run)),
   stop: (lane) => step((run) => qaStop(store, lane, {}, run)),
 };

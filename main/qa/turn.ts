@@ -14,6 +14,8 @@ export interface QaTurnOptions {
   readonly text: string;
   /** The turn carries a diff (counts toward a review request). Not for reasoning. */
   readonly diff: boolean;
+  /** Names the turn: a turn whose key the lane already holds is not recorded again (a retried ingest). */
+  readonly key?: string;
   readonly config: QaConfig;
   readonly cancel?: AbortSignal;
 }
@@ -47,6 +49,7 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   const taken = await transactLane<Taken>(store, lane, (record) => {
     const refused = closedLane(lane, record);
     if (refused !== undefined || record === undefined) return { change: null, result: { report: refused! } };
+    if (options.key !== undefined && record.turns.some((t) => t.key === options.key)) return { change: null, result: { report: report(lane, null, [], record) } };
     const events: QaEvent[] = [];
     if (options.role === 'reasoning') {
       record.reasoningTurns += 1;
@@ -54,7 +57,7 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
       return { change: { record, events }, result: { report: report(lane, null, events, record) } };
     }
     const index = record.turns.length;
-    record.turns.push({ index, role: options.role, text: options.text, diff: options.diff });
+    record.turns.push({ index, role: options.role, text: options.text, diff: options.diff, ...(options.key === undefined ? {} : { key: options.key }) });
     record.sinceCadence += 1;
     events.push({ type: 'turn', lane, role: options.role, index, diff: options.diff, unsent: record.turns.length - record.lastSent });
     if (options.diff) {

@@ -6,6 +6,7 @@ import { TreeCensus } from './census.ts';
 import { DeadlineTimer, nowMs } from './monotonic-timer.ts';
 import { buildOutcome, type Outcome, type OutcomeCode } from './outcome.ts';
 import { ProcSnapshots } from './proc-snapshot.ts';
+import { canRun, readProcStat, statScratch } from './proc-stat.ts';
 import { signalExitCode, spawnGroup } from './process-group.ts';
 import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
@@ -14,8 +15,6 @@ import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 const MARK = 0x01;
-/** EOF on the progress pipe this close to the provider's exit is its exit, not a lost channel. */
-const EOF_SETTLE_MS = 100;
 /** After a failure's teardown, how long the leader's own exit is awaited before reporting. */
 const LEADER_EXIT_WAIT_MS = 1_000;
 
@@ -71,6 +70,8 @@ class Supervision {
   private teardown: Promise<TeardownResult> | undefined;
   private teardownStartedAt: number | null = null;
   private fdMarks = 0;
+  /** EOF on the progress pipe while the provider had not yet been seen to exit. */
+  private channelClosed = false;
   private exited = false;
   private childExitCode: number | null = null;
   private signal: string | null = null;
@@ -127,8 +128,7 @@ class Supervision {
     // A cancel that arrived while the spawn was under way finds the child only now.
     if (this.cause !== undefined) this.startTeardown();
     else {
-      const expiry = spec.mode === 'admitted_progress_inactivity' ? 'LEASE_EXPIRED' : 'DEADLINE_EXPIRED';
-      this.timer = new DeadlineTimer(firstDeadline, (late) => this.fail(cause(expiry, late)));
+      this.timer = new DeadlineTimer(firstDeadline, (late) => this.expire(late));
     }
     const child = this.child!;
     const exited = this.leaderExit!;
@@ -232,12 +232,25 @@ class Supervision {
       this.fdMarks += chunk.length;
       this.renew();
     });
+    // EOF is no verdict of its own: a provider closes its fds as it exits, and its exit
+    // event can be read long after the EOF on a loaded machine (a wall timer here failed
+    // healthy providers). Nothing renews the lease after EOF, so the lease decides: a
+    // provider that exits before it ends is fine, one still running then lost its channel.
     progress.once('end', () => {
-      if (this.exited) return;
-      setTimeout(() => {
-        if (!this.exited) this.fail(cause('PROGRESS_CHANNEL_LOST'));
-      }, EOF_SETTLE_MS).unref();
+      if (!this.exited) this.channelClosed = true;
     });
+  }
+
+  /** The budget ran out: the lease or the deadline, or the channel closed before it ran out. */
+  private expire(lateMs: number): void {
+    if (!this.channelClosed) {
+      this.fail(cause(this.spec.mode === 'admitted_progress_inactivity' ? 'LEASE_EXPIRED' : 'DEADLINE_EXPIRED', lateMs));
+      return;
+    }
+    // Its exit may be waiting to be read behind a busy loop: a provider that has exited
+    // (a zombie not yet reaped, or gone) closed its channel by exiting; the exit event follows.
+    const stat = readProcStat(this.child!.pid!, statScratch());
+    if (stat !== undefined && canRun(stat)) this.fail(cause('PROGRESS_CHANNEL_LOST', lateMs));
   }
 
   private feed(line: string | null): void {

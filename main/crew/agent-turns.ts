@@ -1,0 +1,97 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAgentTurn, type AgentTurn } from '../../formats/agent-turn.ts';
+import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
+import type { LaneProgress } from '../../formats/crew-record.ts';
+import type { Outcome } from '../../workers/supervise/outcome.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
+import type { LaneContext } from './lane-driver.ts';
+import type { StepResult } from './ports.ts';
+
+const MAX_TURN_BYTES = 256 * 1024;
+
+type Save = (changes: Partial<LaneProgress>) => Promise<void>;
+type End = (step: StepResult) => Promise<void>;
+
+/** What ingesting one turn decided: the lane's typed end, or the progress to save. */
+type Ingested = { readonly end: StepResult } | { readonly changes: Partial<LaneProgress> };
+
+/**
+ * Agent turns until the agent reports finish. Each turn is journaled as dispatched before
+ * its agent starts and is never run a second time. A turn dispatched before a crash whose
+ * end was never ingested is ingested when the crew is started again: its orphan may have
+ * changed the worktree, so it is never dropped (see {@link ingestTurn}).
+ */
+export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, save: Save, end: End): Promise<void> {
+  if (progress.turnsDispatched > progress.turnsDone) {
+    const resumed = await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null);
+    return 'end' in resumed ? end(resumed.end) : save(resumed.changes);
+  }
+  if (progress.turnsDone >= ctx.agentTurns) {
+    await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
+    return;
+  }
+  const n = progress.turnsDispatched + 1;
+  const files = turnFiles(progress, n);
+  mkdirSync(join(progress.runDir, 'agent'), { recursive: true });
+  writeFileAtomic(files.prompt, agentPrompt(lane, n, progress.guidance, files.result), 0o644, false);
+  // Journaled once the slot is granted, right before the agent starts: a turn still queued
+  // when the crew was killed never started, and runs when the crew is started again.
+  const onSlot = () => save({ turnsDispatched: n, attempts: progress.attempts + 1 });
+  const outcome = await ctx.run(ctx.actions.spec('agent', fillArgv(lane.runners.agent, { prompt: files.prompt, result: files.result, lane: lane.id })), { onSlot });
+  if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
+  const ingested = await ingestTurn(ctx, lane, qaId, progress, n, outcome);
+  return 'end' in ingested ? end(ingested.end) : save(ingested.changes);
+}
+
+/**
+ * Records turn `n` with QA: its prompt as the user turn, the agent's result as the
+ * assistant turn. `outcome` null: the turn was dispatched before a crash and its end was
+ * never seen; a result that parses is ingested as if the turn had ended, a missing or bad
+ * one becomes a diff-bearing turn of unknown content, listed in `lostTurns`, so QA reviews
+ * it. Each QA turn is keyed by the agent turn: a crash mid-ingest never records one twice.
+ */
+async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, n: number, outcome: Outcome | null): Promise<Ingested> {
+  const files = turnFiles(progress, n);
+  const user = await ctx.qa.turn(qaId, 'user', agentPrompt(lane, n, progress.guidance, files.result), false, `agent-${n}-user`);
+  if (!user.ok) return { end: user };
+  if (outcome !== null && outcome.status !== 'ok') return { end: { ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 } };
+  const read = tryReadBounded(files.result, MAX_TURN_BYTES);
+  const parsed = read.ok ? parseAgentTurn(read.bytes.toString('utf8')) : `the turn result ${read.detail}`;
+  if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 } };
+  const turn: AgentTurn =
+    typeof parsed === 'string'
+      ? { text: `agent turn ${n} was running when the crew stopped and its end was never seen (${parsed}): what it changed is unknown, review the worktree`, diff: true, finish: false }
+      : parsed;
+  const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, turn.diff, `agent-${n}-assistant`);
+  if (!assistant.ok) return { end: assistant };
+  return {
+    changes: {
+      turnsDone: n,
+      attempts: progress.attempts + assistant.attempts + user.attempts,
+      guidance: assistant.guidance ?? user.guidance ?? null,
+      stage: turn.finish ? 'cross-check' : 'work',
+      ...(typeof parsed === 'string' ? { lostTurns: [...progress.lostTurns, n] } : {}),
+    },
+  };
+}
+
+function turnFiles(progress: LaneProgress, n: number): { prompt: string; result: string } {
+  const dir = join(progress.runDir, 'agent');
+  return { prompt: join(dir, `turn-${n}.prompt.md`), result: join(dir, `turn-${n}.json`) };
+}
+
+function agentPrompt(lane: LaneSpec, n: number, guidance: string | null, result: string): string {
+  return [
+    `# Lane ${lane.id}, turn ${n}`,
+    '',
+    `Plan: ${lane.plan}`,
+    `Observer guidance: ${guidance ?? 'none'}`,
+    '',
+    'Work on the plan. When this turn is done, write one JSON object to:',
+    result,
+    '{"text": "<what you did>", "diff": <true if files changed>, "finish": <true when the work is done>}',
+    '',
+  ].join('\n');
+}
