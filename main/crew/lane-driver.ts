@@ -9,6 +9,9 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
+import type { SpawnedChild } from '../../workers/supervise/spec.ts';
+import { childRecord, childRuns } from '../dispatch/orphans.ts';
+import { settleChild, type OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort, StepResult } from './ports.ts';
 
 const MAX_TURN_BYTES = 256 * 1024;
@@ -24,6 +27,8 @@ export interface LaneContext {
   readonly run: SuperviseFn;
   readonly agentTurns: number;
   readonly cancel: AbortSignal;
+  /** Orphans of a crew that died, being settled before the lanes started. */
+  readonly orphans?: OrphanSettlements;
   /** Called after every saved change, for the live view and the lines. */
   readonly onChange: (progress: LaneProgress) => void;
 }
@@ -79,8 +84,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           break;
         }
         case 'review': {
-          const step = await ctx.review.drive(lane, progress.runDir);
-          count(step);
+          // Each reviewer is counted at its spawn, saved: a crew killed mid-review loses no count.
+          const step = await ctx.review.drive(lane, progress.runDir, () => save({ attempts: progress.attempts + 1 }));
           if (!step.ok) await end(step);
           else await stage(step.status === 'gate_pending' ? 'answer' : 'work');
           break;
@@ -131,6 +136,10 @@ type Save = (changes: Partial<LaneProgress>) => Promise<void>;
  */
 async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, save: Save, end: (step: StepResult) => Promise<void>): Promise<void> {
   if (progress.turnsDispatched > progress.turnsDone) {
+    // Its agent may still run, orphaned: it is settled (adopted to its end, or torn down
+    // with proof) before another turn starts in the same worktree.
+    const settled = await settleTurnOrphan(ctx, lane, progress);
+    if (!settled.ok) return end(settled);
     await save({ lostTurns: [...progress.lostTurns, progress.turnsDispatched], turnsDone: progress.turnsDispatched });
   }
   if (progress.turnsDone >= ctx.agentTurns) {
@@ -145,9 +154,12 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
   const prompt = agentPrompt(lane, n, progress.guidance, resultFile);
   writeFileAtomic(promptFile, prompt, 0o644, false);
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
-  // when the crew was killed never started, and runs when the crew is started again.
-  const onSlot = () => save({ turnsDispatched: n, attempts: progress.attempts + 1 });
-  const outcome = await ctx.run(ctx.actions.spec('agent', argvFor(lane, promptFile, resultFile)), { onSlot });
+  // when the crew was killed never started, and runs when the crew is started again. Its
+  // child is journaled (and counted) at its spawn, for a crew started after this one died.
+  const spec = ctx.actions.spec('agent', argvFor(lane, promptFile, resultFile));
+  const onSlot = () => save({ turnsDispatched: n, turnChild: null });
+  const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
+  const outcome = await ctx.run(spec, { onSlot, onSpawn });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   const user = await ctx.qa.turn(qaLane(ctx, lane), 'user', prompt, false);
   if (!user.ok) return end(user);
@@ -163,6 +175,21 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
     guidance: assistant.guidance ?? user.guidance ?? null,
     stage: turn.finish ? 'cross-check' : 'work',
   });
+}
+
+/**
+ * The agent of a turn that a crew which died dispatched, if it still runs: awaited where
+ * the crew's sweep settles it already, else adopted or torn down here, under the crew's
+ * dispatcher (an adoption holds a slot). A turn so ended stays lost, as any turn its crew
+ * did not see end: never run twice. Not ok only when a teardown could not prove it gone.
+ */
+async function settleTurnOrphan(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress): Promise<StepResult> {
+  await ctx.orphans?.agent(lane.id);
+  const child = progress.turnChild;
+  if (child === undefined || child === null || !childRuns(child)) return { ok: true, code: null, detail: null, attempts: 0 };
+  const confirmed = await settleChild(child, ctx.actions.spec('agent', []), ctx.run);
+  if (confirmed) return { ok: true, code: null, detail: null, attempts: 0 };
+  return { ok: false, code: 'TEARDOWN_UNPROVEN', detail: `the agent of turn ${progress.turnsDispatched} (pid ${child.pid}), left by a crew that died, could not be proven gone`, attempts: 0 };
 }
 
 /**
