@@ -193,8 +193,10 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (end !== undefined) emit({ type: 'orphan', ...at, pid: current.child?.pid ?? null, how: end.how, code: end.code, cleanup: end.cleanup_confirmed });
     emit({ type: 'resumed', ...at, result: found });
     if (found) return void (await submit(attempt, result, null));
-    if (end?.how === 'torn_down' && end.cleanup_confirmed) {
-      // Cancelled by us, proven gone, nothing bound: its voice is minted anew, as a crew does.
+    const cancelledByUs = end !== undefined && (end.how === 'torn_down' || (end.how === 'adopted' && end.code === 'CANCELLED'));
+    if (cancelledByUs && end.cleanup_confirmed) {
+      // Cancelled by us (torn down, or an adoption the crew cancelled), proven gone, nothing
+      // bound: its voice is minted anew, as a crew does for the children it cancels.
       const report = await planNext({ out: options.out, redispatch: attempt.id }, penv);
       emit({ type: 'report', command: 'next', report });
       ends.push({ ...at, state: 'open', code: 'CANCELLED', outcome: null });
