@@ -1,3 +1,5 @@
+import type { ChildRecord } from './child-record.ts';
+
 /** Where a lane is in its life; the last three are terminal. */
 export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
 export type LaneStage = (typeof LANE_STAGES)[number];
@@ -26,8 +28,13 @@ export interface LaneProgress {
   lostTurns: number[];
   /** The last guidance the observer gave, carried into the agent's next prompt. */
   guidance: string | null;
-  /** Supervised children this lane started (reviewers, observers, agent turns). */
+  /** Supervised children this lane started (reviewers, observers, agent turns): spawned, not merely queued. */
   attempts: number;
+  /**
+   * The child of the last agent turn dispatched, journaled at its spawn (null from the
+   * dispatch until then): a crew started after this one died finds it still running.
+   */
+  turnChild?: ChildRecord | null;
   /** The stage an interrupted lane stopped in: where a crew started again resumes it. */
   stoppedIn: LaneStage | null;
   /** Why the lane failed or was interrupted. */

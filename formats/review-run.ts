@@ -1,3 +1,4 @@
+import type { ChildRecord, OrphanEnd } from './child-record.ts';
 import type { Consensus } from './consensus.ts';
 import type { ReplyMode } from './gate-reply.ts';
 import type { ReviewFinding } from './review-result.ts';
@@ -56,6 +57,13 @@ export interface AttemptRecord {
   dispatched_at?: string;
   /** The process that dispatched it (pid and start tick): alive, it still drives the attempt. */
   dispatched_by?: { readonly pid: number; readonly ticks: string };
+  /**
+   * The child its provider runs as, journaled at the spawn; null from the dispatch until
+   * then (none spawned yet). Undefined on attempts dispatched before children were recorded.
+   */
+  child?: ChildRecord | null;
+  /** How a later driver settled that child after the one that dispatched it died. */
+  orphan?: OrphanEnd;
   /** The result code of a voice that failed or was unavailable (a supervision or submit code). */
   code?: string;
 }

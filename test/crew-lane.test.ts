@@ -183,6 +183,39 @@ describe('a lane from its saved progress to its end', () => {
     expect(finished.calls).toEqual(['turn:user:2', 'turn:assistant:diff:2', 'finish', 'export']);
   });
 
+  it('should count the children that spawned, saved at each spawn, never a turn cancelled before its agent started', async () => {
+    const cancel = new AbortController();
+    const l = lane({ cancel: cancel.signal });
+    const spawned = { pid: 1, ticks: 1, budgetLeftMs: 1 };
+    // The review port reports two reviewers spawned (its step's own count is not added again).
+    const review: ReviewPort = {
+      drive: async (_lane, _dir, onSpawn) => {
+        await onSpawn?.();
+        await onSpawn?.();
+        return reviewed('gate_pending');
+      },
+      answer: async () => ({ ...reviewed('complete'), attempts: 0 }),
+      export: async () => ({ ...reviewed('complete'), attempts: 0 }),
+    };
+    const run = async (spec: SupervisionSpec, runOptions?: RunOptions): Promise<Outcome> => {
+      await runOptions?.onSlot?.();
+      const [, result] = spec.argv as string[];
+      if (result!.endsWith('turn-2.json')) {
+        // Cancelled after its slot, before its agent spawned.
+        cancel.abort('SIGTERM');
+        return buildOutcome({ ...outcome('CANCELLED'), code: 'CANCELLED', providerStarted: false, attempts: 0 });
+      }
+      await runOptions?.onSpawn?.(spawned);
+      expect(store.crewLanes.get(['c', l.id])?.turnChild).toMatchObject({ pid: 1, ticks: 1 });
+      writeFileSync(result!, JSON.stringify({ text: 't1', diff: false, finish: false }));
+      return outcome(null);
+    };
+    const end = await l.drive({ review, run });
+    expect(end).toMatchObject({ stage: 'interrupted', turnsDone: 1 });
+    // The observer's bootstrap (1), two reviewers and one agent.
+    expect(end.attempts).toBe(4);
+  });
+
   it('should stop a cancelled lane as interrupted where it was, and resume it there when started again', async () => {
     const cancel = new AbortController();
     const l = lane({

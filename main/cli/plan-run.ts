@@ -153,6 +153,8 @@ export function eventLines(event: PlanRunEvent): string[] {
     }
     case 'resumed':
       return [`RESUMED: ${event.attempt} phase=${event.phase} voice=${event.voice} result=${event.result ? 'found' : 'missing'}`];
+    case 'orphan':
+      return [`ORPHAN: ${event.attempt} phase=${event.phase} voice=${event.voice} pid=${event.pid ?? '-'} how=${event.how} code=${event.code ?? '-'} cleanup=${event.cleanup ? 'confirmed' : 'unproven'}`];
     case 'interrupted':
       return [`INTERRUPTED: reason=${event.reason === 'deadline' ? 'deadline' : 'signal'}`];
     case 'stopped':

@@ -4,6 +4,9 @@ import { parseAgentTurn, type AgentTurn } from '../../formats/agent-turn.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
 import type { LaneProgress } from '../../formats/crew-record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
+import type { SpawnedChild } from '../../workers/supervise/spec.ts';
+import { childRecord, childRuns } from '../dispatch/orphans.ts';
+import { settleChild } from './orphan-sweep.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { LaneContext } from './lane-driver.ts';
@@ -25,6 +28,10 @@ type Ingested = { readonly end: StepResult } | { readonly changes: Partial<LaneP
  */
 export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, save: Save, end: End): Promise<void> {
   if (progress.turnsDispatched > progress.turnsDone) {
+    // Its agent may still run, orphaned: it is settled (adopted to its end, or torn down
+    // with proof) before its result is read and before another turn starts in the worktree.
+    const settled = await settleTurnOrphan(ctx, lane, progress);
+    if (!settled.ok) return end(settled);
     const resumed = await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null);
     return 'end' in resumed ? end(resumed.end) : save(resumed.changes);
   }
@@ -37,9 +44,12 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   mkdirSync(join(progress.runDir, 'agent'), { recursive: true });
   writeFileAtomic(files.prompt, agentPrompt(lane, n, progress.guidance, files.result), 0o644, false);
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
-  // when the crew was killed never started, and runs when the crew is started again.
-  const onSlot = () => save({ turnsDispatched: n, attempts: progress.attempts + 1 });
-  const outcome = await ctx.run(ctx.actions.spec('agent', fillArgv(lane.runners.agent, { prompt: files.prompt, result: files.result, lane: lane.id })), { onSlot });
+  // when the crew was killed never started, and runs when the crew is started again. Its
+  // child is journaled (and counted) at its spawn, for a crew started after this one died.
+  const spec = ctx.actions.spec('agent', fillArgv(lane.runners.agent, { prompt: files.prompt, result: files.result, lane: lane.id }));
+  const onSlot = () => save({ turnsDispatched: n, turnChild: null });
+  const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
+  const outcome = await ctx.run(spec, { onSlot, onSpawn });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   const ingested = await ingestTurn(ctx, lane, qaId, progress, n, outcome);
   return 'end' in ingested ? end(ingested.end) : save(ingested.changes);
@@ -75,6 +85,21 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
       ...(typeof parsed === 'string' ? { lostTurns: [...progress.lostTurns, n] } : {}),
     },
   };
+}
+
+/**
+ * The agent of a turn that a crew which died dispatched, if it still runs: awaited where
+ * the crew's sweep settles it already, else adopted or torn down here, under the crew's
+ * dispatcher (an adoption holds a slot), before the turn is ingested: what it wrote is read,
+ * did not see end: never run twice. Not ok only when a teardown could not prove it gone.
+ */
+async function settleTurnOrphan(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress): Promise<StepResult> {
+  await ctx.orphans?.agent(lane.id);
+  const child = progress.turnChild;
+  if (child === undefined || child === null || !childRuns(child)) return { ok: true, code: null, detail: null, attempts: 0 };
+  const confirmed = await settleChild(child, ctx.actions.spec('agent', []), ctx.run);
+  if (confirmed) return { ok: true, code: null, detail: null, attempts: 0 };
+  return { ok: false, code: 'TEARDOWN_UNPROVEN', detail: `the agent of turn ${progress.turnsDispatched} (pid ${child.pid}), left by a crew that died, could not be proven gone`, attempts: 0 };
 }
 
 function turnFiles(progress: LaneProgress, n: number): { prompt: string; result: string } {

@@ -4,6 +4,7 @@ import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
 import { driveLane } from './lane-driver.ts';
+import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort } from './ports.ts';
 
 export interface CrewPlan {
@@ -21,6 +22,7 @@ export interface CrewDeps {
   readonly review: ReviewPort;
   readonly qa: QaPort;
   readonly run: SuperviseFn;
+  readonly orphans?: OrphanSettlements;
 }
 
 export interface CrewTally {

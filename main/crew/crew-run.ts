@@ -18,6 +18,7 @@ import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
 import { startQaService, type QaService } from './qa-client.ts';
 import type { CrewServer } from './serve.ts';
 import { crewReviewPort } from './review-port.ts';
+import { sweepOrphans } from './orphan-sweep.ts';
 
 export interface CrewRunOptions {
   readonly file: string;
@@ -121,6 +122,10 @@ async function runClaimed(
     const pool = (dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
     // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
     const run: Dispatcher['run'] = (spec, runOptions) => pool.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+    const penv = { cwd: options.cwd, env: options.env, state: root };
+    // A crew that died left children running: each is adopted or torn down before any
+    // lane starts a child of its own.
+    const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop.signal });
     qa = await startQaService(root, run, qaConfig, {
       actionsFile: loaded.actionsFile,
       trust: loaded.trustFile,
@@ -154,7 +159,8 @@ async function runClaimed(
         actions,
         qa,
         run,
-        review: crewReviewPort({ crew: loaded, actions, penv: { cwd: options.cwd, env: options.env, state: root }, run, cancel: stop.signal }),
+        orphans,
+        review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
       },
       {
         cancel: stop.signal,

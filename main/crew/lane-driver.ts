@@ -8,6 +8,7 @@ import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import { work } from './agent-turns.ts';
 import type { CrewActions } from './crew-actions.ts';
+import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort, StepResult } from './ports.ts';
 
 /** Everything a lane driver shares with the other lanes of its crew. */
@@ -21,6 +22,8 @@ export interface LaneContext {
   readonly run: SuperviseFn;
   readonly agentTurns: number;
   readonly cancel: AbortSignal;
+  /** Orphans of a crew that died, being settled before the lanes started. */
+  readonly orphans?: OrphanSettlements;
   /** Called after every saved change, for the live view and the lines. */
   readonly onChange: (progress: LaneProgress) => void;
 }
@@ -76,8 +79,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           break;
         }
         case 'review': {
-          const step = await ctx.review.drive(lane, progress.runDir);
-          count(step);
+          // Each reviewer is counted at its spawn, saved: a crew killed mid-review loses no count.
+          const step = await ctx.review.drive(lane, progress.runDir, () => save({ attempts: progress.attempts + 1 }));
           if (!step.ok) await end(step);
           else await stage(step.status === 'gate_pending' ? 'answer' : 'work');
           break;

@@ -20,8 +20,12 @@ export interface ReviewStep extends StepResult {
 }
 
 export interface ReviewPort {
-  /** Drives the lane's review run to its gate (or to its end); resumes a started run. */
-  drive(lane: LaneSpec, runDir: string): Promise<ReviewStep>;
+  /**
+   * Drives the lane's review run to its gate (or to its end); resumes a started run.
+   * `onSpawn` is awaited at each child's spawn (the lane counts it then, durably); the
+   * step's `attempts` counts the same children.
+   */
+  drive(lane: LaneSpec, runDir: string, onSpawn?: () => Promise<void>): Promise<ReviewStep>;
   /** Answers the pending gate by the crew's answer policy; a decided gate is left alone. */
   answer(runDir: string): Promise<ReviewStep>;
   /** Exports and validates the run directory. */

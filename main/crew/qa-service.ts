@@ -38,10 +38,12 @@ let observer: ObserverSettings;
 /** Runs one QA function, counting the observer children it starts through the crew's dispatcher. */
 async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
   let attempts = 0;
-  const run: SuperviseFn = (spec) => {
-    attempts += 1;
+  const run: SuperviseFn = async (spec) => {
     // Only plain data crosses back to the coordinator: the options carry functions.
-    return supervise(spec);
+    const outcome = await supervise(spec);
+    // A lane counts the children that started, not those cancelled while they waited.
+    if (outcome.providerStarted) attempts += 1;
+    return outcome;
   };
   try {
     const report = await body(run);

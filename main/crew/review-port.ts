@@ -11,6 +11,7 @@ import { readBinding } from '../plan/run-binding.ts';
 import { planRun } from '../plan/run.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
+import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { ReviewPort, ReviewStep } from './ports.ts';
 
 /** Who answers a crew's gates: the crew itself, on the authority of its file's answer policy. */
@@ -26,16 +27,26 @@ export function crewReviewPort(context: {
   readonly penv: PlanEnv;
   readonly run: Dispatcher['run'];
   readonly cancel: AbortSignal;
+  /** Orphans of a crew that died, being settled before the lanes started. */
+  readonly orphans?: OrphanSettlements;
 }): ReviewPort {
   const { crew, penv } = context;
   const settings = crew.crew;
   return {
-    async drive(lane, runDir) {
+    async drive(lane, runDir, onSpawn) {
+      // Children that spawned: a dispatch cancelled while it waited for its slot started none.
       let attempts = 0;
-      const run: Dispatcher['run'] = (spec, options) => {
-        attempts += 1;
-        return context.run(spec, options);
-      };
+      const run: Dispatcher['run'] = (spec, options = {}) =>
+        context.run(spec, {
+          ...options,
+          onSpawn: async (child) => {
+            // The child is journaled first: that is what a crew started after this one needs.
+            await options.onSpawn?.(child);
+            attempts += 1;
+            await onSpawn?.();
+          },
+        });
+      const orphans = context.orphans?.review(runDir);
       return step(async () => {
         await redispatchCancelled(runDir, penv);
         const report = await planRun(
@@ -50,6 +61,7 @@ export function crewReviewPort(context: {
             actionsFile: crew.actionsFile,
             trust: crew.trustFile,
             cancel: context.cancel,
+            ...(orphans === undefined ? {} : { orphans }),
             timeoutMs: settings.limits.timeout_ms,
             ...(settings.limits.spend_cap_usd === undefined ? {} : { spendCap: settings.limits.spend_cap_usd }),
           },

@@ -2,8 +2,8 @@ import { constants } from 'node:os';
 import { toError } from '../../formats/error.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
-import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
-import type { CancelMessage, RenewalReport, SuperviseTask, TaskResult } from '../../workers/supervise/task.ts';
+import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
+import type { CancelMessage, RenewalReport, SpawnReport, SuperviseTask, TaskResult } from '../../workers/supervise/task.ts';
 import { createPool } from '../pool.ts';
 import { abortSignalName, cancelledBeforeStart } from './cancelled.ts';
 import { Slots } from './slots.ts';
@@ -23,6 +23,12 @@ export interface RunOptions {
    * A cancel that arrives meanwhile still starts nothing.
    */
   readonly onSlot?: () => void | Promise<void>;
+  /**
+   * Called once the provider was spawned, with its pid and start time: a caller journals
+   * the child here, so a driver started after this one died can find it. Awaited before
+   * the run resolves. Not called for an adoption (nothing is spawned).
+   */
+  readonly onSpawn?: (child: SpawnedChild) => void | Promise<void>;
 }
 
 /** The one way main runs a supervised child; an Outcome for every case, never a rejection for a provider failure. */
@@ -50,8 +56,14 @@ export interface Dispatcher {
   close(): Promise<void>;
 }
 
-/** Supervises one spec somewhere; reports renewals as they come; aborting `signal` cancels. */
-type Launch = (spec: SupervisionSpec, signal: AbortSignal, onRenewals: (count: number, latenciesMs: readonly number[]) => void) => Promise<Outcome>;
+/** What a launch reports while it runs. */
+interface LaunchReports {
+  renewals(count: number, latenciesMs: readonly number[]): void;
+  spawned(child: SpawnedChild): void;
+}
+
+/** Supervises one spec somewhere; reports renewals and the spawn as they come; aborting `signal` cancels. */
+type Launch = (spec: SupervisionSpec, signal: AbortSignal, reports: LaunchReports) => Promise<Outcome>;
 
 /**
  * The dispatcher shared by both kinds: a FIFO of waiting runs in front of `limit` slots,
@@ -76,17 +88,27 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
         options.cancel?.addEventListener('abort', forward, { once: true });
         if (!(await slots.acquire(controller.signal))) return cancelledBeforeStart(spec, abortSignalName(controller.signal));
         try {
-          const ready = options.budgetFromSlot === true ? { ...spec, startedAt: nowMs() } : spec;
+          // An adoption's budget was set from its recorded dispatch: a slot does not renew it.
+          const ready = options.budgetFromSlot === true && spec.adopt === undefined ? { ...spec, startedAt: nowMs() } : spec;
           await options.onSlot?.();
           if (controller.signal.aborted) return cancelledBeforeStart(ready, abortSignalName(controller.signal));
-          counters.started += 1;
+          // An adoption starts nothing: it holds a slot, and is not counted as a start.
+          if (spec.adopt === undefined) counters.started += 1;
           let reported = 0;
           let outcome: Outcome | undefined;
+          let journaled: Promise<void> | undefined;
           try {
-            outcome = await launch(ready, controller.signal, (count, latencies) => {
-              reported += count;
-              counters.renewals(count, latencies);
+            outcome = await launch(ready, controller.signal, {
+              renewals: (count, latencies) => {
+                reported += count;
+                counters.renewals(count, latencies);
+              },
+              // Once per child, whichever report comes first (the port, or the outcome).
+              spawned: (child) => {
+                journaled ??= Promise.resolve(options.onSpawn?.(child));
+              },
             });
+            await journaled;
             return outcome;
           } finally {
             counters.finish(reported, outcome?.marks ?? 0);
@@ -148,19 +170,21 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
   // Shared with every worker: non-zero once the dispatcher closed, so a task that reaches
   // its worker afterwards starts nothing.
   const cancelled = new Int32Array(new SharedArrayBuffer(4));
-  const launch: Launch = async (spec, signal, onRenewals) => {
+  const launch: Launch = async (spec, signal, reports) => {
     const { port1, port2 } = new MessageChannel();
-    port1.on('message', (message: RenewalReport) => {
-      if (message?.type === 'renewals') onRenewals(message.count, message.latenciesMs);
+    port1.on('message', (message: RenewalReport | SpawnReport) => {
+      if (message?.type === 'renewals') reports.renewals(message.count, message.latenciesMs);
+      else if (message?.type === 'spawned') reports.spawned(message.child);
     });
     const onAbort = () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     try {
       const task: SuperviseTask = { spec, port: port2, cancelled };
-      const { outcome, last } = (await pool.run(task, { transferList: [port2] })) as TaskResult;
-      // The last renewals ride with the outcome: nothing waits for the port to drain.
-      if (last !== null) onRenewals(last.count, last.latenciesMs);
+      const { outcome, last, spawned } = (await pool.run(task, { transferList: [port2] })) as TaskResult;
+      // The last renewals and the spawn ride with the outcome: nothing waits for the port to drain.
+      if (last !== null) reports.renewals(last.count, last.latenciesMs);
+      if (spawned !== null) reports.spawned(spawned);
       return outcome;
     } catch (error) {
       throw toError(poolError ?? error);
@@ -180,9 +204,9 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
  * limit, the queue, the stats and close behave as with the pool.
  */
 export function createInProcessDispatcher(options: { limit: number }): Dispatcher {
-  const launch: Launch = async (spec, signal, onRenewals) => {
+  const launch: Launch = async (spec, signal, reports) => {
     const { supervise } = await import('../../workers/supervise/supervise.ts');
-    return supervise(spec, signal, { onRenewal: (_at, latencyMs) => onRenewals(1, [latencyMs]) });
+    return supervise(spec, signal, { onRenewal: (_at, latencyMs) => reports.renewals(1, [latencyMs]), onSpawn: (_pid, child) => reports.spawned(child) });
   };
   return dispatcher(options.limit, launch, async () => undefined);
 }

@@ -16,6 +16,10 @@ import type { PlanReport } from './report.ts';
 import { readBinding } from './run-binding.ts';
 import { planStatus } from './status.ts';
 import { planSubmit } from './submit.ts';
+import { recordChild, settleOrphan, undispatch } from './attempt-child.ts';
+import { attemptOf } from './machine.ts';
+import { childRecord } from '../dispatch/orphans.ts';
+import type { OrphanEnd } from '../../formats/child-record.ts';
 import { dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
 
 /** The provider's budget when the caller gives none: the lease, or the total deadline. */
@@ -44,6 +48,11 @@ export interface PlanRunOptions {
   readonly spendCap?: number;
   readonly cancel?: AbortSignal;
   readonly onEvent?: (event: PlanRunEvent) => void;
+  /**
+   * Settlements of this run's orphans already under way (a crew starts them before any
+   * lane), by attempt id: an attempt is resumed only once its settlement is journaled.
+   */
+  readonly orphans?: ReadonlyMap<string, Promise<unknown>>;
 }
 
 /** One attempt's end as `plan run` saw it. */
@@ -64,6 +73,17 @@ export type PlanRunEvent =
   | { readonly type: 'dispatched'; readonly attempt: string; readonly phase: PhaseId; readonly voice: VoiceId }
   | { readonly type: 'outcome'; readonly attempt: string; readonly phase: PhaseId; readonly voice: VoiceId; readonly outcome: OutcomeFacts }
   | { readonly type: 'resumed'; readonly attempt: string; readonly phase: PhaseId; readonly voice: VoiceId; readonly result: boolean }
+  | {
+      readonly type: 'orphan';
+      readonly attempt: string;
+      readonly phase: PhaseId;
+      readonly voice: VoiceId;
+      /** The child a driver that died left (null: it never spawned one). */
+      readonly pid: number | null;
+      readonly how: OrphanEnd['how'] | 'never_started';
+      readonly code: string | null;
+      readonly cleanup: boolean;
+    }
   | { readonly type: 'interrupted'; readonly reason: 'deadline' | 'cancel' }
   | { readonly type: 'stopped'; readonly why: string };
 
@@ -87,9 +107,12 @@ export interface PlanRunReport extends PlanReport {
  * native voice failed (the phase needs `plan next --redispatch`).
  *
  * Resuming: an attempt is marked dispatched (journal `attempt_dispatched`) when its slot
- * is granted, before its provider can start. A later plan run on the same directory
- * never starts a dispatched attempt again: it binds the result file if the provider
- * wrote one, else the voice fails with EXECUTION_UNKNOWN.
+ * is granted, before its provider can start, and its child (pid, start time, group) is
+ * journaled right after the spawn (`attempt_child`). A later plan run on the same
+ * directory never starts a dispatched attempt again: a child still running is adopted or
+ * torn down with proof (a teardown is a cancel of ours: the voice is minted anew); then
+ * it binds the result file if the provider wrote one, else the voice fails with
+ * EXECUTION_UNKNOWN. An attempt whose child never spawned is simply started.
  */
 export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: SuperviseFn): Promise<PlanRunReport> {
   const runDir = runDirOf(options.out, penv);
@@ -145,18 +168,49 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'bound', code: null, outcome });
   };
 
+  /**
+   * An attempt an earlier driver dispatched and never saw end: never started twice. Its
+   * child, still running, is adopted or torn down ({@link settleOrphan}); then a result it
+   * left is bound; a child torn down by us with none is dispatched anew (a new attempt);
+   * one that ran and vanished with none is EXECUTION_UNKNOWN. One that never spawned is
+   * dispatched as it is ('dispatch').
+   */
+  const resume = async (attempt: AttemptRecord, result: string): Promise<'dispatch' | undefined> => {
+    // Another plan run that still runs drives it: refused, never started twice nor failed under it.
+    if (dispatcherAlive(attempt)) throw inFlight(attempt);
+    // A crew may be settling it already, before its lanes started: its settlement is journaled.
+    await options.orphans?.get(attempt.id);
+    const current = attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt;
+    const base = { ...specFrom(verified.spec, verified.sha256, request, [], nowMs()), cwd: penv.cwd };
+    const end = await settleOrphan(options.out, penv, current, { base, run, cancel: stop.signal });
+    const at = { attempt: attempt.id, phase: attempt.phase, voice: attempt.voice };
+    const found = existsSync(result);
+    if (end === undefined && current.child === null && !found) {
+      await undispatch(options.out, penv, attempt.id);
+      emit({ type: 'orphan', ...at, pid: null, how: 'never_started', code: null, cleanup: true });
+      return 'dispatch';
+    }
+    if (end !== undefined) emit({ type: 'orphan', ...at, pid: current.child?.pid ?? null, how: end.how, code: end.code, cleanup: end.cleanup_confirmed });
+    emit({ type: 'resumed', ...at, result: found });
+    if (found) return void (await submit(attempt, result, null));
+    const cancelledByUs = end !== undefined && (end.how === 'torn_down' || (end.how === 'adopted' && end.code === 'CANCELLED'));
+    if (cancelledByUs && end.cleanup_confirmed) {
+      // Cancelled by us (torn down, or an adoption the crew cancelled), proven gone, nothing
+      // bound: its voice is minted anew, as a crew does for the children it cancels.
+      const report = await planNext({ out: options.out, redispatch: attempt.id }, penv);
+      emit({ type: 'report', command: 'next', report });
+      ends.push({ ...at, state: 'open', code: 'CANCELLED', outcome: null });
+      return undefined;
+    }
+    if (end?.how === 'torn_down') return void (await fail(attempt, 'failed', 'TEARDOWN_UNPROVEN', `the orphan of a driver that died (pid ${current.child?.pid}) could not be proven gone`, null));
+    if (end?.how === 'adopted' && end.code !== null) return void (await fail(attempt, 'failed', end.code, `adopted from a driver that died (pid ${current.child?.pid}); ended ${end.code}`, null));
+    return void (await fail(attempt, 'failed', 'EXECUTION_UNKNOWN', `dispatched at ${attempt.dispatched_at} by a plan run that ended before its outcome; its child ran and left no result; not started again`, null));
+  };
+
   const handle = async (attempt: AttemptRecord): Promise<void> => {
     const prompt = join(runDir, attempt.prompt);
     const result = join(runDir, attempt.result);
-    if (attempt.dispatched_at !== undefined) {
-      // Another plan run that still runs drives it: refused, never started twice nor failed under it.
-      if (dispatcherAlive(attempt)) throw inFlight(attempt);
-      // An earlier plan run dispatched it and ended before its outcome: never started twice.
-      const found = existsSync(result);
-      emit({ type: 'resumed', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, result: found });
-      if (found) return submit(attempt, result, null);
-      return fail(attempt, 'failed', 'EXECUTION_UNKNOWN', `dispatched at ${attempt.dispatched_at} by a plan run that ended before its outcome; not started again`, null);
-    }
+    if (attempt.dispatched_at !== undefined && (await resume(attempt, result)) !== 'dispatch') return;
     const argv = fillTemplate(attempt.voice === 'native' ? options.native : options.outside, { prompt, result });
     const spec = {
       ...specFrom(verified.spec, verified.sha256, request, argv, nowMs()),
@@ -171,6 +225,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
         await markDispatched(options.out, penv, attempt.id);
         emit({ type: 'dispatched', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
       },
+      // Journaled while it runs: a plan run started after this one died finds it.
+      onSpawn: (child) => recordChild(options.out, penv, attempt.id, childRecord(spec, child)),
     });
     const facts = outcomeFacts(outcome);
     await recordOutcome(options.out, penv, attempt.id, facts);

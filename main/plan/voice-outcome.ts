@@ -38,6 +38,8 @@ export async function markDispatched(out: string, penv: PlanEnv, attemptId: stri
     if (attempt.dispatched_at !== undefined) throw inFlight(attempt);
     attempt.dispatched_at = now;
     attempt.dispatched_by = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '' };
+    // No child yet: set at its spawn (attempt_child). A driver that dies in between spawned none.
+    attempt.child = null;
     const events: JournalEvent[] = [{ type: 'attempt_dispatched', at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice }];
     return { change: { record: run, events }, result: undefined };
   });
@@ -72,6 +74,7 @@ export async function recordOutcome(out: string, penv: PlanEnv, attemptId: strin
     if (!facts.provider_started && facts.code === 'CANCELLED' && attempt.state === 'open') {
       delete attempt.dispatched_at;
       delete attempt.dispatched_by;
+      delete attempt.child;
     }
     return { change: { record: run, events }, result: undefined };
   });

@@ -18,7 +18,8 @@ const NEWCOMER_PROBE_MAX = 128;
 export class TreeCensus {
   readonly leader: number;
   private readonly snapshots: ProcSnapshots;
-  private readonly leaderStart: number | undefined;
+  /** The leader's start time as read when the census began; undefined when it was already gone. */
+  readonly leaderStart: number | undefined;
   private readonly scratch = statScratch();
   /**
    * Listings of members this census read as dead (a zombie with no running thread). A

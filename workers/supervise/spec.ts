@@ -46,6 +46,26 @@ export interface SupervisionSpec {
    * within stdoutLimit: plain data, so a caller in another thread can read the output after.
    */
   readonly stdoutCopy?: string;
+  /**
+   * Supervise a process a driver that died started (an orphan), instead of spawning:
+   * named by pid and start time. Nothing is spawned; its budget runs from `startedAt`.
+   */
+  readonly adopt?: OrphanRef;
+}
+
+/** A process to adopt: pid and start time (clock ticks after boot, /proc/<pid>/stat field 22). */
+export interface OrphanRef {
+  readonly pid: number;
+  readonly ticks: number;
+}
+
+/** The child a supervision spawned, as its supervisor reports it to whoever journals it. */
+export interface SpawnedChild {
+  readonly pid: number;
+  /** Its start time (field 22); null where /proc cannot tell. */
+  readonly ticks: number | null;
+  /** What is left of its first budget (the deadline, or the first lease) at the spawn, in ms. */
+  readonly budgetLeftMs: number;
 }
 
 /** Where the provider's output and marks go while it runs; all optional. */
@@ -53,7 +73,7 @@ export interface SupervisionHooks {
   readonly onStdout?: (chunk: Buffer) => void;
   readonly onStderr?: (chunk: Buffer) => void;
   /** Called once the provider runs, with its pid (which leads its group and session). */
-  readonly onSpawn?: (pid: number) => void;
+  readonly onSpawn?: (pid: number, child: SpawnedChild) => void;
   /**
    * Called right after admitted progress renewed the lease, with the monotonic time of the
    * renewal: once per renewal, and one chunk or line may carry several marks.

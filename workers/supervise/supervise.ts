@@ -11,6 +11,7 @@ import { signalExitCode, spawnGroup } from './process-group.ts';
 import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
 import { ToolGuard } from './tool-guard.ts';
+import { adoptOrphan } from './adopt.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
@@ -49,6 +50,7 @@ const cause = (code: OutcomeCode, lateMs: number | null = null): Cause => ({ cod
  * its output gets one fresh budget. Exactly one spawn; nothing is ever retried.
  */
 export function supervise(spec: SupervisionSpec, signal?: AbortSignal, hooks: SupervisionHooks = {}): Promise<Outcome> {
+  if (spec.adopt !== undefined) return adoptOrphan(spec, spec.adopt, signal, hooks);
   return new Supervision(spec, hooks, signal).run();
 }
 
@@ -181,7 +183,8 @@ class Supervision {
       child.once('spawn', () => {
         this.census = new TreeCensus(child.pid!, this.snapshots);
         this.watch(child);
-        this.hooks.onSpawn?.(child.pid!);
+        const budgetLeftMs = Math.max(0, spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs - nowMs());
+        this.hooks.onSpawn?.(child.pid!, { pid: child.pid!, ticks: this.census.leaderStart ?? null, budgetLeftMs });
         resolve(true);
       });
     });

@@ -4,7 +4,7 @@ import { workerData } from 'node:worker_threads';
 import { BUILD_ID } from '../../formats/build-id.ts';
 import type { Outcome } from './outcome.ts';
 import { ProcSnapshots } from './proc-snapshot.ts';
-import type { SupervisionSpec } from './spec.ts';
+import type { SpawnedChild, SupervisionSpec } from './spec.ts';
 import { supervise } from './supervise.ts';
 
 const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
@@ -51,6 +51,15 @@ export interface RenewalReport {
   readonly latenciesMs: readonly number[];
 }
 
+/**
+ * The provider was spawned: sent at once, so the coordinator can journal the child before
+ * it could outlive it; the outcome carries it again (two ports keep no order between them).
+ */
+export interface SpawnReport {
+  readonly type: 'spawned';
+  readonly child: SpawnedChild;
+}
+
 /** How often a running supervision reports its renewals. */
 const REPORT_EVERY_MS = 100;
 /** Latencies one report carries at most; a flood of marks is sampled, not copied whole. */
@@ -65,6 +74,8 @@ const MAX_LATENCIES = 256;
 export interface TaskResult {
   readonly outcome: Outcome;
   readonly last: RenewalReport | null;
+  /** The child it spawned, if it spawned one. */
+  readonly spawned: SpawnedChild | null;
 }
 
 export default async function superviseTask({ spec, port, cancelled }: SuperviseTask): Promise<TaskResult> {
@@ -96,11 +107,16 @@ export default async function superviseTask({ spec, port, cancelled }: Supervise
     if (latencies.length < MAX_LATENCIES) latencies.push(latencyMs);
     timer ??= setTimeout(flush, REPORT_EVERY_MS);
   };
+  let spawned: SpawnedChild | null = null;
+  const onSpawn = (_pid: number, child: SpawnedChild) => {
+    spawned = child;
+    port.postMessage({ type: 'spawned', child } satisfies SpawnReport);
+  };
   try {
-    const outcome = await supervise(spec, cancel.signal, { snapshots, onRenewal });
+    const outcome = await supervise(spec, cancel.signal, { snapshots, onRenewal, onSpawn });
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    return { outcome, last: take() };
+    return { outcome, last: take(), spawned };
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     port.close();

@@ -1,0 +1,86 @@
+import type { ChildRecord } from '../../formats/child-record.ts';
+import type { LaneSpec } from '../../formats/crew-file.ts';
+import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
+import type { SuperviseFn } from '../dispatch/dispatcher.ts';
+import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';
+import { settleOrphan } from '../plan/attempt-child.ts';
+import { locateRun, type PlanEnv } from '../plan/locate.ts';
+import { readBinding } from '../plan/run-binding.ts';
+import { dispatcherAlive } from '../plan/voice-outcome.ts';
+import type { Store } from '../store/store.ts';
+import type { CrewActions } from './crew-actions.ts';
+
+/** Settlements of a dead crew's orphans, under way or done, for the lanes to wait on. */
+export interface OrphanSettlements {
+  /** A run directory's reviewer attempts being settled, by attempt id. */
+  review(runDir: string): ReadonlyMap<string, Promise<unknown>> | undefined;
+  /** A lane's agent turn being settled. */
+  agent(lane: string): Promise<unknown> | undefined;
+}
+
+/**
+ * Adopts a live orphan (`adopt`: held in a slot of `run` to its recorded deadline; resolves
+ * when it ended) or tears it down with proof. True when its tree is proven gone.
+ */
+export async function settleChild(child: ChildRecord, base: SupervisionSpec, run: SuperviseFn, adopt = orphanPlan(child) === 'adopt', cancel?: AbortSignal): Promise<boolean> {
+  if (!adopt) return (await tearDownChild(child, base)).confirmed;
+  const outcome = await run(adoptionSpec(base, child), cancel === undefined ? {} : { cancel });
+  return outcome.cleanupConfirmed;
+}
+
+export interface SweepContext {
+  readonly crew: string;
+  readonly lanes: readonly LaneSpec[];
+  readonly store: Store;
+  readonly penv: PlanEnv;
+  readonly actions: CrewActions;
+  readonly run: SuperviseFn;
+  /** The crew's concurrency limit: orphans past it are torn down, never adopted. */
+  readonly limit: number;
+  readonly cancel: AbortSignal;
+}
+
+/**
+ * Before any lane of a crew starts: every child a crew that died left running (reviewers
+ * of dispatched attempts, agents of dispatched turns), of every lane, not only of those
+ * driven first, is settled. Those to tear down are torn down, proven gone, before this
+ * resolves; those to adopt take slots of the crew's dispatcher now, ahead of any new
+ * child, at most `limit` of them (the rest are torn down): live orphans and new children
+ * together never exceed the limit. Each lane waits for its own settlements.
+ */
+export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlements> {
+  let slots = context.limit;
+  const wantsAdopt = (child: ChildRecord) => orphanPlan(child) === 'adopt' && slots-- > 0;
+  const teardowns: Promise<unknown>[] = [];
+  const reviews = new Map<string, Map<string, Promise<unknown>>>();
+  const agents = new Map<string, Promise<unknown>>();
+  // A settlement that failed (a store that cannot be written) is met again by the lane, which settles it itself.
+  const keep = (settling: Promise<unknown>, adopt: boolean) => {
+    const kept = settling.catch(() => undefined);
+    if (!adopt) teardowns.push(kept);
+    return kept;
+  };
+  for (const lane of context.lanes) {
+    const progress = context.store.crewLanes.get([context.crew, lane.id]);
+    if (progress === undefined) continue;
+    const turn = progress.turnChild;
+    if (progress.turnsDispatched > progress.turnsDone && turn !== undefined && turn !== null && childRuns(turn)) {
+      const adopt = wantsAdopt(turn);
+      agents.set(lane.id, keep(settleChild(turn, context.actions.spec('agent', []), context.run, adopt, context.cancel), adopt));
+    }
+    if (readBinding(progress.runDir) === undefined) continue;
+    const { record } = locateRun(progress.runDir, context.penv);
+    for (const attempt of Object.values(record.attempts)) {
+      const child = attempt.child;
+      if (attempt.state !== 'open' || attempt.dispatched_at === undefined || attempt.orphan !== undefined || child === undefined || child === null) continue;
+      if (dispatcherAlive(attempt) || !childRuns(child)) continue;
+      const adopt = wantsAdopt(child);
+      const settling = settleOrphan(progress.runDir, context.penv, attempt, { base: context.actions.spec('reviewer', []), run: context.run, cancel: context.cancel, adopt });
+      const byAttempt = reviews.get(progress.runDir) ?? new Map<string, Promise<unknown>>();
+      byAttempt.set(attempt.id, keep(settling, adopt));
+      reviews.set(progress.runDir, byAttempt);
+    }
+  }
+  await Promise.all(teardowns);
+  return { review: (runDir) => reviews.get(runDir), agent: (lane) => agents.get(lane) };
+}
