@@ -355,6 +355,10 @@ export const RESULT_CODES = {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',
   },
+  RUN_BUSY: {
+    summary: 'another plan run that still runs drives this review run',
+    fix: 'wait for it to end (or stop it); a plan run started afterwards resumes the run where it stopped',
+  },
   PLAN_RUN_STOPPED: {
     summary: 'the review run cannot move on by itself (its native voice failed)',
     fix: 'read the run with plan status, redispatch the failed attempt (plan next --redispatch), then run it again',
