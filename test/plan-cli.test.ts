@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -535,6 +535,53 @@ describe('plan answer and export', () => {
     expect(resumed.code).toBe(0);
     expect(resumed.lines.at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${moved}`);
     expect(resumed.lines.find((l) => l.startsWith('GATE: '))).toContain(`file=${join(moved, 'gate.json')}`);
+  });
+});
+
+describe('plan export when the filesystem fails', () => {
+  test.each(['plan.md', 'decisions.jsonl', 'run.json'])('should fail IO_ERROR naming %s when a directory stands there, and export or resume once it is gone', (name) => {
+    for (const recover of ['export', 'resume']) {
+      const d = driver();
+      d.driveToGate();
+      const path = join(d.out, name);
+      mkdirSync(path);
+      const failed = d.plan('export');
+      expect(failed.code).toBe(1);
+      expect(codesOf(failed.stderr)).toEqual(['IO_ERROR']);
+      expect(failed.stderr).toContain(` at ${path})`);
+      expect(failed.status).toBe('interrupted');
+      rmdirSync(path);
+      const again = d.plan(recover);
+      expect(again.code, recover).toBe(0);
+      expect(again.lines.filter((l) => l.startsWith('ARTIFACT_VALID: ')), recover).toHaveLength(1);
+      validate(d);
+    }
+  });
+
+  test.each([
+    ['a rerun (p1d)', (d: PlanDriver) => d.plan('answer', '--gate-rev', '1', '--reply', 'p1d', '--by', 'human')],
+    ['a revise', (d: PlanDriver) => d.plan('revise', '--plan', d.writePlan(PLAN.replace('batches of 500', 'batches of 100')))],
+  ])('should resume a run that moved on by %s after a failed export without writing run.json, and export it at its next gate', (_, moveOn) => {
+    const d = driver();
+    d.driveToGate();
+    mkdirSync(join(d.out, 'plan.md'));
+    expect(codesOf(d.plan('export').stderr)).toEqual(['IO_ERROR']);
+    rmdirSync(join(d.out, 'plan.md'));
+    const moved = moveOn(d);
+    expect(moved.code).toBe(0);
+    expect(moved.status).toBe('awaiting_result');
+    for (let i = 0; i < 2; i++) {
+      const resumed = d.plan('resume');
+      expect(resumed.code).toBe(0);
+      expect(resumed.status).toBe('awaiting_result');
+      expect(resumed.lines.filter((l) => l.startsWith('EXPORTED: '))).toEqual([]);
+      expect(existsSync(join(d.out, 'run.json'))).toBe(false);
+    }
+    const gate = d.driveToGate();
+    expect(gateRev(gate)).toBe(2);
+    const exported = d.plan('export');
+    expect(exported.code).toBe(0);
+    expect(validate(d)[0]).toMatch(/status=gate_pending$/);
   });
 });
 
