@@ -94,7 +94,12 @@ export interface PlanRunReport extends PlanReport {
  * Resuming: an attempt is marked dispatched (journal `attempt_dispatched`) when its slot
  * is granted, before its provider can start. A later plan run on the same directory
  * never starts a dispatched attempt again: it binds the result file if the provider
- * wrote one, else the voice fails with EXECUTION_UNKNOWN.
+ * wrote one, else the voice fails with EXECUTION_UNKNOWN. An attempt this run cancelled
+ * itself after its provider started (the deadline, a signal, stdout closed) is abandoned,
+ * not failed: its voice gets a fresh attempt at the next run's first next.
+ *
+ * One driver per run: the run is claimed in the store (RUN_BUSY while another live plan
+ * run holds it) before anything is dispatched, and released at the end.
  */
 export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: SuperviseFn): Promise<PlanRunReport> {
   const runDir = runDirOf(options.out, penv);
