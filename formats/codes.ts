@@ -87,8 +87,8 @@ export const RESULT_CODES = {
     fix: 'reply with rec, rec except <tokens>, as-is, or <id><option> tokens such as d3b (bare yes/no is not a reply)',
   },
   GATE_REV_STALE: {
-    summary: 'the reply names a gate revision that is not the current one',
-    fix: 'render the gate again and answer with the gate_rev it shows',
+    summary: 'the reply names a gate revision that is not the current one, or one already decided, or answers only items already answered',
+    fix: 'render the gate again and answer with the gate_rev it shows, for the items it shows pending',
   },
   GATE_PAGE_OUT_OF_RANGE: {
     summary: 'the gate has no such page',
@@ -231,6 +231,10 @@ export const RESULT_CODES = {
     summary: 'an agent relaying an answer must record the owner\'s own words',
     fix: 'pass --owner-reply "<words>", --owner-reply-file <path> or --owner-reply - (or --words-by agent:<id>)',
   },
+  ANSWER_WORDS_BY_MISMATCH: {
+    summary: 'the words an answer is given in are not the answering agent\'s own',
+    fix: 'pass --words-by with the same agent:<id> as --by, or relay the owner\'s words with --owner-reply',
+  },
   GATE_OWNER_REPLY_MISMATCH: {
     summary: 'the owner\'s words resolve to other choices than the relayed reply',
     fix: 'relay the owner\'s choices exactly, or ask the owner again',
@@ -354,6 +358,10 @@ export const RESULT_CODES = {
   ATTEMPT_IN_FLIGHT: {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',
+  },
+  RUN_BUSY: {
+    summary: 'another plan run that still runs drives this review run',
+    fix: 'wait for it to end (or stop it); a plan run started afterwards resumes the run where it stopped',
   },
   PLAN_RUN_STOPPED: {
     summary: 'the review run cannot move on by itself (its native voice failed)',

@@ -197,6 +197,18 @@ export interface RunRecord {
   amendments: Amendment[];
   deviations: string[];
   export: { state: 'started' | 'done'; at: string } | null;
+  /** The `plan run` driving the run now (absent when none): one driver per run. */
+  driver?: RunDriver;
+}
+
+/** The process that drives a run with `plan run`, and which call of it (one claim per call). */
+export interface RunDriver {
+  readonly pid: number;
+  /** Its start tick (/proc/<pid>/stat field 22), so a reused pid is not taken for it. */
+  readonly ticks: string;
+  /** Random per claim: two drivers in one process are two claims. */
+  readonly token: string;
+  readonly since: string;
 }
 
 /** A bound result's bytes and findings, stored beside the run record. */

@@ -45,6 +45,8 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['AGENT_TURNS_EXHAUSTED', {}, 1],
     ['PLAN_RUN_STOPPED', {}, 1],
     ['ATTEMPT_IN_FLIGHT', {}, 3],
+    ['RUN_BUSY', {}, 3],
+    ['ANSWER_WORDS_BY_MISMATCH', {}, 3],
   ] as [ResultCode | null, { childExitCode?: number; cancelSignal?: string }, number][])('%s %j exits %i', (code, facts, exit) => {
     expect(exitStatus(code, facts)).toBe(exit);
   });

@@ -1,8 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
+import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
 import { PlanDriver, PLAN, type Step } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -535,6 +535,131 @@ describe('plan answer and export', () => {
     expect(resumed.code).toBe(0);
     expect(resumed.lines.at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${moved}`);
     expect(resumed.lines.find((l) => l.startsWith('GATE: '))).toContain(`file=${join(moved, 'gate.json')}`);
+  });
+});
+
+/** The run's status as plan status prints it on its RUN: line. */
+const runStatus = (d: PlanDriver) => /^RUN: \S+ status=(\S+) /.exec(d.plan('status').lines.find((l) => l.startsWith('RUN: ')) ?? '')?.[1];
+
+describe('plan answer that applies nothing', () => {
+  const answer = (d: PlanDriver, reply: string) => d.plan('answer', '--gate-rev', '1', '--reply', reply, '--by', 'human');
+  /** The run's journal length and status, from plan status (a refusal changes neither). */
+  const snapshot = (d: PlanDriver) => d.plan('status').lines.filter((l) => !l.startsWith('STATE_ROOT: '));
+
+  test.each([
+    ['p1a after a hold', ['p1c'], 'p1a'],
+    ['as-is after a hold', ['p1c'], 'as-is'],
+    ['rec after a hold', ['p1c'], 'rec'],
+    ['a pick already made while the gate waits for p1', ['d1b'], 'd1a'],
+    ['the same pick twice while the gate waits for p1', ['d1b'], 'd1b'],
+  ])('should refuse %s (GATE_REV_STALE, exit 3) and change nothing', (_, before, reply) => {
+    const d = driver();
+    d.driveToGate((phase, voice) => (phase === 'ceo' && voice === 'native' ? [high('Batch writes are not atomic')] : []));
+    for (const earlier of before) expect(answer(d, earlier).code).toBe(0);
+    const was = snapshot(d);
+    const ran = answer(d, reply);
+    expect(ran.code).toBe(3);
+    expect(codesOf(ran.stderr)).toEqual(['GATE_REV_STALE']);
+    expect(ran.lines.filter((l) => l.startsWith('APPROVED: ') || l.startsWith('APPLY: '))).toEqual([]);
+    expect(ran.status).toBe('refused');
+    expect(snapshot(d)).toEqual(was);
+  });
+
+  test.each([
+    ['p1c', 'p1a'],
+    ['p1a', 'p1c'],
+    ['as-is', 'p1c'],
+    ['p1c', 'as-is'],
+  ])('should apply the first of %s then %s and refuse the second as GATE_REV_STALE', (first, second) => {
+    const d = driver();
+    d.driveToGate();
+    expect(answer(d, first).code).toBe(0);
+    const refused = answer(d, second);
+    expect([refused.code, ...codesOf(refused.stderr)]).toEqual([3, 'GATE_REV_STALE']);
+  });
+
+  test('should let exactly one of two answers racing from two processes apply, whatever wins', async () => {
+    for (let round = 0; round < 3; round++) {
+      const d = driver();
+      d.driveToGate();
+      const race = ['p1c', 'p1a'].map((reply) => new Promise<{ reply: string; code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BUNDLE, 'plan', 'answer', '--out', d.out, '--state', d.state, '--gate-rev', '1', '--reply', reply, '--by', 'human'], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.once('close', (code) => resolve({ reply, code, stderr }));
+      }));
+      const ends = await Promise.all(race);
+      const won = ends.filter((e) => e.code === 0);
+      expect(won, `round ${round}: ${JSON.stringify(ends)}`).toHaveLength(1);
+      const lost = ends.find((e) => e.code !== 0)!;
+      expect([lost.code, ...codesOf(lost.stderr)]).toEqual([3, 'GATE_REV_STALE']);
+      expect(runStatus(d)).toBe(won[0]!.reply === 'p1a' ? 'complete' : 'gate_pending');
+    }
+  });
+});
+
+describe('plan answer --words-by', () => {
+  test.each([
+    ['an agent other than --by', ['--by', 'agent:lane-7', '--words-by', 'agent:captain']],
+    ['an agent while --by is human', ['--by', 'human', '--words-by', 'agent:captain']],
+    ['an agent while --by is absent', ['--words-by', 'agent:captain']],
+  ])('should refuse --words-by naming %s (ANSWER_WORDS_BY_MISMATCH, exit 3), applying nothing, and take the agent\'s own', (_, args) => {
+    const d = driver();
+    d.driveToGate();
+    const ran = d.plan('answer', '--gate-rev', '1', '--reply', 'p1a', ...args);
+    expect(ran.code).toBe(3);
+    expect(codesOf(ran.stderr)).toEqual(['ANSWER_WORDS_BY_MISMATCH']);
+    expect(runStatus(d)).toBe('gate_pending');
+    const own = d.plan('answer', '--gate-rev', '1', '--reply', 'p1a', '--by', 'agent:captain', '--words-by', 'agent:captain');
+    expect(own.code).toBe(0);
+    expect(own.status).toBe('complete');
+  });
+});
+
+describe('plan export when the filesystem fails', () => {
+  test.each(['plan.md', 'decisions.jsonl', 'run.json'])('should fail IO_ERROR naming %s when a directory stands there, and export or resume once it is gone', (name) => {
+    for (const recover of ['export', 'resume']) {
+      const d = driver();
+      d.driveToGate();
+      const path = join(d.out, name);
+      mkdirSync(path);
+      const failed = d.plan('export');
+      expect(failed.code).toBe(1);
+      expect(codesOf(failed.stderr)).toEqual(['IO_ERROR']);
+      expect(failed.stderr).toContain(` at ${path})`);
+      expect(failed.status).toBe('interrupted');
+      rmdirSync(path);
+      const again = d.plan(recover);
+      expect(again.code, recover).toBe(0);
+      expect(again.lines.filter((l) => l.startsWith('ARTIFACT_VALID: ')), recover).toHaveLength(1);
+      validate(d);
+    }
+  });
+
+  test.each([
+    ['a rerun (p1d)', (d: PlanDriver) => d.plan('answer', '--gate-rev', '1', '--reply', 'p1d', '--by', 'human')],
+    ['a revise', (d: PlanDriver) => d.plan('revise', '--plan', d.writePlan(PLAN.replace('batches of 500', 'batches of 100')))],
+  ])('should resume a run that moved on by %s after a failed export without writing run.json, and export it at its next gate', (_, moveOn) => {
+    const d = driver();
+    d.driveToGate();
+    mkdirSync(join(d.out, 'plan.md'));
+    expect(codesOf(d.plan('export').stderr)).toEqual(['IO_ERROR']);
+    rmdirSync(join(d.out, 'plan.md'));
+    const moved = moveOn(d);
+    expect(moved.code).toBe(0);
+    expect(moved.status).toBe('awaiting_result');
+    for (let i = 0; i < 2; i++) {
+      const resumed = d.plan('resume');
+      expect(resumed.code).toBe(0);
+      expect(resumed.status).toBe('awaiting_result');
+      expect(resumed.lines.filter((l) => l.startsWith('EXPORTED: '))).toEqual([]);
+      expect(existsSync(join(d.out, 'run.json'))).toBe(false);
+    }
+    const gate = d.driveToGate();
+    expect(gateRev(gate)).toBe(2);
+    const exported = d.plan('export');
+    expect(exported.code).toBe(0);
+    expect(validate(d)[0]).toMatch(/status=gate_pending$/);
   });
 });
 

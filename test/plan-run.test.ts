@@ -2,9 +2,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { openStore, readJournal } from '../main/store/store.ts';
+import { isLanewardError } from '../formats/error.ts';
+import type { RunDriver, RunRecord } from '../formats/review-run.ts';
+import { processStart } from '../main/artifact/process-alive.ts';
+import { createInProcessDispatcher, type SuperviseFn } from '../main/dispatch/dispatcher.ts';
+import { planNext } from '../main/plan/next.ts';
+import { planRun as runPlan } from '../main/plan/run.ts';
+import { openStore, readJournal, transact } from '../main/store/store.ts';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
-import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { PLAN } from './helpers/plan-driver.ts';
 import { canRun, killQuietly, procStat, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -59,6 +65,63 @@ const matching = (stdout: string, prefix: string) => lines(stdout).filter((line)
 function journal(c: Case): { type: string; [key: string]: unknown }[] {
   const run = readFileSync(join(c.out, '.laneward-run'), 'utf8').split(' ')[0]!;
   return readJournal(openStore(c.state), run) as { type: string; [key: string]: unknown }[];
+}
+
+/** The run's record as its state root holds it. */
+function record(c: Case): RunRecord {
+  const run = readFileSync(join(c.out, '.laneward-run'), 'utf8').split(' ')[0]!;
+  return openStore(c.state).runs.get(run)!;
+}
+
+/** Plants a driver's claim on the run, as a plan run's start would. */
+async function setDriver(c: Case, driver: RunDriver): Promise<void> {
+  const run = record(c).run;
+  await transact(openStore(c.state), run, (current) => {
+    current!.driver = driver;
+    return { change: { record: current!, events: [] }, result: undefined };
+  });
+}
+
+/**
+ * Holds the first dispatches of the ceo phase until every driver made them (or one
+ * driver ended), then lets their dispatch marks happen one at a time in `order`.
+ */
+class DispatchRace {
+  readonly calls: string[] = [];
+  private readonly done = new Map<string, Promise<void>>();
+  private opened!: () => void;
+  private readonly open = new Promise<void>((resolve) => (this.opened = resolve));
+
+  constructor(private readonly order: readonly string[]) {}
+
+  release(): void {
+    this.opened();
+  }
+
+  wrap(driver: string, run: SuperviseFn): SuperviseFn {
+    return (spec, options = {}) => {
+      const prompt = spec.env?.['LANEWARD_PROMPT_FILE'] ?? '';
+      if (!prompt.endsWith('/ceo-native-prompt.md') && !prompt.endsWith('/ceo-outside-prompt.md')) return run(spec, options);
+      const name = `${driver}.${prompt.includes('-native-') ? 'native' : 'outside'}`;
+      this.calls.push(name);
+      if (this.calls.length === this.order.length) this.release();
+      let finished!: () => void;
+      this.done.set(name, new Promise<void>((resolve) => (finished = resolve)));
+      return run(spec, {
+        ...options,
+        onSlot: async () => {
+          await this.open;
+          const earlier = this.order.slice(0, this.order.indexOf(name)).filter((n) => this.calls.includes(n));
+          await Promise.all(earlier.map((n) => this.done.get(n)));
+          try {
+            await options.onSlot?.();
+          } finally {
+            finished();
+          }
+        },
+      });
+    };
+  }
 }
 
 /** The reviewers' log: one "start|exit <pid> <prompt>" line per event. */
@@ -194,7 +257,12 @@ describe('laneward plan run', () => {
     expect(matching(result.stdout, 'OUTCOME: ').map((l) => / status=(\S+) code=(\S+) .* cleanup=(\S+)$/.exec(l)!.slice(1))).toEqual([
       ['cancelled', 'CANCELLED', 'confirmed'], ['cancelled', 'CANCELLED', 'confirmed'],
     ]);
-    expect(journal(c).filter((e) => e.type === 'voice_failed').map((e) => [e.voice, e.code]).sort()).toEqual([['native', 'CANCELLED'], ['outside', 'CANCELLED']]);
+    // Cancelled by the run itself: no voice failed; both wait for a fresh attempt.
+    expect(journal(c).filter((e) => e.type === 'voice_failed')).toEqual([]);
+    expect(journal(c).filter((e) => e.type === 'attempt_abandoned').map((e) => [e.voice, e.code]).sort()).toEqual([['native', 'CANCELLED'], ['outside', 'CANCELLED']]);
+    expect(matching(result.stdout, 'VOICE: ').map((l) => l.replace(/^VOICE: \S+ /, '')).sort()).toEqual([
+      'phase=ceo voice=native status=cancelled code=CANCELLED', 'phase=ceo voice=outside status=cancelled code=CANCELLED',
+    ]);
     expect(reviewerLog(c).filter((e) => e.kind === 'start')).toHaveLength(2);
     expect(left(c)).toEqual([]);
   });
@@ -211,7 +279,47 @@ describe('laneward plan run', () => {
     expect(code).toBe(143);
     expect(matching(stdout, 'INTERRUPTED: ')).toEqual(['INTERRUPTED: reason=signal']);
     expect(lines(stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=interrupted run=${c.out}`);
-    expect(journal(c).filter((e) => e.type === 'voice_failed').map((e) => e.code)).toEqual(['CANCELLED', 'CANCELLED']);
+    expect(journal(c).filter((e) => e.type === 'voice_failed')).toEqual([]);
+    expect(journal(c).filter((e) => e.type === 'attempt_abandoned').map((e) => e.code)).toEqual(['CANCELLED', 'CANCELLED']);
+    expect(left(c)).toEqual([]);
+    // Started again, it dispatches both voices it cancelled as new attempts: nothing is lost.
+    const resumed = planRun(c, reviewer(c), reviewer(c));
+    expect(resumed.code).toBe(0);
+    expect(lines(resumed.stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
+    expect(matching(resumed.stdout, 'DISPATCH: ').map((l) => l.split(' ').slice(2).join(' ')).sort()).toEqual([
+      'phase=ceo voice=native', 'phase=ceo voice=outside', 'phase=eng voice=native', 'phase=eng voice=outside',
+    ]);
+    expect(matching(resumed.stdout, 'PHASE_CLOSED: ').every((l) => l.endsWith('coverage=both'))).toBe(true);
+    expect(journal(c).filter((e) => e.type === 'voice_failed')).toEqual([]);
+    expect(left(c)).toEqual([]);
+  });
+
+  test('should dispatch again on its next start an outside voice it cancelled when its stdout closed, after the native voice bound', async () => {
+    const c = newCase();
+    // The native reviewer ends soon; the outside one runs until the plan run cancels it.
+    const args = runArgs(c, reviewer(c, '--steps', '3', '--delay-ms', '300'), reviewer(c, '--steps', '400', '--delay-ms', '100'), 'fd');
+    const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdout.on('data', () => undefined);
+    await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
+    // The reader goes away (as `| head -1` does): the next line written, the native voice's
+    // OUTCOME, breaks the pipe and the plan run cancels what still runs.
+    child.stdout.destroy();
+    expect(await exited).toBe(141);
+    const events = journal(c);
+    expect(events.filter((e) => e.type === 'result_bound').map((e) => e.voice)).toEqual(['native']);
+    expect(events.filter((e) => e.type === 'voice_failed')).toEqual([]);
+    expect(events.filter((e) => e.type === 'attempt_abandoned').map((e) => [e.phase, e.voice, e.code])).toEqual([['ceo', 'outside', 'CANCELLED']]);
+    expect(left(c)).toEqual([]);
+
+    const resumed = planRun(c, reviewer(c), reviewer(c));
+    expect(resumed.code).toBe(0);
+    expect(lines(resumed.stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
+    expect(matching(resumed.stdout, 'DISPATCH: ').map((l) => l.split(' ').slice(2).join(' ')).sort()).toEqual([
+      'phase=ceo voice=outside', 'phase=eng voice=native', 'phase=eng voice=outside',
+    ]);
+    expect(matching(resumed.stdout, 'PHASE_CLOSED: ').map((l) => `${l.split(' ')[1]} ${l.split(' ').at(-1)}`)).toEqual(['ceo coverage=both', 'eng coverage=both']);
+    expect(startsPerPrompt(c)).toEqual({ ...ALL_ONCE, 'ceo-outside-prompt.md': 2 });
     expect(left(c)).toEqual([]);
   });
 
@@ -255,12 +363,72 @@ describe('laneward plan run', () => {
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
     const second = planRun(c, reviewer(c), reviewer(c));
     expect(second.code).toBe(3);
-    expect(second.stderr).toMatch(/was dispatched at \S+ by process \d+, which still drives this run; not started twice.*\(ATTEMPT_IN_FLIGHT\)\n$/);
+    expect(codesOf(second.stderr)).toEqual(['RUN_BUSY']);
+    expect(second.stderr).toContain(`is driven by process ${first.pid} since `);
+    expect(matching(second.stdout, 'DISPATCH: ')).toEqual([]);
+    expect(lines(second.stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=refused run=${c.out}`);
     expect(await exited).toBe(0);
     expect(lines(out).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
     expect(matching(out, 'VOICE: ')).toEqual([]);
     expect(startsPerPrompt(c)).toEqual(ALL_ONCE);
     expect(left(c)).toEqual([]);
+  });
+
+  test('should let one of two plan runs racing on one run drive it and refuse the other before it dispatches anything', async () => {
+    const c = newCase();
+    const penv = { cwd: c.dir, env: process.env, state: c.state };
+    await planNext({ out: c.out, plan: join(root, 'plan.md') }, penv);
+    // Both drivers reach their first dispatch before either marks one; the marks then come
+    // in the order that split the voices between them (A native, B outside, A outside, B native).
+    const race = new DispatchRace(['A.native', 'B.outside', 'A.outside', 'B.native']);
+    const drivers = (['A', 'B'] as const).map((name) => {
+      const dispatcher = createInProcessDispatcher({ limit: 2 });
+      const template = [process.execPath, REVIEWER, '--log', c.log, '--steps', '5', '--delay-ms', '100', '{prompt}', '{result}'];
+      const options = {
+        out: c.out, native: template, outside: template, nativeModel: 'claude-test', outsideModel: 'gpt-test',
+        action: 'review.fd', actionsFile: descriptor.file, trust: descriptor.trust,
+      };
+      const done = runPlan(options, penv, race.wrap(name, dispatcher.run)).finally(() => race.release());
+      return { done, dispatcher };
+    });
+    const ends = await Promise.allSettled(drivers.map((d) => d.done));
+    for (const d of drivers) await d.dispatcher.close();
+    // A drove to the gate; B was refused by its code.
+    expect(ends.map((end) => (end.status === 'fulfilled' ? end.value.status : isLanewardError(end.reason) ? end.reason.code : String(end.reason)))).toEqual(['gate_pending', 'RUN_BUSY']);
+    expect(race.calls.filter((call) => call.startsWith('B.'))).toEqual([]);
+    const events = journal(c);
+    expect(events.filter((e) => e.type === 'voice_failed' || e.type === 'attempt_abandoned')).toEqual([]);
+    expect(events.filter((e) => e.type === 'result_bound')).toHaveLength(4);
+    expect(startsPerPrompt(c)).toEqual(ALL_ONCE);
+    expect(record(c).driver).toBeUndefined();
+    expect(left(c)).toEqual([]);
+  });
+
+  test('should refuse a plan run while a live process holds the run, and take over a claim whose process is gone or whose pid was reused', async () => {
+    const c = newCase();
+    expect(laneward(['plan', 'next', '--out', c.out, '--plan', join(root, 'plan.md'), '--state', c.state]).code).toBe(0);
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      const ticks = processStart(holder.pid!)!.ticks;
+      await setDriver(c, { pid: holder.pid!, ticks, token: 'held', since: '2026-01-01T00:00:00.000Z' });
+      const seq = record(c).seq;
+      const refused = planRun(c, reviewer(c), reviewer(c));
+      expect(refused.code).toBe(3);
+      expect(codesOf(refused.stderr)).toEqual(['RUN_BUSY']);
+      expect(refused.stderr).toContain(`is driven by process ${holder.pid} since 2026-01-01T00:00:00.000Z`);
+      expect(matching(refused.stdout, 'DISPATCH: ')).toEqual([]);
+      expect(reviewerLog(c)).toEqual([]);
+      expect(record(c).seq).toBe(seq);
+      expect(record(c).driver?.token).toBe('held');
+      // The same pid with another start tick is a later process that reuses it: no holder.
+      await setDriver(c, { pid: holder.pid!, ticks: String(Number(ticks) + 1), token: 'reused', since: '2026-01-01T00:00:00.000Z' });
+      const drove = planRun(c, reviewer(c), reviewer(c));
+      expect(drove.code).toBe(0);
+      expect(lines(drove.stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
+      expect(record(c).driver).toBeUndefined();
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 
   test('should refuse a bad template or a descriptor that fails verification before starting anything', () => {

@@ -17,6 +17,8 @@ A durable, two-voice review of a plan, driven by a loop of commands:
   answer   --out DIR --gate-rev N --reply TEXT [--by human|agent:ID] [--owner-reply TEXT |
            --owner-reply-file F | --owner-reply -] [--words-by agent:ID] [--rec-hash H]
            answer the gate: rec | rec except <id><option>... | as-is | <id><option>...
+           (--words-by names the --by agent itself; a reply that answers nothing new is
+           refused GATE_REV_STALE)
   revise   --out DIR --plan F [--incorporates ID,...] | --settle ID | --withdraw ID
            reopen every phase whose reviewed plan changed (plus eng); the next gate is
            gate_rev + 1; or settle / withdraw one accepted change without an edit

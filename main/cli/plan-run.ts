@@ -31,9 +31,12 @@ the run interrupted (exit 124); a signal does the same (exit 128+n).
 
 Lines: the plan lines of each step, and DISPATCH: <attempt> phase=<p> voice=<v>,
 OUTCOME: <attempt> phase=<p> voice=<v> status=<s> code=<code|-> child_exit=<n|-> marks=<n>
-duration_ms=<n> cleanup=confirmed|unproven, VOICE: <attempt> ... status=failed|unavailable
+duration_ms=<n> cleanup=confirmed|unproven, VOICE: <attempt> ... status=failed|unavailable|cancelled
 code=<code>, RESUMED: <attempt> ... result=found|missing, INTERRUPTED: reason=deadline|signal,
 STOPPED: <why>; then the run's status lines and GSTACK_RESULT: skill=autoplan status=<s> run=<dir>.
+One plan run drives a run at a time: a second one while the first runs is refused (RUN_BUSY,
+exit 3) before it dispatches anything. A voice this run cancelled (deadline, signal, stdout
+closed) is no failure: the next plan run on DIR dispatches it again as a new attempt.
 --json prints one object on stdout instead (progress lines go to stderr).
 Exit: 0 at the gate (or complete/reviewed), 1 when a failed native voice stops the run,
 124 on --deadline, 128+n on signal n, 2 usage, 3 refused.`;

@@ -41,6 +41,11 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
   if (options.reply === undefined) throw new LanewardError('USAGE', '--reply "<reply>" is required');
   if (options.by !== undefined && !BY.test(options.by)) throw new LanewardError('USAGE', `--by must be human or agent:<id>, got ${JSON.stringify(options.by)}`);
   if (options.wordsBy !== undefined && !/^agent:[^\s]+$/.test(options.wordsBy)) throw new LanewardError('USAGE', `--words-by must be agent:<id>, got ${JSON.stringify(options.wordsBy)}`);
+  // Words an agent answers in on its own authority are that very agent's: they are recorded
+  // under its name, and the answer under --by; the two name one agent.
+  if (options.wordsBy !== undefined && options.wordsBy !== options.by) {
+    throw new LanewardError('ANSWER_WORDS_BY_MISMATCH', `--words-by ${options.wordsBy} is not the answering agent (--by ${options.by ?? 'absent'}); an agent answers in its own words with --by and --words-by naming itself`);
+  }
   const located = locateRun(options.out, penv);
   const { store, runDir } = located;
   const runId = located.record.run;
@@ -103,6 +108,13 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
       recordChoice(run, item, chosen, report);
       const decision = decisionId(run.run, gate.rev, item.id);
       events.push({ type: 'decision_recorded', at: now, decision, chosen, source: answer.source, by: options.by ?? null });
+    }
+    if (events.length === 0) {
+      // Every item the reply answers was answered before (p1a after a hold, a second as-is):
+      // refused like a reply to a decided gate, so two racing answers end the same whatever
+      // their order: the first applies, the second is refused.
+      const held = gate.answers['p1']?.chosen === 'c' ? ' (p1c holds it until the plan is revised)' : '';
+      throw new LanewardError('GATE_REV_STALE', `the reply applies nothing: every item it answers is already answered at gate_rev ${gate.rev}${held}; a later reply never overwrites an earlier answer`);
     }
     if (complete) settleGate(run, gate.answers['p1']?.chosen ?? null, now, events);
     run.updated_at = now;

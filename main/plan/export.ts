@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
 import type { RunRecord } from '../../formats/review-run.ts';
 import type { RunManifest } from '../../formats/schemas/run.ts';
@@ -47,13 +47,34 @@ export async function markExport(store: Store, runId: string, state: 'started' |
   return transact(store, runId, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
     const run = current;
-    if (!EXPORTABLE.has(run.state)) throw new LanewardError('EXPORT_NOT_READY', `the run is ${run.state === 'phase_closed' ? 'between phases' : run.state}`);
-    if (run.state === 'complete' && run.amendments.length > 0) {
-      throw new LanewardError('PLAN_AMEND_PENDING', `${run.amendments.length} accepted plan change(s) are not incorporated: ${run.amendments.map((a) => a.decision).join(', ')}`);
-    }
+    const refusal = exportRefusal(run);
+    if (refusal !== null) throw refusal;
     run.export = { state, at: now };
     return { change: { record: run, events: [{ type: `export_${state}`, at: now }] }, result: run };
   });
+}
+
+/** Why the run cannot be exported as it stands (not at a gate or an end, or changes pending); null when it can. */
+export function exportRefusal(run: RunRecord): LanewardError | null {
+  if (!EXPORTABLE.has(run.state)) return new LanewardError('EXPORT_NOT_READY', `the run is ${run.state === 'phase_closed' ? 'between phases' : run.state}`);
+  if (run.state === 'complete' && run.amendments.length > 0) {
+    return new LanewardError('PLAN_AMEND_PENDING', `${run.amendments.length} accepted plan change(s) are not incorporated: ${run.amendments.map((a) => a.decision).join(', ')}`);
+  }
+  return null;
+}
+
+/**
+ * One filesystem step of an export: whatever fails (a directory where a file goes, no
+ * space, no permission) is IO_ERROR naming the path. The run state is kept and the export
+ * stays started, so a later export or resume writes it again.
+ */
+function onDisk<T>(path: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    if (isLanewardError(error)) throw error;
+    throw new LanewardError('IO_ERROR', `${path}: ${toError(error).message}; the run state is kept: fix the path, then run plan export or plan resume again`, { path, cause: error });
+  }
 }
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
@@ -75,7 +96,7 @@ export function writeExport(store: Store, run: RunRecord, runDir: string, report
   if (run.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(run), null, 2)}\n`]);
   const artifacts: RunManifest['artifacts'] = {};
   for (const [name, content] of files) {
-    ensureFile(join(runDir, name), content);
+    onDisk(join(runDir, name), () => ensureFile(join(runDir, name), content));
     artifacts[name] = { path: name, sha256: sha256(content) };
   }
   const phases: RunManifest['phases'] = {};
@@ -118,10 +139,10 @@ export function writeExport(store: Store, run: RunRecord, runDir: string, report
     gate_rev: run.gate_rev,
     deviations: run.deviations,
   };
-  ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  onDisk(join(runDir, 'run.json'), () => ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`));
   // Files other commands wrote without fsync become durable before export is recorded done.
-  for (const entry of [...Object.values(artifacts).map((a) => a.path), 'run.json']) syncFile(join(runDir, entry));
-  syncDirectory(runDir);
+  for (const entry of [...Object.values(artifacts).map((a) => a.path), 'run.json']) onDisk(join(runDir, entry), () => syncFile(join(runDir, entry)));
+  onDisk(runDir, () => syncDirectory(runDir));
   const verdict = validateRun(join(runDir, 'run.json'));
   if (!verdict.valid) {
     const first = verdict.errors[0];

@@ -2,7 +2,7 @@ import { LanewardError } from '../../formats/error.ts';
 import { removeStaleTemps } from '../fs/atomic-write.ts';
 import { transact } from '../store/store.ts';
 import { describeRun } from './describe.ts';
-import { writeExport } from './export.ts';
+import { exportRefusal, writeExport } from './export.ts';
 import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
 import { restoreCheckpoint } from './checkpoint.ts';
 import { openStore } from '../store/store.ts';
@@ -44,7 +44,16 @@ export async function planResume(options: { out: string | undefined; from?: stri
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
   }
-  if (run.export?.state === 'started') {
+  if (run.export?.state === 'started' && exportRefusal(run) !== null) {
+    // The export that was started (and failed or was killed) is moot: the run moved on (a
+    // rerun, a revise) and is no longer exportable as it stands. Writing it now would leave
+    // a run.json that cannot validate; the mark goes, and a later export starts afresh.
+    await transact(store, run.run, (current) => {
+      if (current === undefined || current.export?.state !== 'started' || exportRefusal(current) === null) return { change: null, result: null };
+      current.export = null;
+      return { change: { record: current, events: [{ type: 'export_dropped', at: new Date().toISOString(), state: current.state, by: 'resume' }] }, result: null };
+    });
+  } else if (run.export?.state === 'started') {
     writeExport(store, run, runDir, report);
     await transact(store, run.run, (current) => {
       if (current === undefined || current.export?.state !== 'started') return { change: null, result: null };

@@ -20,7 +20,8 @@ import { recordChild, settleOrphan, undispatch } from './attempt-child.ts';
 import { attemptOf } from './machine.ts';
 import { childRecord } from '../dispatch/orphans.ts';
 import type { OrphanEnd } from '../../formats/child-record.ts';
-import { dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
+import { claimRun, type ReleaseRun } from './run-driver.ts';
+import { cancelVoice, dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
 
 /** The provider's budget when the caller gives none: the lease, or the total deadline. */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
@@ -60,8 +61,12 @@ export interface AttemptEnd {
   readonly attempt: string;
   readonly phase: PhaseId;
   readonly voice: VoiceId;
-  /** bound: its result bound; failed / unavailable: a typed failure; open: cancelled before it started. */
-  readonly state: 'bound' | 'failed' | 'unavailable' | 'open';
+  /**
+   * bound: its result bound; failed / unavailable: a typed failure; open: cancelled before
+   * it started; cancelled: this run cancelled it after it started (the next run mints its
+   * voice anew).
+   */
+  readonly state: 'bound' | 'failed' | 'unavailable' | 'open' | 'cancelled';
   /** The result code of a failure (a supervision code, a submit refusal, EXECUTION_UNKNOWN); null when bound. */
   readonly code: string | null;
   /** The supervision's facts; null for an attempt resumed from an earlier run. */
@@ -112,7 +117,13 @@ export interface PlanRunReport extends PlanReport {
  * directory never starts a dispatched attempt again: a child still running is adopted or
  * torn down with proof (a teardown is a cancel of ours: the voice is minted anew); then
  * it binds the result file if the provider wrote one, else the voice fails with
- * EXECUTION_UNKNOWN. An attempt whose child never spawned is simply started.
+ * EXECUTION_UNKNOWN. An attempt whose child never spawned is simply started. An attempt
+ * this run cancelled itself after its provider started (the deadline, a signal, stdout
+ * closed) is abandoned, not failed: its voice gets a fresh attempt at the next run's
+ * first next.
+ *
+ * One driver per run: the run is claimed in the store (RUN_BUSY while another live plan
+ * run holds it) before anything is dispatched, and released at the end.
  */
 export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: SuperviseFn): Promise<PlanRunReport> {
   const runDir = runDirOf(options.out, penv);
@@ -237,16 +248,31 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'open', code: 'CANCELLED', outcome: facts });
       return;
     }
+    if (outcome.code === 'CANCELLED') {
+      // Only this run cancels its children (an interruption, or a sibling that broke): that
+      // is no failure of the provider. The attempt is given up and its voice waits for a
+      // fresh one, which the next plan run's first next mints; its phase never closes
+      // without it.
+      const report = await cancelVoice(options.out, penv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`);
+      emit({ type: 'report', command: 'fail', report });
+      ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'cancelled', code: 'CANCELLED', outcome: facts });
+      return;
+    }
     const detail = `action ${options.action} (${outcome.timeoutMode ?? 'refused'}) after ${facts.duration_ms} ms, child exit ${outcome.childExitCode ?? '-'}, marks ${outcome.marks}`;
     return fail(attempt, outcome.providerStarted ? 'failed' : 'unavailable', outcome.code, detail, facts);
   };
 
+  // One driver per run, claimed before anything is dispatched or changed; a run that does
+  // not exist yet is claimed right after the next that creates it, before its first dispatch.
+  let release: ReleaseRun | undefined;
   try {
+    release = await claimRun(options.out, penv);
     let seen = '';
     while (!stop.signal.aborted) {
       const first = readBinding(runDir) === undefined;
       const start = first ? { ...(options.plan === undefined ? {} : { plan: options.plan }), ...(options.spendCap === undefined ? {} : { spendCap: options.spendCap }) } : {};
       const next = await planNext({ out: options.out, ...start }, penv);
+      release ??= await claimRun(options.out, penv);
       emit({ type: 'report', command: 'next', report: next });
       if (next.status !== 'awaiting_result') break;
       const { record } = locateRun(options.out, penv);
@@ -278,6 +304,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     options.cancel?.removeEventListener('abort', onCancel);
+    await release?.();
   }
   const final = planStatus({ out: options.out }, penv);
   if (interrupted !== null) final.status = 'interrupted';

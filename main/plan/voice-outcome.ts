@@ -130,6 +130,44 @@ export async function failVoice(
   return report;
 }
 
+/**
+ * Gives up an open attempt that this very `plan run` cancelled after its provider started
+ * (an interruption, or a sibling that broke): not a provider failure, so the voice is not
+ * failed. The attempt is abandoned (the call may have gone out: its reservation settles as
+ * unknown spend) and its voice waits again with no attempt, which the next `plan next`
+ * fills with a fresh one. The phase cannot close meanwhile.
+ */
+export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string, why: string): Promise<PlanReport> {
+  const { store, record: located, runDir } = locateRun(out, penv);
+  const report = emptyReport(runDir, located.run);
+  const now = new Date().toISOString();
+  const record = await transact(store, located.run, (current) => {
+    const run = need(current, located.run);
+    run.commands += 1;
+    const attempt = attemptOf(run, attemptId);
+    if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
+    if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer be cancelled`);
+    const phase = phaseOf(run, attempt.phase);
+    if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
+      throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
+    }
+    settle(run.spend, attempt, null);
+    attempt.state = 'abandoned';
+    attempt.code = 'CANCELLED';
+    attempt.why = `CANCELLED: ${why}`;
+    phase[attempt.voice] = { status: 'pending', attempt: null };
+    const events: JournalEvent[] = [{ type: 'attempt_abandoned', at: now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: 'CANCELLED', why: attempt.why }];
+    report.after.push(`VOICE: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=cancelled code=CANCELLED`);
+    run.updated_at = now;
+    return { change: { record: run, events }, result: run };
+  });
+  syncRunFiles(store, record, runDir);
+  checkpointAfter(store, record, runDir, penv.env, report.after);
+  describeRun(record, runDir, report, { open: false });
+  report.status = terminalStatus(record.state);
+  return report;
+}
+
 function need(current: RunRecord | undefined, run: string): RunRecord {
   if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${run} vanished from its state root`);
   return current;

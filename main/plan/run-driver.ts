@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { LanewardError } from '../../formats/error.ts';
+import type { RunDriver } from '../../formats/review-run.ts';
+import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { transact } from '../store/store.ts';
+import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
+import { readBinding } from './run-binding.ts';
+
+/** Gives the claim back; a no-op once another driver took it over. */
+export type ReleaseRun = () => Promise<void>;
+
+/**
+ * Claims the run in `out` for this `plan run`, in one write transaction on its record: a
+ * second driver while the first still runs would dispatch the same attempts, so it is
+ * refused (RUN_BUSY) before it dispatches or changes anything. A driver that died (killed,
+ * crashed, or a pid since reused by a later process) holds nothing: its claim is taken
+ * over. Returns the release, or undefined when the run does not exist yet (its first
+ * `next` creates it; claim right after).
+ */
+export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun | undefined> {
+  const runDir = runDirOf(out, penv);
+  if (readBinding(runDir) === undefined) return undefined;
+  const { store, record } = locateRun(out, penv);
+  const mine: RunDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  const held = await transact(store, record.run, (current) => {
+    if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${record.run} vanished from ${store.root}`);
+    const holder = current.driver;
+    if (holder !== undefined && driverAlive(holder)) return { change: null, result: holder };
+    current.driver = mine;
+    return { change: { record: current, events: [] }, result: undefined };
+  });
+  if (held !== undefined) {
+    const same = held.pid === process.pid ? ' (this process, another plan run)' : '';
+    throw new LanewardError('RUN_BUSY', `run ${record.run} is driven by process ${held.pid}${same} since ${held.since}; nothing was dispatched`, { path: runDir });
+  }
+  return async () => {
+    await transact(store, record.run, (current) => {
+      if (current?.driver?.token !== mine.token) return { change: null, result: undefined };
+      delete current.driver;
+      return { change: { record: current, events: [] }, result: undefined };
+    });
+  };
+}
+
+/** Whether the driver that claimed a run still runs: its pid, started at the same tick. */
+function driverAlive(driver: RunDriver): boolean {
+  return processAlive(driver.pid, driver.ticks === '' ? {} : { ticks: driver.ticks });
+}
