@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew-record.ts';
@@ -84,8 +83,6 @@ async function runClaimed(
   const { crew } = loaded;
 
   const stop = new AbortController();
-  // Every child the crew runs listens on this one signal.
-  setMaxListeners(0, stop.signal);
   let stoppedBy: string | null = null;
   const onCancel = () => {
     stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';

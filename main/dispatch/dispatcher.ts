@@ -1,6 +1,7 @@
 import { constants } from 'node:os';
 import { toError } from '../../formats/error.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
+import { onAbort } from '../../workers/supervise/on-abort.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { CancelMessage, RenewalReport, SuperviseTask, TaskResult } from '../../workers/supervise/task.ts';
@@ -66,14 +67,15 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
 
   const run: SuperviseFn = (spec, options = {}) => {
     const controller = new AbortController();
-    const forward = () => controller.abort(options.cancel?.reason);
+    let unlink = () => undefined as void;
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
     live.add(entry);
     const work = (async (): Promise<Outcome> => {
       try {
         if (closed) return cancelledBeforeStart(spec, 'SIGTERM');
         if (options.cancel?.aborted) return cancelledBeforeStart(spec, abortSignalName(options.cancel));
-        options.cancel?.addEventListener('abort', forward, { once: true });
+        // Through the signal's one fan-out listener: every run of a fleet shares this signal.
+        if (options.cancel !== undefined) unlink = onAbort(options.cancel, () => controller.abort(options.cancel?.reason));
         if (!(await slots.acquire(controller.signal))) return cancelledBeforeStart(spec, abortSignalName(controller.signal));
         try {
           const ready = options.budgetFromSlot === true ? { ...spec, startedAt: nowMs() } : spec;
@@ -95,7 +97,7 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
           slots.release();
         }
       } finally {
-        options.cancel?.removeEventListener('abort', forward);
+        unlink();
         live.delete(entry);
       }
     })();
@@ -153,9 +155,7 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
     port1.on('message', (message: RenewalReport) => {
       if (message?.type === 'renewals') onRenewals(message.count, message.latenciesMs);
     });
-    const onAbort = () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    const unlink = onAbort(signal, () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage));
     try {
       const task: SuperviseTask = { spec, port: port2, cancelled };
       const { outcome, last } = (await pool.run(task, { transferList: [port2] })) as TaskResult;
@@ -165,7 +165,7 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
     } catch (error) {
       throw toError(poolError ?? error);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      unlink();
       port1.close();
     }
   };
