@@ -81,6 +81,15 @@ describe('laneward crew run', () => {
     expect(json.lanes).toHaveLength(10);
   });
 
+  it('should fail a lane whose agent writes a turn result that is not UTF-8 (AGENT_RESULT_INVALID), like a reviewer\'s', () => {
+    const c = crew(1, 0, (value) => {
+      value.runners.agent = value.runners.agent.map((a: string) => (a === 'healthy' ? 'latin1' : a));
+    });
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(result.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=AGENT_RESULT_INVALID .* detail=turn 1: the turn result is not UTF-8 text \(line 1\)$/);
+    expect(result.code).toBe(1);
+  });
+
   it('should keep lanes of two crews that share lane ids and a state root apart', () => {
     const failing = crew(1, 0, (value) => {
       value.runners.observer = value.runners.observer.map((a: string) => a.replace('pass.mjs', 'fail.mjs'));

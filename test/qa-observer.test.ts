@@ -118,7 +118,7 @@ describe('bounded observer calls', () => {
 });
 
 describe('verdict files', () => {
-  test.each(['notjson', 'schema', 'noguidance', 'missing'])('should fail a %s verdict as QA_VERDICT_MALFORMED (exit 1), once', (kind) => {
+  test.each(['notjson', 'schema', 'noguidance', 'missing', 'latin1'])('should fail a %s verdict as QA_VERDICT_MALFORMED (exit 1), once', (kind) => {
     const { lane, log } = fresh();
     const started = start(ctx, lane, 'malformed', ['--kind', kind, '--log', log]);
     expect(started.code).toBe(1);

@@ -153,7 +153,7 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
   if (!user.ok) return end(user);
   if (outcome.status !== 'ok') return end({ ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 });
   const read = tryReadBounded(resultFile, MAX_TURN_BYTES);
-  const turn = read.ok ? parseAgentTurn(read.bytes.toString('utf8')) : `the turn result ${read.detail}`;
+  const turn = read.ok ? parseAgentTurn(read.bytes) : `the turn result ${read.detail}`;
   if (typeof turn === 'string') return end({ ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${turn}`, attempts: 0 });
   const assistant = await ctx.qa.turn(qaLane(ctx, lane), 'assistant', turn.text, turn.diff);
   if (!assistant.ok) return end(assistant);

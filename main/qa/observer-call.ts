@@ -7,6 +7,7 @@ import { isLanewardError, toError } from '../../formats/error.ts';
 import { QA_TOOL_POLICY, type Frame, type ObserverConfig, type QaMode } from '../../formats/qa-record.ts';
 import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats/qa-verdict.ts';
 import { isToolEventFormat } from '../../formats/tool-policy.ts';
+import { decodeUtf8 } from '../../formats/utf8-text.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
@@ -114,12 +115,15 @@ export async function callObserver(
 
 /** The verdict file, parsed and checked; a problem names what is wrong. */
 export function readVerdict(file: string): { verdict: QaVerdict } | { problem: string } {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = readBounded(file, VERDICT_FILE_MAX, { noFollow: true }).bytes.toString('utf8');
+    bytes = readBounded(file, VERDICT_FILE_MAX, { noFollow: true }).bytes;
   } catch (error) {
     return { problem: isBoundedReadError(error) ? `verdict file ${error.problem}` : toError(error).message };
   }
+  // Refused like a reviewer's result: undecodable bytes are never replaced with U+FFFD.
+  const { text, badLine } = decodeUtf8(bytes);
+  if (badLine !== null) return { problem: `verdict file is not UTF-8 text (line ${badLine})` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
