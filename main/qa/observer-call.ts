@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -13,6 +12,7 @@ import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
+import { callDir, sweepStaleCalls } from './call-dirs.ts';
 import { readFrames } from './frames.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
 
@@ -28,11 +28,6 @@ export interface ObserverResult {
   readonly started: boolean;
   readonly frames: readonly Frame[];
   readonly outcome: Outcome;
-}
-
-/** The directory of one call's files (prompt, result, stdout copy), removed after the call. */
-export function callDir(root: string, lane: string, call: number): string {
-  return join(root, 'qa', lane, `call-${call}-${randomUUID()}`);
 }
 
 /**
@@ -64,6 +59,8 @@ export async function callObserver(
     frames,
     outcome,
   });
+  // The directories of calls whose process was killed are removed before this call makes its own.
+  sweepStaleCalls(root, lane);
   mkdirSync(dir, { recursive: true });
   try {
     writeFileSync(files.prompt, prompt, { mode: 0o600 });
