@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
@@ -214,6 +214,38 @@ describe('laneward crew run', () => {
     const resumed = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
     expect(lines(resumed.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=3 complete=3 failed=0 interrupted=0 /);
     expect(resumed.code).toBe(0);
+  });
+
+  it('should start no lane after --deadline: no run directory and no line for a lane that waited its turn', () => {
+    const c = crew(12, 0, (value) => {
+      value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
+      value.limits.lanes = 2;
+    });
+    // A bare number is minutes, as it always was: 0.01 is 600 ms.
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '0.01'], { cwd: c.dir });
+    expect(result.code).toBe(124);
+    const ends = lines(result.stdout, 'CREW_LANE: ');
+    expect(ends.map((l) => field(l, 'lane'))).toEqual(['lane-01', 'lane-02']);
+    for (const end of ends) expect(field(end, 'status')).toBe('interrupted');
+    expect(readdirSync(join(c.dir, 'runs')).sort()).toEqual(['lane-01', 'lane-02']);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=12 complete=0 failed=0 interrupted=12 /);
+  });
+
+  it.each([['90x'], ['5 m'], ['-1'], ['0'], ['0s'], ['m'], ['1e3'], ['25d'], ['100000h']])('should refuse --deadline %j as USAGE naming the flag, starting nothing', (deadline) => {
+    const c = crew(1, 0);
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, `--deadline=${deadline}`], { cwd: c.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--deadline .*\(USAGE\)$/m);
+    expect(existsSync(join(c.dir, 'runs'))).toBe(false);
+  });
+
+  it('should take --deadline with a unit (500ms)', () => {
+    const c = crew(2, 0, (value) => {
+      value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
+    });
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '500ms'], { cwd: c.dir });
+    expect(result.code).toBe(124);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=2 complete=0 failed=0 interrupted=2 /);
   });
 
   it('should resume every lane of a crew killed mid-run with no attempt started twice', async () => {

@@ -1,11 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { exitStatus } from '../../formats/exit-status.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
-import { intOption, usage } from './args.ts';
+import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
 
-export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline MIN]
+export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline TIME]
                          [--serve PORT] [--report FILE] [--json]
 
 Runs every lane of a crew: each lane bootstraps its observer, reviews its plan with two
@@ -17,7 +17,9 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --state DIR     the state root (else LANEWARD_STATE_ROOT, else .laneward/state); a crew
                   started again on the same root resumes every lane where it stopped
   --threads N     supervision worker threads (default: the machine's cores)
-  --deadline MIN  stop every lane after MIN minutes (lanes end interrupted; exit 124)
+  --deadline TIME stop every lane after TIME: 90s, 5m, 1h, 500ms; a bare number is
+                  minutes, as before (lanes end interrupted, lanes never started print
+                  nothing; exit 124)
   --serve PORT    a live web view on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url)
   --report FILE   the crew's JSON report, written atomically at the end
   --json          one JSON object per lane and a {"summary": ...} object
@@ -53,10 +55,7 @@ const run = command({
   },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew run takes exactly one CREW.json');
-    const deadline = values.deadline === undefined ? undefined : Number(values.deadline);
-    if (deadline !== undefined && !(Number.isFinite(deadline) && deadline > 0 && deadline * 60_000 <= 2 ** 31 - 1)) {
-      throw usage(`--deadline must be a positive number of minutes, got ${JSON.stringify(values.deadline)}`);
-    }
+    const deadlineMs = minutesOption('deadline', values.deadline);
     const interrupt = interruptSignal();
     let result: CrewRunResult;
     try {
@@ -67,7 +66,7 @@ const run = command({
           env: process.env,
           state: values.state,
           threads: intOption('threads', values.threads, 1, 256) ?? Math.max(1, availableParallelism()),
-          deadlineMs: deadline === undefined ? undefined : Math.round(deadline * 60_000),
+          deadlineMs,
           serve: intOption('serve', values.serve, 0, 65_535),
           report: values.report,
           json: values.json === true,

@@ -165,7 +165,7 @@ async function runClaimed(
   }
   const stats = dispatcher.stats();
   const durationS = (performance.now() - started) / 1000;
-  const counts = tally(lanes);
+  const counts = tally(lanes, loaded.lanes.length);
   const summary = summaryLine(counts, stats.started, durationS);
   view.finish(summary);
   if (live !== undefined) io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}\n`);
