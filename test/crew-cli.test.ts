@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
@@ -196,6 +196,35 @@ describe('laneward crew run', () => {
     taken.close();
     expect(busy.code).toBe(2);
     expect(busy.stderr).toMatch(new RegExp(`--serve ${port}: .*EADDRINUSE.*\\(USAGE\\)$`, 'm'));
+  });
+
+  it.each([
+    ['an answer outside the gate grammar', (v: Record<string, any>) => void (v.answer = 'yes please'), /answer: "yes please" is not a gate reply/],
+    ['an answer with a stray word after as-is', (v: Record<string, any>) => void (v.answer = 'as-is d1b'), /answer: "as-is d1b" is not a gate reply/],
+    ['a runner not on PATH', (v: Record<string, any>) => void (v.runners.observer = ['laneward-no-such-observer', '{prompt}']), /lane lane-1: runners\.observer: program "laneward-no-such-observer" is not found on PATH/],
+    ['a lane override with a missing path', (v: Record<string, any>) => void (v.lanes[2].runners = { agent: ['./no-such-agent.sh'] }), /lane lane-3: runners\.agent: program "\.\/no-such-agent\.sh" .*no-such-agent\.sh does not exist/],
+    ['a runner that is not executable', (v: Record<string, any>) => void (v.runners.native = [join(ROOT, 'package.json')]), /lane lane-1: runners\.native: program ".*package\.json" .* is not executable/],
+    ['a runner that is a directory', (v: Record<string, any>) => void (v.runners.outside = [ROOT]), /lane lane-1: runners\.outside: .* is not a regular file/],
+  ])('should refuse %s as CREW_INVALID (exit 2) naming its field (and lane), before anything starts', (_name, edit, message) => {
+    const c = crew(3, 0, edit);
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/\(CREW_INVALID\)\n$/);
+    expect(existsSync(join(c.dir, 'runs'))).toBe(false);
+    expect(existsSync(c.state)).toBe(false);
+  });
+
+  it('should run a crew whose runners are found on PATH and by a path relative to its working directory', () => {
+    const c = crew(1, 0, (value) => {
+      value.runners.native = ['node', ...value.runners.native.slice(1)];
+      value.runners.agent = [`./${'node'}`, ...value.runners.agent.slice(1)];
+    });
+    symlinkSync(process.execPath, join(c.dir, 'node'));
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=1 /);
+    expect(result.code).toBe(0);
   });
 
   it('should stop at --deadline with every unfinished lane interrupted, exit 124 and no child left, and resume them all', () => {

@@ -12,6 +12,7 @@ import { CrewView, percentile, viewLine } from './view-state.ts';
 import { claimCrew } from './crew-driver.ts';
 import type { CrewActions } from './crew-actions.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
+import { checkRunners } from './resolve-runners.ts';
 import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
 import { startQaService, type QaService } from './qa-client.ts';
 import type { CrewServer } from './serve.ts';
@@ -59,6 +60,7 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const loaded = loadCrew(options.file, options.cwd);
+  checkRunners(loaded.file, loaded.lanes, options.cwd, options.env);
   const actions = verifyCrewActions(loaded);
   const root = resolve(options.cwd, options.state ?? options.env['LANEWARD_STATE_ROOT'] ?? '.laneward/state');
   const store = openStore(root, { batched: true });
