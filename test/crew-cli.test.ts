@@ -86,8 +86,33 @@ describe('laneward crew run', () => {
       value.runners.agent = value.runners.agent.map((a: string) => (a === 'healthy' ? 'latin1' : a));
     });
     const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
-    expect(lines(result.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=AGENT_RESULT_INVALID .* detail=turn 1: the turn result is not UTF-8 text \(line 1\)$/);
+    expect(lines(result.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=AGENT_RESULT_INVALID .* detail=turn 1: the turn result is not UTF-8 text \(line 1\); retry: laneward crew run /);
     expect(result.code).toBe(1);
+  });
+
+  it('should retry a failed lane as the CREW_LANE line advises, as new attempts, leaving complete lanes untouched', () => {
+    const c = crew(3, 0, (value) => {
+      value.lanes[1].runners = { native: value.runners.native.map((a: string) => (a === 'healthy' ? 'crash' : a)) };
+    });
+    const first = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(first.code).toBe(1);
+    const failed = lines(first.stdout, 'CREW_LANE: lane=lane-2 ')[0]!;
+    expect(failed).toMatch(/ status=failed code=CHILD_FAILED /);
+    const advice = / detail=.*; retry: (laneward crew run .*)$/.exec(failed)?.[1];
+    expect(advice).toBe(`laneward crew run ${c.file} --retry-failed --state ${c.state}`);
+    // Without the retry a failed lane stays failed.
+    const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(again.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 failed=1 .* attempts=0 /);
+    const value = JSON.parse(readFileSync(c.file, 'utf8'));
+    delete value.lanes[1].runners;
+    writeFileSync(c.file, JSON.stringify(value));
+    const retried = laneward(advice!.split(' ').slice(1), { cwd: c.dir });
+    expect(retried.code).toBe(0);
+    const ends = lines(retried.stdout, 'CREW_LANE: ');
+    expect(ends.map((l) => field(l, 'status'))).toEqual(['complete', 'complete', 'complete']);
+    // The complete lanes were not run again: their lines are as before.
+    for (const lane of ['lane-1', 'lane-3']) expect(lines(retried.stdout, `CREW_LANE: lane=${lane} `)).toEqual(lines(first.stdout, `CREW_LANE: lane=${lane} `));
+    expect(laneward(['artifact', 'validate', field(ends[1]!, 'run')!]).code).toBe(0);
   });
 
   it('should keep lanes of two crews that share lane ids and a state root apart', () => {

@@ -13,6 +13,8 @@ export interface CrewPlan {
   /** Lanes in flight at once; the others wait their turn in file order. */
   readonly lanesAtOnce: number;
   readonly agentTurns: number;
+  /** Failed lanes run again, as new attempts. */
+  readonly retryFailed: boolean;
 }
 
 export interface CrewDeps {
@@ -48,6 +50,7 @@ export async function runLanes(
     crew: plan.crew,
     out: plan.out,
     agentTurns: plan.agentTurns,
+    retryFailed: plan.retryFailed,
     cancel: options.cancel,
     onChange: options.onChange,
     ...deps,

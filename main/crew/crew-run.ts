@@ -28,6 +28,8 @@ export interface CrewRunOptions {
   readonly serve: number | undefined;
   readonly report: string | undefined;
   readonly json: boolean;
+  /** Failed lanes run again, as new attempts (crew run --retry-failed). */
+  readonly retryFailed?: boolean;
   /** Signals and a closed stdout, as one abort. */
   readonly cancel: AbortSignal;
 }
@@ -140,6 +142,7 @@ async function runClaimed(
         lanes: loaded.lanes,
         lanesAtOnce: crew.limits.lanes ?? crew.limits.concurrency,
         agentTurns: crew.limits.agent_turns,
+        retryFailed: options.retryFailed === true,
       },
       {
         store,
@@ -151,7 +154,7 @@ async function runClaimed(
       {
         cancel: stop.signal,
         onChange: (progress) => shown.lane(progress),
-        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress)),
+        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retryAdvice(loaded.file, root))),
       },
     );
     ran = true;
@@ -207,8 +210,16 @@ function laneObject(p: LaneProgress): Record<string, unknown> {
   return { lane: p.lane, status: p.stage, code: p.code, detail: p.detail, attempts: p.attempts, turns: p.turnsDone, lost_turns: p.lostTurns, run: p.runDir };
 }
 
-function laneLine(p: LaneProgress): string {
+/** What a failed lane's line advises, runnable as printed (a word that needs it is quoted). */
+export function retryAdvice(file: string, root: string): string {
+  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
+  return `laneward crew run ${word(file)} --retry-failed --state ${word(root)}`;
+}
+
+function laneLine(p: LaneProgress, advice: string): string {
   const code = p.code === null ? '' : ` code=${p.code}`;
-  const detail = p.detail === null ? '' : ` detail=${oneLine(p.detail)}`;
+  // A failed lane stays failed until it is retried: the line says how, runnable as written.
+  const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
+  const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
   return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${detail}`;
 }

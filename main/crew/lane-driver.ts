@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseAgentTurn } from '../../formats/agent-turn.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
-import { isTerminalStage, newLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
+import { isTerminalStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
@@ -23,6 +23,8 @@ export interface LaneContext {
   readonly qa: QaPort;
   readonly run: SuperviseFn;
   readonly agentTurns: number;
+  /** Failed lanes run again (crew run --retry-failed); else a failed lane is left as it is. */
+  readonly retryFailed?: boolean;
   readonly cancel: AbortSignal;
   /** Called after every saved change, for the live view and the lines. */
   readonly onChange: (progress: LaneProgress) => void;
@@ -50,12 +52,15 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   // A step that did not succeed ends the lane with its code, unless the crew is being cancelled.
   const end = async (step: StepResult) => {
     if (ctx.cancel.aborted || step.code === 'CANCELLED') return save({ stage: 'interrupted', stoppedIn: progress.stage, code: step.code ?? 'CANCELLED', detail: step.detail });
-    await save({ stage: 'failed', code: step.code ?? 'INTERNAL', detail: step.detail });
+    await save({ stage: 'failed', stoppedIn: progress.stage, code: step.code ?? 'INTERNAL', detail: step.detail });
     // Automation stops for a failed lane: its QA history is cleared, and diff-bearing turns
     // nobody reviewed get their final review request (a lane never bootstrapped has none).
     if (step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
   };
 
+  // A failed lane runs again only when asked (--retry-failed), as new attempts.
+  const retried = ctx.retryFailed === true ? retryLane(progress, now()) : null;
+  if (retried !== null) Object.assign(progress, retried);
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.
   if (progress.stage === 'interrupted' && progress.stoppedIn !== null) Object.assign(progress, { stage: progress.stoppedIn, stoppedIn: null, code: null, detail: null });
   if (isTerminalStage(progress.stage)) return progress;
@@ -79,7 +84,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           break;
         }
         case 'review': {
-          const step = await ctx.review.drive(lane, progress.runDir);
+          const step = await ctx.review.drive(lane, progress.runDir, { retry: retried !== null });
           count(step);
           if (!step.ok) await end(step);
           else await stage(step.status === 'gate_pending' ? 'answer' : 'work');
@@ -100,7 +105,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           count(step);
           if (step.ok) await save({ stage: 'export', guidance: null });
           // A failed cross-check aborts completion: the agent works on with its guidance.
-          else if (step.guidance !== null && progress.turnsDone < ctx.agentTurns) await save({ stage: 'work', guidance: step.guidance });
+          else if (step.guidance !== null && progress.turnsDone - (progress.turnBase ?? 0) < ctx.agentTurns) await save({ stage: 'work', guidance: step.guidance });
           else await end(step);
           break;
         }
@@ -133,7 +138,7 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
   if (progress.turnsDispatched > progress.turnsDone) {
     await save({ lostTurns: [...progress.lostTurns, progress.turnsDispatched], turnsDone: progress.turnsDispatched });
   }
-  if (progress.turnsDone >= ctx.agentTurns) {
+  if (progress.turnsDone - (progress.turnBase ?? 0) >= ctx.agentTurns) {
     await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
     return;
   }

@@ -20,8 +20,11 @@ export interface ReviewStep extends StepResult {
 }
 
 export interface ReviewPort {
-  /** Drives the lane's review run to its gate (or to its end); resumes a started run. */
-  drive(lane: LaneSpec, runDir: string): Promise<ReviewStep>;
+  /**
+   * Drives the lane's review run to its gate (or to its end); resumes a started run.
+   * `retry`: the lane failed and is retried, so a failed native voice is minted anew.
+   */
+  drive(lane: LaneSpec, runDir: string, options?: { readonly retry: boolean }): Promise<ReviewStep>;
   /** Answers the pending gate by the crew's answer policy; a decided gate is left alone. */
   answer(runDir: string): Promise<ReviewStep>;
   /** Exports and validates the run directory. */
