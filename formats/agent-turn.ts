@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { decodeUtf8 } from './utf8-text.ts';
 
 /**
  * What a lane agent writes at `{result}` after one turn: its reply, whether the turn
@@ -13,8 +14,10 @@ export const agentTurnSchema = v.looseObject({
 
 export type AgentTurn = v.InferOutput<typeof agentTurnSchema>;
 
-/** The turn, or why it is refused. */
-export function parseAgentTurn(text: string): AgentTurn | string {
+/** The turn, or why it is refused: bytes that are not UTF-8 are refused as a reviewer's are. */
+export function parseAgentTurn(bytes: Uint8Array): AgentTurn | string {
+  const { text, badLine } = decodeUtf8(bytes);
+  if (badLine !== null) return `the turn result is not UTF-8 text (line ${badLine})`;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -35,8 +35,10 @@ export interface LaneProgress {
    * dispatch until then): a crew started after this one died finds it still running.
    */
   turnChild?: ChildRecord | null;
-  /** The stage an interrupted lane stopped in: where a crew started again resumes it. */
+  /** The stage an interrupted or failed lane stopped in: where a crew started again (or a retry) resumes it. */
   stoppedIn: LaneStage | null;
+  /** Turns taken before the lane's last retry: a retried lane has its whole turn budget again. */
+  turnBase?: number;
   /** Why the lane failed or was interrupted. */
   code: string | null;
   detail: string | null;
@@ -45,6 +47,27 @@ export interface LaneProgress {
 
 export function newLane(crew: string, lane: string, runDir: string, now: string): LaneProgress {
   return { crew, lane, stage: 'queued', runDir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code: null, detail: null, updatedAt: now };
+}
+
+/**
+ * A failed lane made ready to run again, as new attempts (nothing it started is ever
+ * replayed): a lane that failed exporting exports again; any other starts over from its
+ * observer's bootstrap (its QA history was cleared when it failed), through the review and
+ * answer it already has, with the whole agent turn budget again; its turns keep their
+ * numbers, so no turn file is reused. Null for a lane that did not fail.
+ */
+export function retryLane(progress: LaneProgress, now: string): LaneProgress | null {
+  if (progress.stage !== 'failed') return null;
+  return {
+    ...progress,
+    stage: progress.stoppedIn === 'export' ? 'export' : 'bootstrap',
+    stoppedIn: null,
+    code: null,
+    detail: null,
+    guidance: null,
+    turnBase: progress.turnsDispatched,
+    updatedAt: now,
+  };
 }
 
 /** The process that runs a crew: one at a time per crew and state root. */

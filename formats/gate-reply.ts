@@ -72,39 +72,57 @@ export function answerGate(gate: Pick<Gate, 'gate_rev' | 'items'>, text: string,
 
 /** Parses one reply against the gate's items. Any doubt refuses the whole reply. */
 export function parseReply(items: readonly GateItem[], text: string): ReplyOutcome {
+  const read = readReply(items, text);
+  return typeof read === 'string' ? unparsed(read) : resolve(items, read.mode, read.picks);
+}
+
+/**
+ * Why a reply does not parse in the grammar alone, before any gate exists (a crew's
+ * standing answer, checked before its lanes start), or null when it does. Whether the
+ * items and options it picks exist is checked against each gate when it is applied.
+ */
+export function replyFormProblem(text: string): string | null {
+  const read = readReply(null, text);
+  return typeof read === 'string' ? read : null;
+}
+
+/** The reply's form and picks, or why not; `items` null checks the grammar only. */
+function readReply(items: readonly GateItem[] | null, text: string): { mode: ReplyMode; picks: Map<string, string> } | string {
   const tokens = tokenizeReply(text);
   const [head, ...rest] = tokens;
-  if (head === undefined) return unparsed('the reply is empty');
+  if (head === undefined) return 'the reply is empty';
   if (REC_WORDS.has(head)) {
-    if (rest.length === 0) return resolve(items, 'rec', new Map());
-    if (rest[0] !== 'except') return unparsed(`"${head}" takes only "except <id><option>..." after it, got "${rest[0]}"`);
-    if (rest.length === 1) return unparsed('"except" needs at least one <id><option> after it');
+    if (rest.length === 0) return { mode: 'rec', picks: new Map() };
+    if (rest[0] !== 'except') return `"${head}" takes only "except <id><option>..." after it, got "${rest[0]}"`;
+    if (rest.length === 1) return '"except" needs at least one <id><option> after it';
     const picks = readPicks(items, rest.slice(1));
-    return typeof picks === 'string' ? unparsed(picks) : resolve(items, 'rec_except', picks);
+    return typeof picks === 'string' ? picks : { mode: 'rec_except', picks };
   }
   if (head === 'as-is') {
-    return rest.length === 0 ? resolve(items, 'as_is', new Map()) : unparsed(`"as-is" stands alone, got "${rest[0]}" after it`);
+    return rest.length === 0 ? { mode: 'as_is', picks: new Map() } : `"as-is" stands alone, got "${rest[0]}" after it`;
   }
   const picks = readPicks(items, tokens);
-  return typeof picks === 'string' ? unparsed(picks) : resolve(items, 'tokens', picks);
+  return typeof picks === 'string' ? picks : { mode: 'tokens', picks };
 }
 
 function unparsed(detail: string): RefusedReply {
   return { ok: false, code: 'GATE_REPLY_UNPARSED', detail };
 }
 
-/** Every token as a pick of an existing item and option: item id -> key, or why not. */
-function readPicks(items: readonly GateItem[], tokens: readonly string[]): Map<string, string> | string {
+/** Every token as a pick of an existing item and option (any, with `items` null): item id -> key, or why not. */
+function readPicks(items: readonly GateItem[] | null, tokens: readonly string[]): Map<string, string> | string {
   const picks = new Map<string, string>();
   for (const token of tokens) {
     if (YES_NO.has(token)) return `"${token}" is a bare yes/no, not a choice`;
     const match = PICK.exec(token);
     if (match === null) return `"${token}" is not an <id><option> pick`;
     const [, id, key] = match as unknown as [string, string, string];
-    const item = items.find((candidate) => candidate.id === id);
-    if (item === undefined) return `"${token}" names no item (no ${id})`;
-    if (!item.options.some((option) => option.key === key)) {
-      return `"${token}" names no option of ${id} (options ${item.options.map((o) => o.key).join(', ')})`;
+    if (items !== null) {
+      const item = items.find((candidate) => candidate.id === id);
+      if (item === undefined) return `"${token}" names no item (no ${id})`;
+      if (!item.options.some((option) => option.key === key)) {
+        return `"${token}" names no option of ${id} (options ${item.options.map((o) => o.key).join(', ')})`;
+      }
     }
     const earlier = picks.get(id);
     // The same pick twice is a repeat, not a conflict; two different ones cannot both apply.

@@ -1,6 +1,7 @@
 import { findingFromJsonLine, type ReviewFinding } from './review-finding.ts';
 import { parseRecordShapes } from './review-record.ts';
 import { quote } from './review-severity.ts';
+import { decodeUtf8 } from './utf8-text.ts';
 
 export type { ReviewFinding } from './review-finding.ts';
 export { normaliseSeverity, type Changes, type Severity } from './review-severity.ts';
@@ -27,8 +28,6 @@ export type ParsedResult =
   | { ok: true; receipt: 'input' | 'attested'; shape: ResultShape; findings: ReviewFinding[] }
   | { ok: false; code: 'RESULT_RECEIPT_MISSING' | 'RESULT_FINDINGS_MISSING'; message: string; line: number | null };
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-const lenientUtf8 = new TextDecoder('utf-8');
 const SNAPSHOT = /^[0-9a-f]{64}$/;
 const PHASE = /^[^\s\u0000-\u001f\u007f]{1,64}$/u;
 
@@ -45,7 +44,7 @@ export function parseReviewResult(bytes: Uint8Array, options: ParseResultOptions
   if (!PHASE.test(options.phase)) throw new RangeError(`phase ${quote(options.phase)} is not a phase name`);
   if (!SNAPSHOT.test(options.snapshot)) throw new RangeError('snapshot is not 64 lowercase hex');
 
-  const { text, badLine } = decode(bytes);
+  const { text, badLine } = decodeUtf8(bytes);
   const nul = bytes.indexOf(0);
   const nulLine = nul < 0 ? null : lineOfOffset(bytes, nul);
   const lines = text.split('\n');
@@ -99,32 +98,6 @@ function firstOf(a: number | null, b: number | null): number | null {
 }
 
 // ---- text ------------------------------------------------------------------------------
-
-/** The text (a leading BOM dropped) and the first line that is not UTF-8, if any. */
-function decode(bytes: Uint8Array): { text: string; badLine: number | null } {
-  try {
-    return { text: strictUtf8.decode(bytes), badLine: null };
-  } catch {
-    // Only on this path: find the line, and keep a lenient text for the receipt check.
-    return { text: lenientUtf8.decode(bytes), badLine: firstUndecodableLine(bytes) };
-  }
-}
-
-/** No UTF-8 sequence contains a newline byte, so lines decode on their own. */
-function firstUndecodableLine(bytes: Uint8Array): number {
-  let from = 0;
-  for (let line = 1; ; line += 1) {
-    const found = bytes.indexOf(0x0a, from);
-    const end = found < 0 ? bytes.length : found;
-    try {
-      strictUtf8.decode(bytes.subarray(from, end));
-    } catch {
-      return line;
-    }
-    if (found < 0) return line;
-    from = found + 1;
-  }
-}
 
 function lineOfOffset(bytes: Uint8Array, offset: number): number {
   let line = 1;

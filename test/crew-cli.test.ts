@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
@@ -79,6 +79,40 @@ describe('laneward crew run', () => {
     const json = JSON.parse(readFileSync(report, 'utf8'));
     expect(json.summary).toMatchObject({ lanes: 10, complete: 5, failed: 5, interrupted: 0 });
     expect(json.lanes).toHaveLength(10);
+  });
+
+  it('should fail a lane whose agent writes a turn result that is not UTF-8 (AGENT_RESULT_INVALID), like a reviewer\'s', () => {
+    const c = crew(1, 0, (value) => {
+      value.runners.agent = value.runners.agent.map((a: string) => (a === 'healthy' ? 'latin1' : a));
+    });
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(result.stdout, 'CREW_LANE: ')[0]).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=AGENT_RESULT_INVALID .* detail=turn 1: the turn result is not UTF-8 text \(line 1\); retry: laneward crew run /);
+    expect(result.code).toBe(1);
+  });
+
+  it('should retry a failed lane as the CREW_LANE line advises, as new attempts, leaving complete lanes untouched', () => {
+    const c = crew(3, 0, (value) => {
+      value.lanes[1].runners = { native: value.runners.native.map((a: string) => (a === 'healthy' ? 'crash' : a)) };
+    });
+    const first = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(first.code).toBe(1);
+    const failed = lines(first.stdout, 'CREW_LANE: lane=lane-2 ')[0]!;
+    expect(failed).toMatch(/ status=failed code=CHILD_FAILED /);
+    const advice = / detail=.*; retry: (laneward crew run .*)$/.exec(failed)?.[1];
+    expect(advice).toBe(`laneward crew run ${c.file} --retry-failed --state ${c.state}`);
+    // Without the retry a failed lane stays failed.
+    const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(again.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 failed=1 .* attempts=0 /);
+    const value = JSON.parse(readFileSync(c.file, 'utf8'));
+    delete value.lanes[1].runners;
+    writeFileSync(c.file, JSON.stringify(value));
+    const retried = laneward(advice!.split(' ').slice(1), { cwd: c.dir });
+    expect(retried.code).toBe(0);
+    const ends = lines(retried.stdout, 'CREW_LANE: ');
+    expect(ends.map((l) => field(l, 'status'))).toEqual(['complete', 'complete', 'complete']);
+    // The complete lanes were not run again: their lines are as before.
+    for (const lane of ['lane-1', 'lane-3']) expect(lines(retried.stdout, `CREW_LANE: lane=${lane} `)).toEqual(lines(first.stdout, `CREW_LANE: lane=${lane} `));
+    expect(laneward(['artifact', 'validate', field(ends[1]!, 'run')!]).code).toBe(0);
   });
 
   it('should keep lanes of two crews that share lane ids and a state root apart', () => {
@@ -236,6 +270,35 @@ describe('laneward crew run', () => {
     expect(busy.stderr).toMatch(new RegExp(`--serve ${port}: .*EADDRINUSE.*\\(USAGE\\)$`, 'm'));
   });
 
+  it.each([
+    ['an answer outside the gate grammar', (v: Record<string, any>) => void (v.answer = 'yes please'), /answer: "yes please" is not a gate reply/],
+    ['an answer with a stray word after as-is', (v: Record<string, any>) => void (v.answer = 'as-is d1b'), /answer: "as-is d1b" is not a gate reply/],
+    ['a runner not on PATH', (v: Record<string, any>) => void (v.runners.observer = ['laneward-no-such-observer', '{prompt}']), /lane lane-1: runners\.observer: program "laneward-no-such-observer" is not found on PATH/],
+    ['a lane override with a missing path', (v: Record<string, any>) => void (v.lanes[2].runners = { agent: ['./no-such-agent.sh'] }), /lane lane-3: runners\.agent: program "\.\/no-such-agent\.sh" .*no-such-agent\.sh does not exist/],
+    ['a runner that is not executable', (v: Record<string, any>) => void (v.runners.native = [join(ROOT, 'package.json')]), /lane lane-1: runners\.native: program ".*package\.json" .* is not executable/],
+    ['a runner that is a directory', (v: Record<string, any>) => void (v.runners.outside = [ROOT]), /lane lane-1: runners\.outside: .* is not a regular file/],
+  ])('should refuse %s as CREW_INVALID (exit 2) naming its field (and lane), before anything starts', (_name, edit, message) => {
+    const c = crew(3, 0, edit);
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/\(CREW_INVALID\)\n$/);
+    expect(existsSync(join(c.dir, 'runs'))).toBe(false);
+    expect(existsSync(c.state)).toBe(false);
+  });
+
+  it('should run a crew whose runners are found on PATH and by a path relative to its working directory', () => {
+    const c = crew(1, 0, (value) => {
+      value.runners.native = ['node', ...value.runners.native.slice(1)];
+      value.runners.agent = [`./${'node'}`, ...value.runners.agent.slice(1)];
+    });
+    symlinkSync(process.execPath, join(c.dir, 'node'));
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=1 /);
+    expect(result.code).toBe(0);
+  });
+
   it('should stop at --deadline with every unfinished lane interrupted, exit 124 and no child left, and resume them all', () => {
     const c = crew(3, 0, (value) => {
       // Reviewers that keep marking progress for a long time: only the deadline stops them.
@@ -252,6 +315,38 @@ describe('laneward crew run', () => {
     const resumed = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
     expect(lines(resumed.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=3 complete=3 failed=0 interrupted=0 /);
     expect(resumed.code).toBe(0);
+  });
+
+  it('should start no lane after --deadline: no run directory and no line for a lane that waited its turn', () => {
+    const c = crew(12, 0, (value) => {
+      value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
+      value.limits.lanes = 2;
+    });
+    // A bare number is minutes, as it always was: 0.01 is 600 ms.
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '0.01'], { cwd: c.dir });
+    expect(result.code).toBe(124);
+    const ends = lines(result.stdout, 'CREW_LANE: ');
+    expect(ends.map((l) => field(l, 'lane'))).toEqual(['lane-01', 'lane-02']);
+    for (const end of ends) expect(field(end, 'status')).toBe('interrupted');
+    expect(readdirSync(join(c.dir, 'runs')).sort()).toEqual(['lane-01', 'lane-02']);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=12 complete=0 failed=0 interrupted=12 /);
+  });
+
+  it.each([['90x'], ['5 m'], ['-1'], ['0'], ['0s'], ['m'], ['1e3'], ['25d'], ['100000h']])('should refuse --deadline %j as USAGE naming the flag, starting nothing', (deadline) => {
+    const c = crew(1, 0);
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, `--deadline=${deadline}`], { cwd: c.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--deadline .*\(USAGE\)$/m);
+    expect(existsSync(join(c.dir, 'runs'))).toBe(false);
+  });
+
+  it('should take --deadline with a unit (500ms)', () => {
+    const c = crew(2, 0, (value) => {
+      value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
+    });
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '500ms'], { cwd: c.dir });
+    expect(result.code).toBe(124);
+    expect(lines(result.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ lanes=2 complete=0 failed=0 interrupted=2 /);
   });
 
   it('should resume every lane of a crew killed mid-run with no attempt started twice', async () => {

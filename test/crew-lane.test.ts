@@ -189,9 +189,9 @@ describe('a lane from its saved progress to its end', () => {
     const spawned = { pid: 1, ticks: 1, budgetLeftMs: 1 };
     // The review port reports two reviewers spawned (its step's own count is not added again).
     const review: ReviewPort = {
-      drive: async (_lane, _dir, onSpawn) => {
-        await onSpawn?.();
-        await onSpawn?.();
+      drive: async (_lane, _dir, options) => {
+        await options?.onSpawn?.();
+        await options?.onSpawn?.();
         return reviewed('gate_pending');
       },
       answer: async () => ({ ...reviewed('complete'), attempts: 0 }),

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -66,6 +67,25 @@ function peak(log: string): number {
 }
 
 describe('createInProcessDispatcher', () => {
+  test('should hold at most one abort listener on a cancel signal shared by many runs, and none once they end', async () => {
+    const dispatcher = createInProcessDispatcher({ limit: 4 });
+    const log = logFile();
+    const shared = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning);
+    process.on('warning', onWarning);
+    const runs = Array.from({ length: 40 }, (_, i) => dispatcher.run(spec(child(log, i, 1, 20)), { cancel: shared.signal }));
+    await until(() => starts(log).length >= 4 && dispatcher.stats().queued > 0, 10_000, 'children running and queued');
+    const listening = getEventListeners(shared.signal, 'abort').length;
+    const outcomes = await Promise.all(runs);
+    process.off('warning', onWarning);
+    expect(outcomes.map((o) => o.code)).toEqual(Array(40).fill(null));
+    expect(listening).toBe(1);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    await dispatcher.close();
+  });
+
   test('should never run more than its limit, and start queued runs in arrival order', async () => {
     const dispatcher = createInProcessDispatcher({ limit: 3 });
     const log = logFile();

@@ -78,6 +78,13 @@ describe('laneward lease fleet', () => {
     expect(running(pidfile)).toEqual([]);
   });
 
+  test('should print nothing on stderr for 50 children at once (no listener warning)', () => {
+    const result = laneward(fleet(50, 5000, 'exit 0'));
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout.trim().split('\n').at(-1)!)).toEqual({ summary: { children: 50, ok: 50, timeout: 0, failed: 0, cancelled: 0, cleanupUnproven: 0, codes: {} } });
+    expect(result.code).toBe(0);
+  });
+
   test.each([[['lease', '--help']], [['lease', 'run', '-h']], [['lease', 'fleet', '--help']], [['lease', 'fleet', '--count', '2', '-h', '--', 'true']]])(
     'should print the lease help for %j and exit 0, starting nothing',
     (args) => {

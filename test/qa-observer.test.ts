@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt } from './helpers/cli.ts';
-import { settleTagged, until } from './helpers/procs.ts';
-import { callLog, field, linesOf, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
+import { killQuietly, settleTagged, taggedPids, until } from './helpers/procs.ts';
+import { callLog, field, linesOf, OBSERVERS, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // Observer calls fail as typed outcomes: tool policy, lease, malformed verdicts, refused
@@ -109,6 +110,34 @@ describe('bounded observer calls', () => {
     expect(await settleTagged(ctx.tag, 5_000)).toEqual([]);
   });
 
+  test.each([
+    ['a bootstrap', 'start', 'bootstrap'],
+    ['a cadence check', 'turn', 'cadence'],
+  ])('should remove the call directory %s killed with its command left behind, on the next %s', async (_name, next, mode) => {
+    const { lane, log } = fresh();
+    const calls = () => readdirSync(join(ctx.state, 'qa', lane)).filter((name) => name.startsWith('call-'));
+    const args = ['qa', 'start', '--lane', lane, '--observer', `node ${OBSERVERS}/stall.mjs {prompt} {result} --in ${mode} --log ${log}`, '--actions', ctx.actions.file, '--trust', ctx.actions.trust, '--action', 'observe', '--timeout-ms', '20000', '--state', ctx.state];
+    if (mode === 'cadence') {
+      expect(start(ctx, lane, 'stall', ['--in', 'cadence', '--log', log]).code).toBe(0);
+      expect(turn(ctx, lane, 'user', 't0').code).toBe(0);
+      expect(turn(ctx, lane, 'user', 't1').code).toBe(0);
+      args.splice(0, args.length, 'qa', 'turn', '--lane', lane, '--role', 'user', '--text', 't2', '--state', ctx.state);
+    }
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: 'ignore', env: { ...process.env, [name]: value } });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await until(() => callLog(log).some((c) => c.mode === mode), 20_000, `the ${mode} call to start`);
+    child.kill('SIGKILL');
+    await exited;
+    // The observer the killed command supervised is an orphan now: ended here, as a test.
+    for (const pid of taggedPids(ctx.tag)) killQuietly(pid);
+    expect(await settleTagged(ctx.tag, 5_000)).toEqual([]);
+    expect(calls()).toHaveLength(1);
+    const again = next === 'start' ? start(ctx, lane, 'pass') : turn(ctx, lane, 'user', 't3');
+    expect(again.code).toBe(0);
+    expect(calls()).toEqual([]);
+  });
+
   test('should report an observer command that cannot start (COMMAND_NOT_FOUND, exit 127)', () => {
     const { lane } = fresh();
     const started = qa(ctx, ['start', '--lane', lane, '--observer', 'laneward-no-such-observer {prompt} {result}', '--actions', ctx.actions.file, '--trust', ctx.actions.trust, '--action', 'observe']);
@@ -118,7 +147,7 @@ describe('bounded observer calls', () => {
 });
 
 describe('verdict files', () => {
-  test.each(['notjson', 'schema', 'noguidance', 'missing'])('should fail a %s verdict as QA_VERDICT_MALFORMED (exit 1), once', (kind) => {
+  test.each(['notjson', 'schema', 'noguidance', 'missing', 'latin1'])('should fail a %s verdict as QA_VERDICT_MALFORMED (exit 1), once', (kind) => {
     const { lane, log } = fresh();
     const started = start(ctx, lane, 'malformed', ['--kind', kind, '--log', log]);
     expect(started.code).toBe(1);

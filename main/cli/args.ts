@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { LanewardError } from '../../formats/error.ts';
+import { parseDuration } from '../../formats/duration.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -24,6 +25,17 @@ export function intOption(name: string, raw: string | undefined, min: number, ma
     throw new LanewardError('USAGE', `expected --${name} to be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+/**
+ * A duration option in ms: `90s`, `5m`, `1h`, `500ms`; a bare number is minutes (what
+ * --deadline always meant). Anything else is a USAGE error naming the option.
+ */
+export function minutesOption(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = parseDuration(raw, 'm');
+  if (ms === null) throw usage(`expected --${name} to be a duration such as 90s, 5m, 1h or 500ms (a bare number is minutes), at most 24 days, got ${JSON.stringify(raw)}`);
+  return ms;
 }
 
 export function usage(message: string): LanewardError {

@@ -1,12 +1,12 @@
 import { availableParallelism } from 'node:os';
 import { exitStatus } from '../../formats/exit-status.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
-import { intOption, usage } from './args.ts';
+import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
 
-export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline MIN]
-                         [--serve PORT] [--report FILE] [--json]
+export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline TIME]
+                         [--serve PORT] [--report FILE] [--retry-failed] [--json]
 
 Runs every lane of a crew: each lane bootstraps its observer, reviews its plan with two
 voices to the gate, answers the gate by the crew's policy, lets its agent work under QA
@@ -17,13 +17,19 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --state DIR     the state root (else LANEWARD_STATE_ROOT, else .laneward/state); a crew
                   started again on the same root resumes every lane where it stopped
   --threads N     supervision worker threads (default: the machine's cores)
-  --deadline MIN  stop every lane after MIN minutes (lanes end interrupted; exit 124)
+  --deadline TIME stop every lane after TIME: 90s, 5m, 1h, 500ms; a bare number is
+                  minutes, as before (lanes end interrupted, lanes never started print
+                  nothing; exit 124)
   --serve PORT    a live web view on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url)
   --report FILE   the crew's JSON report, written atomically at the end
+  --retry-failed  run failed lanes again, as new attempts (never replaying a started
+                  call; a lane failed exporting exports again, any other re-bootstraps its
+                  observer and gets its agent turns again); complete lanes are untouched
   --json          one JSON object per lane and a {"summary": ...} object
 
 Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
-turns=<n> run=<dir> as each lane ends, then
+turns=<n> run=<dir> [detail=<why>] as each lane ends (a failed lane's detail ends with
+"; retry: laneward crew run ... --retry-failed ..."), then
 CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> attempts=<n> duration_s=<x>
 On a terminal, stderr shows lanes by state, children running, marks/s and renewal p99.
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
@@ -50,13 +56,11 @@ const run = command({
     serve: { type: 'string' },
     report: { type: 'string' },
     json: { type: 'boolean' },
+    'retry-failed': { type: 'boolean' },
   },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew run takes exactly one CREW.json');
-    const deadline = values.deadline === undefined ? undefined : Number(values.deadline);
-    if (deadline !== undefined && !(Number.isFinite(deadline) && deadline > 0 && deadline * 60_000 <= 2 ** 31 - 1)) {
-      throw usage(`--deadline must be a positive number of minutes, got ${JSON.stringify(values.deadline)}`);
-    }
+    const deadlineMs = minutesOption('deadline', values.deadline);
     const interrupt = interruptSignal();
     let result: CrewRunResult;
     try {
@@ -67,10 +71,11 @@ const run = command({
           env: process.env,
           state: values.state,
           threads: intOption('threads', values.threads, 1, 256) ?? Math.max(1, availableParallelism()),
-          deadlineMs: deadline === undefined ? undefined : Math.round(deadline * 60_000),
+          deadlineMs,
           serve: intOption('serve', values.serve, 0, 65_535),
           report: values.report,
           json: values.json === true,
+          retryFailed: values['retry-failed'] === true,
           cancel: interrupt.signal,
         },
         io,

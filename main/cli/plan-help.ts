@@ -12,7 +12,7 @@ A durable, two-voice review of a plan, driven by a loop of commands:
            | --voice outside --unavailable WHY | --failed WHY
            bind one reviewer result to its attempt, exactly once
   run      --out DIR [--plan F] --native 'CMD {prompt} {result}' --outside '...' --action NAME
-           --actions F --trust PUB [--deadline MIN]   drive both voices of every phase
+           --actions F --trust PUB [--deadline TIME]  drive both voices of every phase
            through the supervisor to the gate (see plan run --help)
   answer   --out DIR --gate-rev N --reply TEXT [--by human|agent:ID] [--owner-reply TEXT |
            --owner-reply-file F | --owner-reply -] [--words-by agent:ID] [--rec-hash H]

@@ -7,14 +7,14 @@ import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { MAX_TIMER_MS } from '../../formats/limits.ts';
 import type { PlanRunEvent, PlanRunReport } from '../plan/run.ts';
 import { reportLines, resultLine } from '../plan/report.ts';
-import { intOption, usage } from './args.ts';
+import { intOption, minutesOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
 
 export const PLAN_RUN_HELP = `usage: laneward plan run --out DIR [--plan F] --native 'CMD {prompt} {result}'
                          --outside 'CMD {prompt} {result}' --actions F --trust PUB --action NAME
                          [--native-model M] [--outside-model M] [--timeout-ms N]
-                         [--grace-ms N] [--teardown-ms N] [--deadline MIN] [--state DIR] [--json]
+                         [--grace-ms N] [--teardown-ms N] [--deadline TIME] [--state DIR] [--json]
 
 Drives the review run in DIR to its gate: plan next, then both voices of the open phase
 at once, each a supervised command run as the signed action NAME (its timeout mode and
@@ -26,8 +26,9 @@ gate_pending, complete or reviewed. The first run on DIR needs --plan.
 The command templates are split into words without a shell ('...' and "..." quote,
 \\ escapes); {prompt} and {result} are replaced inside each word with the attempt's
 files. The child also gets LANEWARD_ATTEMPT, LANEWARD_PROMPT_FILE and LANEWARD_RESULT_FILE.
---deadline MIN (decimal minutes) cancels the children still running at expiry and ends
-the run interrupted (exit 124); a signal does the same (exit 128+n).
+--deadline TIME (90s, 5m, 1h, 500ms; a bare number is minutes, as before) cancels the
+children still running at expiry and ends the run interrupted (exit 124); a signal does
+the same (exit 128+n).
 
 Lines: the plan lines of each step, and DISPATCH: <attempt> phase=<p> voice=<v>,
 OUTCOME: <attempt> phase=<p> voice=<v> status=<s> code=<code|-> child_exit=<n|-> marks=<n>
@@ -81,7 +82,7 @@ export const planRunCommand: Command = command({
       const { splitTemplate } = await import('../plan/argv-template.ts');
       const native = splitTemplate('native', need('native'));
       const outside = splitTemplate('outside', need('outside'));
-      const deadlineMs = minutes(values.deadline);
+      const deadlineMs = minutesOption('deadline', values.deadline);
       const { checkpointRoot } = await import('../plan/checkpoint.ts');
       checkpointRoot(process.env, runDir);
       const { planRun } = await import('../plan/run.ts');
@@ -182,13 +183,6 @@ function runJson(report: PlanRunReport, exit: number): Record<string, unknown> {
 }
 
 /** --deadline in decimal minutes (0.5 is thirty seconds), within the timer's range. */
-function minutes(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = /^\d{1,6}(\.\d{1,3})?$/.test(raw) ? Math.round(Number(raw) * 60_000) : Number.NaN;
-  if (!Number.isFinite(value) || value < 1 || value > MAX_TIMER_MS) throw usage(`expected --deadline to be minutes such as 30 or 0.5, got ${JSON.stringify(raw)}`);
-  return value;
-}
-
 function defined<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number };
 }

@@ -35,7 +35,7 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
     const resumed = await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null);
     return 'end' in resumed ? end(resumed.end) : save(resumed.changes);
   }
-  if (progress.turnsDone >= ctx.agentTurns) {
+  if (progress.turnsDone - (progress.turnBase ?? 0) >= ctx.agentTurns) {
     await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
     return;
   }
@@ -68,7 +68,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   if (!user.ok) return { end: user };
   if (outcome !== null && outcome.status !== 'ok') return { end: { ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 } };
   const read = tryReadBounded(files.result, MAX_TURN_BYTES);
-  const parsed = read.ok ? parseAgentTurn(read.bytes.toString('utf8')) : `the turn result ${read.detail}`;
+  const parsed = read.ok ? parseAgentTurn(read.bytes) : `the turn result ${read.detail}`;
   if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 } };
   const turn: AgentTurn =
     typeof parsed === 'string'

@@ -14,6 +14,8 @@ export interface CrewPlan {
   /** Lanes in flight at once; the others wait their turn in file order. */
   readonly lanesAtOnce: number;
   readonly agentTurns: number;
+  /** Failed lanes run again, as new attempts. */
+  readonly retryFailed: boolean;
 }
 
 export interface CrewDeps {
@@ -35,7 +37,9 @@ export interface CrewTally {
 /**
  * Runs every lane of a crew, at most `lanesAtOnce` at a time (their children are bounded
  * separately, by the dispatcher's limit). A lane's end never stops the others; a cancel
- * stops every lane where it is, saved, so the crew can be started again.
+ * stops every lane in flight where it is, saved, so the crew can be started again, and
+ * starts no other: a lane still waiting its turn gets no run directory, no record and no
+ * line. Returns the lanes driven, in file order.
  */
 export async function runLanes(
   plan: CrewPlan,
@@ -48,12 +52,14 @@ export async function runLanes(
     crew: plan.crew,
     out: plan.out,
     agentTurns: plan.agentTurns,
+    retryFailed: plan.retryFailed,
     cancel: options.cancel,
     onChange: options.onChange,
     ...deps,
   };
   const worker = async () => {
-    while (next < plan.lanes.length) {
+    // A cancel (a signal, the --deadline) ends the queue: the lanes left were never started.
+    while (next < plan.lanes.length && !options.cancel.aborted) {
       const index = next++;
       const progress = await driveLane(ctx, plan.lanes[index]!);
       results[index] = progress;
@@ -61,12 +67,13 @@ export async function runLanes(
     }
   };
   await Promise.all(Array.from({ length: Math.min(plan.lanesAtOnce, plan.lanes.length) }, worker));
-  return results;
+  return results.filter((lane) => lane !== undefined);
 }
 
-export function tally(lanes: readonly LaneProgress[]): CrewTally {
+/** Every lane of the crew (`total`) is counted: one never started is unfinished, so interrupted. */
+export function tally(lanes: readonly LaneProgress[], total: number): CrewTally {
   const of = (stage: string) => lanes.filter((l) => l.stage === stage).length;
-  return { lanes: lanes.length, complete: of('complete'), failed: of('failed'), interrupted: lanes.length - of('complete') - of('failed') };
+  return { lanes: total, complete: of('complete'), failed: of('failed'), interrupted: total - of('complete') - of('failed') };
 }
 
 export function summaryLine(t: CrewTally, attempts: number, durationS: number): string {

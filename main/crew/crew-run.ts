@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew-record.ts';
@@ -14,6 +13,7 @@ import { claimCrew } from './crew-driver.ts';
 import { claimOut } from './out-claim.ts';
 import type { CrewActions } from './crew-actions.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
+import { checkRunners } from './resolve-runners.ts';
 import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
 import { startQaService, type QaService } from './qa-client.ts';
 import type { CrewServer } from './serve.ts';
@@ -30,6 +30,8 @@ export interface CrewRunOptions {
   readonly serve: number | undefined;
   readonly report: string | undefined;
   readonly json: boolean;
+  /** Failed lanes run again, as new attempts (crew run --retry-failed). */
+  readonly retryFailed?: boolean;
   /** Signals and a closed stdout, as one abort. */
   readonly cancel: AbortSignal;
 }
@@ -62,6 +64,7 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const loaded = loadCrew(options.file, options.cwd);
+  checkRunners(loaded.file, loaded.lanes, options.cwd, options.env);
   const actions = verifyCrewActions(loaded);
   const root = resolve(options.cwd, options.state ?? options.env['LANEWARD_STATE_ROOT'] ?? '.laneward/state');
   const store = openStore(root, { batched: true });
@@ -92,8 +95,6 @@ async function runClaimed(
   const { crew } = loaded;
 
   const stop = new AbortController();
-  // Every child the crew runs listens on this one signal.
-  setMaxListeners(0, stop.signal);
   let stoppedBy: string | null = null;
   const onCancel = () => {
     stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
@@ -153,6 +154,7 @@ async function runClaimed(
         lanes: loaded.lanes,
         lanesAtOnce: crew.limits.lanes ?? crew.limits.concurrency,
         agentTurns: crew.limits.agent_turns,
+        retryFailed: options.retryFailed === true,
       },
       {
         store,
@@ -165,7 +167,7 @@ async function runClaimed(
       {
         cancel: stop.signal,
         onChange: (progress) => shown.lane(progress),
-        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress)),
+        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retryAdvice(loaded.file, root))),
       },
     );
     ran = true;
@@ -181,7 +183,7 @@ async function runClaimed(
   }
   const stats = dispatcher.stats();
   const durationS = (performance.now() - started) / 1000;
-  const counts = tally(lanes);
+  const counts = tally(lanes, loaded.lanes.length);
   const summary = summaryLine(counts, stats.started, durationS);
   view.finish(summary);
   if (live !== undefined) io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}\n`);
@@ -221,8 +223,16 @@ function laneObject(p: LaneProgress): Record<string, unknown> {
   return { lane: p.lane, status: p.stage, code: p.code, detail: p.detail, attempts: p.attempts, turns: p.turnsDone, lost_turns: p.lostTurns, run: p.runDir };
 }
 
-function laneLine(p: LaneProgress): string {
+/** What a failed lane's line advises, runnable as printed (a word that needs it is quoted). */
+export function retryAdvice(file: string, root: string): string {
+  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
+  return `laneward crew run ${word(file)} --retry-failed --state ${word(root)}`;
+}
+
+function laneLine(p: LaneProgress, advice: string): string {
   const code = p.code === null ? '' : ` code=${p.code}`;
-  const detail = p.detail === null ? '' : ` detail=${oneLine(p.detail)}`;
+  // A failed lane stays failed until it is retried: the line says how, runnable as written.
+  const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
+  const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
   return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${detail}`;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
 import { crewQaLaneId } from '../../formats/crew-qa-id.ts';
-import { isTerminalStage, newLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
+import { isTerminalStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import { work } from './agent-turns.ts';
@@ -21,6 +21,8 @@ export interface LaneContext {
   readonly qa: QaPort;
   readonly run: SuperviseFn;
   readonly agentTurns: number;
+  /** Failed lanes run again (crew run --retry-failed); else a failed lane is left as it is. */
+  readonly retryFailed?: boolean;
   readonly cancel: AbortSignal;
   /** Orphans of a crew that died, being settled before the lanes started. */
   readonly orphans?: OrphanSettlements;
@@ -50,12 +52,15 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   // A step that did not succeed ends the lane with its code, unless the crew is being cancelled.
   const end = async (step: StepResult) => {
     if (ctx.cancel.aborted || step.code === 'CANCELLED') return save({ stage: 'interrupted', stoppedIn: progress.stage, code: step.code ?? 'CANCELLED', detail: step.detail });
-    await save({ stage: 'failed', code: step.code ?? 'INTERNAL', detail: step.detail });
+    await save({ stage: 'failed', stoppedIn: progress.stage, code: step.code ?? 'INTERNAL', detail: step.detail });
     // Automation stops for a failed lane: its QA history is cleared, and diff-bearing turns
     // nobody reviewed get their final review request (a lane never bootstrapped has none).
     if (step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
   };
 
+  // A failed lane runs again only when asked (--retry-failed), as new attempts.
+  const retried = ctx.retryFailed === true ? retryLane(progress, now()) : null;
+  if (retried !== null) Object.assign(progress, retried);
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.
   if (progress.stage === 'interrupted' && progress.stoppedIn !== null) Object.assign(progress, { stage: progress.stoppedIn, stoppedIn: null, code: null, detail: null });
   if (isTerminalStage(progress.stage)) return progress;
@@ -80,7 +85,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
         }
         case 'review': {
           // Each reviewer is counted at its spawn, saved: a crew killed mid-review loses no count.
-          const step = await ctx.review.drive(lane, progress.runDir, () => save({ attempts: progress.attempts + 1 }));
+          const onSpawn = () => save({ attempts: progress.attempts + 1 });
+          const step = await ctx.review.drive(lane, progress.runDir, { retry: retried !== null, onSpawn });
           if (!step.ok) await end(step);
           else await stage(step.status === 'gate_pending' ? 'answer' : 'work');
           break;
@@ -100,7 +106,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           count(step);
           if (step.ok) await save({ stage: 'export', guidance: null });
           // A failed cross-check aborts completion: the agent works on with its guidance.
-          else if (step.guidance !== null && progress.turnsDone < ctx.agentTurns) await save({ stage: 'work', guidance: step.guidance });
+          else if (step.guidance !== null && progress.turnsDone - (progress.turnBase ?? 0) < ctx.agentTurns) await save({ stage: 'work', guidance: step.guidance });
           else await end(step);
           break;
         }

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew-file.ts';
 import { LanewardError } from '../../formats/error.ts';
+import { replyFormProblem } from '../../formats/gate-reply.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
 const MAX_CREW_BYTES = 4 * 1024 * 1024;
@@ -41,6 +42,10 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
     throw invalid(file, `${where}: ${first.message}`);
   }
   const crew = parsed.output;
+  // The standing answer is the same for every lane: a reply that cannot parse would fail
+  // each lane at its gate, after its review was paid for.
+  const problem = replyFormProblem(crew.answer);
+  if (problem !== null) throw invalid(file, `answer: ${JSON.stringify(crew.answer)} is not a gate reply (${problem})`);
   const base = dirname(file);
   const lanes = expandLanes(crew).map((lane) => ({ ...lane, plan: resolve(base, lane.plan) }));
   const badId = lanes.find((lane) => !isLaneId(lane.id));

@@ -23,9 +23,10 @@ export interface ReviewPort {
   /**
    * Drives the lane's review run to its gate (or to its end); resumes a started run.
    * `onSpawn` is awaited at each child's spawn (the lane counts it then, durably); the
-   * step's `attempts` counts the same children.
+   * step's `attempts` counts the same children. `retry`: the lane failed and is retried,
+   * so a failed native voice is minted anew.
    */
-  drive(lane: LaneSpec, runDir: string, onSpawn?: () => Promise<void>): Promise<ReviewStep>;
+  drive(lane: LaneSpec, runDir: string, options?: { readonly retry?: boolean; readonly onSpawn?: () => Promise<void> }): Promise<ReviewStep>;
   /** Answers the pending gate by the crew's answer policy; a decided gate is left alone. */
   answer(runDir: string): Promise<ReviewStep>;
   /** Exports and validates the run directory. */

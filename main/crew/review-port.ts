@@ -33,7 +33,7 @@ export function crewReviewPort(context: {
   const { crew, penv } = context;
   const settings = crew.crew;
   return {
-    async drive(lane, runDir, onSpawn) {
+    async drive(lane, runDir, driveOptions) {
       // Children that spawned: a dispatch cancelled while it waited for its slot started none.
       let attempts = 0;
       const run: Dispatcher['run'] = (spec, options = {}) =>
@@ -43,12 +43,12 @@ export function crewReviewPort(context: {
             // The child is journaled first: that is what a crew started after this one needs.
             await options.onSpawn?.(child);
             attempts += 1;
-            await onSpawn?.();
+            await driveOptions?.onSpawn?.();
           },
         });
       const orphans = context.orphans?.review(runDir);
       return step(async () => {
-        await redispatchCancelled(runDir, penv);
+        await redispatchCancelled(runDir, penv, driveOptions?.retry === true);
         const report = await planRun(
           {
             out: runDir,
@@ -74,9 +74,11 @@ export function crewReviewPort(context: {
           // A voice that failed is the lane's typed end; the run directory still records it
           // honestly, exported where the run got far enough to be exportable.
           if (EXPORTABLE.has(report.status)) await planExport({ out: runDir }, penv);
-          return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state}${report.stopped === null ? '' : `: ${report.stopped}`}`, attempts, status: report.status };
+          // The plan run's own advice (plan next --redispatch, plan run) is not a crew's: the
+          // crew's line says how to retry the lane.
+          return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})`, attempts, status: report.status };
         }
-        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: report.stopped, attempts, status: report.status };
+        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: report.stopped.replace(/; run plan next --redispatch .*$/, ''), attempts, status: report.status };
         return reviewStep(report, () => attempts);
       }, () => attempts);
     },
@@ -104,15 +106,16 @@ export function crewReviewPort(context: {
  * A lane interrupted mid-review (a signal or the crew's --deadline) had its native voice
  * cancelled by the crew itself, with the child proven gone: a phase cannot close without
  * it, so a crew started again mints it anew (`plan next --redispatch`), as a new attempt.
- * Any other failed native voice stays the lane's typed end.
+ * A lane that failed on its native voice reaches here again only when it is retried
+ * (--retry-failed): its failed voice is minted anew the same way, never replayed.
  */
-async function redispatchCancelled(runDir: string, penv: PlanEnv): Promise<void> {
+async function redispatchCancelled(runDir: string, penv: PlanEnv, retry: boolean): Promise<void> {
   if (readBinding(runDir) === undefined) return;
   const run = locateRun(runDir, penv).record;
   if (run.state !== 'awaiting_result' || run.current === null) return;
   const id = phaseOf(run, run.current).native.attempt;
   const attempt = id === null ? undefined : attemptOf(run, id);
-  if (attempt?.state === 'failed' && attempt.code === 'CANCELLED') await planNext({ out: runDir, redispatch: attempt.id }, penv);
+  if (attempt?.state === 'failed' && (retry || attempt.code === 'CANCELLED')) await planNext({ out: runDir, redispatch: attempt.id }, penv);
 }
 
 function reviewStep(report: PlanReport, attempts: () => number): ReviewStep {

@@ -1,6 +1,7 @@
 import { constants } from 'node:os';
 import { toError } from '../../formats/error.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
+import { onAbort } from '../../workers/supervise/on-abort.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { CancelMessage, RenewalReport, SpawnReport, SuperviseTask, TaskResult } from '../../workers/supervise/task.ts';
@@ -78,14 +79,15 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
 
   const run: SuperviseFn = (spec, options = {}) => {
     const controller = new AbortController();
-    const forward = () => controller.abort(options.cancel?.reason);
+    let unlink = () => undefined as void;
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
     live.add(entry);
     const work = (async (): Promise<Outcome> => {
       try {
         if (closed) return cancelledBeforeStart(spec, 'SIGTERM');
         if (options.cancel?.aborted) return cancelledBeforeStart(spec, abortSignalName(options.cancel));
-        options.cancel?.addEventListener('abort', forward, { once: true });
+        // Through the signal's one fan-out listener: every run of a fleet shares this signal.
+        if (options.cancel !== undefined) unlink = onAbort(options.cancel, () => controller.abort(options.cancel?.reason));
         if (!(await slots.acquire(controller.signal))) return cancelledBeforeStart(spec, abortSignalName(controller.signal));
         try {
           // An adoption's budget was set from its recorded dispatch: a slot does not renew it.
@@ -117,7 +119,7 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
           slots.release();
         }
       } finally {
-        options.cancel?.removeEventListener('abort', forward);
+        unlink();
         live.delete(entry);
       }
     })();
@@ -176,9 +178,7 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
       if (message?.type === 'renewals') reports.renewals(message.count, message.latenciesMs);
       else if (message?.type === 'spawned') reports.spawned(message.child);
     });
-    const onAbort = () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    const unlink = onAbort(signal, () => port1.postMessage({ type: 'cancel', signal: abortSignalName(signal) } satisfies CancelMessage));
     try {
       const task: SuperviseTask = { spec, port: port2, cancelled };
       const { outcome, last, spawned } = (await pool.run(task, { transferList: [port2] })) as TaskResult;
@@ -189,7 +189,7 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
     } catch (error) {
       throw toError(poolError ?? error);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      unlink();
       port1.close();
     }
   };

@@ -1,3 +1,5 @@
+import { onAbort } from '../../workers/supervise/on-abort.ts';
+
 /**
  * At most `limit` holders at once; the rest wait in arrival order (FIFO). A wait can be
  * abandoned (its signal aborts, or everything is dropped at close): it then resolves
@@ -5,7 +7,7 @@
  */
 export class Slots {
   private held = 0;
-  private readonly waiting: { grant: (granted: boolean) => void; signal: AbortSignal | undefined; onAbort: () => void }[] = [];
+  private readonly waiting: { grant: (granted: boolean) => void; unlink: () => void }[] = [];
 
   constructor(readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a slot limit is a whole number of at least 1, got ${limit}`);
@@ -27,17 +29,15 @@ export class Slots {
       return Promise.resolve(true);
     }
     return new Promise((resolve) => {
-      const waiter = {
-        grant: resolve,
-        signal,
-        onAbort: () => {
+      const waiter = { grant: resolve, unlink: () => undefined as void };
+      this.waiting.push(waiter);
+      if (signal !== undefined) {
+        waiter.unlink = onAbort(signal, () => {
           const at = this.waiting.indexOf(waiter);
           if (at >= 0) this.waiting.splice(at, 1);
           resolve(false);
-        },
-      };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.waiting.push(waiter);
+        });
+      }
     });
   }
 
@@ -48,14 +48,14 @@ export class Slots {
       this.held -= 1;
       return;
     }
-    next.signal?.removeEventListener('abort', next.onAbort);
+    next.unlink();
     next.grant(true);
   }
 
   /** Abandons every wait (at close). */
   drop(): void {
     for (const waiter of this.waiting.splice(0)) {
-      waiter.signal?.removeEventListener('abort', waiter.onAbort);
+      waiter.unlink();
       waiter.grant(false);
     }
   }

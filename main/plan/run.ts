@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLanewardError } from '../../formats/error.ts';
@@ -22,6 +21,7 @@ import { childRecord } from '../dispatch/orphans.ts';
 import type { OrphanEnd } from '../../formats/child-record.ts';
 import { claimRun, type ReleaseRun } from './run-driver.ts';
 import { cancelVoice, dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
+import { onAbort } from '../../workers/supervise/on-abort.ts';
 
 /** The provider's budget when the caller gives none: the lease, or the total deadline. */
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
@@ -142,17 +142,14 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   const verified = loadVerifiedAction(request.file, request.trust, request.action);
   const emit = options.onEvent ?? (() => undefined);
   const stop = new AbortController();
-  // Both voices of a phase, and every phase of a long run, listen on it.
-  setMaxListeners(0, stop.signal);
   let interrupted: 'deadline' | 'cancel' | null = null;
   const interrupt = (reason: 'deadline' | 'cancel', signal: unknown) => {
     if (stop.signal.aborted) return;
     interrupted = reason;
     stop.abort(typeof signal === 'string' ? signal : 'SIGTERM');
   };
-  const onCancel = () => interrupt('cancel', options.cancel?.reason);
-  if (options.cancel?.aborted) onCancel();
-  else options.cancel?.addEventListener('abort', onCancel, { once: true });
+  // Through the signal's one fan-out listener: every lane of a crew passes the crew's stop.
+  const unlinkCancel = options.cancel === undefined ? () => undefined : onAbort(options.cancel, () => interrupt('cancel', options.cancel?.reason));
   const timer = options.deadlineMs === undefined ? undefined : setTimeout(() => interrupt('deadline', 'SIGTERM'), options.deadlineMs);
   const ends: AttemptEnd[] = [];
   let stopped: string | null = null;
@@ -303,7 +300,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (interrupted !== null) emit({ type: 'interrupted', reason: interrupted });
   } finally {
     if (timer !== undefined) clearTimeout(timer);
-    options.cancel?.removeEventListener('abort', onCancel);
+    unlinkCancel();
     await release?.();
   }
   const final = planStatus({ out: options.out }, penv);

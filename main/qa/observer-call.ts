@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -7,11 +6,13 @@ import { isLanewardError, toError } from '../../formats/error.ts';
 import { QA_TOOL_POLICY, type Frame, type ObserverConfig, type QaMode } from '../../formats/qa-record.ts';
 import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats/qa-verdict.ts';
 import { isToolEventFormat } from '../../formats/tool-policy.ts';
+import { decodeUtf8 } from '../../formats/utf8-text.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
+import { callDir, sweepStaleCalls } from './call-dirs.ts';
 import { readFrames } from './frames.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
 
@@ -27,11 +28,6 @@ export interface ObserverResult {
   readonly started: boolean;
   readonly frames: readonly Frame[];
   readonly outcome: Outcome;
-}
-
-/** The directory of one call's files (prompt, result, stdout copy), removed after the call. */
-export function callDir(root: string, lane: string, call: number): string {
-  return join(root, 'qa', lane, `call-${call}-${randomUUID()}`);
 }
 
 /**
@@ -63,6 +59,8 @@ export async function callObserver(
     frames,
     outcome,
   });
+  // The directories of calls whose process was killed are removed before this call makes its own.
+  sweepStaleCalls(root, lane);
   mkdirSync(dir, { recursive: true });
   try {
     writeFileSync(files.prompt, prompt, { mode: 0o600 });
@@ -114,12 +112,15 @@ export async function callObserver(
 
 /** The verdict file, parsed and checked; a problem names what is wrong. */
 export function readVerdict(file: string): { verdict: QaVerdict } | { problem: string } {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = readBounded(file, VERDICT_FILE_MAX, { noFollow: true }).bytes.toString('utf8');
+    bytes = readBounded(file, VERDICT_FILE_MAX, { noFollow: true }).bytes;
   } catch (error) {
     return { problem: isBoundedReadError(error) ? `verdict file ${error.problem}` : toError(error).message };
   }
+  // Refused like a reviewer's result: undecodable bytes are never replaced with U+FFFD.
+  const { text, badLine } = decodeUtf8(bytes);
+  if (badLine !== null) return { problem: `verdict file is not UTF-8 text (line ${badLine})` };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -5,6 +5,7 @@ import { isToolEventFormat } from '../../formats/tool-policy.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
+import { sweepStaleCalls } from './call-dirs.ts';
 import { checkLaneId } from './lane-id.ts';
 import { report, type QaReport } from './report.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
@@ -46,6 +47,8 @@ export function freshLane(lane: string, observer: ObserverConfig, previous: Lane
  */
 export async function qaStart(store: Store, lane: string, options: QaStartOptions, run: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
+  // Calls of a killed process left their directories: gone before this command makes any.
+  sweepStaleCalls(store.root, lane);
   const { observer } = options;
   let progress: unknown;
   try {

@@ -2,6 +2,7 @@ import type { QaEvent } from '../../formats/qa-events.ts';
 import type { LaneRecord, ObserverConfig, Turn, TurnRole } from '../../formats/qa-record.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { applyCall } from './apply-call.ts';
+import { sweepStaleCalls } from './call-dirs.ts';
 import { checkLaneId } from './lane-id.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
@@ -45,6 +46,8 @@ interface Taken {
 
 export async function qaTurn(store: Store, lane: string, options: QaTurnOptions, run: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
+  // Calls of a killed process left their directories: gone before this command makes any.
+  sweepStaleCalls(store.root, lane);
   const { config } = options;
   const taken = await transactLane<Taken>(store, lane, (record) => {
     const refused = closedLane(lane, record);

@@ -4,6 +4,7 @@ import { buildOutcome, type Outcome, type OutcomeCode } from './outcome.ts';
 import { ProcSnapshots } from './proc-snapshot.ts';
 import { canRun, readProcStat, statScratch } from './proc-stat.ts';
 import type { OrphanRef, SupervisionHooks, SupervisionSpec } from './spec.ts';
+import { onAbort } from './on-abort.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
 
 /**
@@ -59,8 +60,8 @@ export async function adoptOrphan(spec: SupervisionSpec, ref: OrphanRef, signal:
     stop.abort();
   };
   const onCancel = () => end('CANCELLED', typeof signal?.reason === 'string' && signal.reason.startsWith('SIG') ? signal.reason : 'SIGTERM');
-  if (signal?.aborted) onCancel();
-  else signal?.addEventListener('abort', onCancel, { once: true });
+  // Through the signal's one fan-out listener: many adoptions share a crew's stop.
+  const unlinkCancel = signal === undefined ? () => undefined : onAbort(signal, onCancel);
   const expiry = spec.mode === 'admitted_progress_inactivity' ? 'LEASE_EXPIRED' : 'DEADLINE_EXPIRED';
   const timer = new DeadlineTimer(spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs, () => end(expiry));
   try {
@@ -70,7 +71,7 @@ export async function adoptOrphan(spec: SupervisionSpec, ref: OrphanRef, signal:
     return adoptedOutcome(spec, code, cancelSignal, teardown.confirmed, teardown.firstSignal);
   } finally {
     timer.clear();
-    signal?.removeEventListener('abort', onCancel);
+    unlinkCancel();
   }
 }
 

@@ -12,6 +12,7 @@ import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
 import { ToolGuard } from './tool-guard.ts';
 import { adoptOrphan } from './adopt.ts';
+import { onAbort } from './on-abort.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
@@ -100,7 +101,7 @@ class Supervision {
     if (this.cancel?.aborted) return this.outcome(this.cancelled(), false, true);
     if (nowMs() >= firstDeadline) return this.outcome(cause('DEADLINE_EXPIRED'), false, true);
     // Listening from here to the end: a cancel during launch or while output drains wins too.
-    this.cancel?.addEventListener('abort', this.onAbort, { once: true });
+    const unlink = this.cancel === undefined ? () => undefined : onAbort(this.cancel, this.onAbort);
     try {
       if (spec.stdoutCopy !== undefined) {
         try {
@@ -112,7 +113,7 @@ class Supervision {
       }
       return await this.supervise(firstDeadline);
     } finally {
-      this.cancel?.removeEventListener('abort', this.onAbort);
+      unlink();
       if (this.copyFd !== undefined) closeSync(this.copyFd);
     }
   }

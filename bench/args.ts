@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import { toError } from '../formats/error.ts';
+
+export const SUITES = ['validate', 'lease', 'runs', 'crew'] as const;
+export type Suite = (typeof SUITES)[number];
+
+export const BENCH_HELP = `usage: npm run bench -- [SUITE...] [options]
+
+Suites (default: all, in this order): ${SUITES.join(', ')}.
+
+  validate  --runs N (1000) --run-kb N (300) --big-mb N (1024) --e2e-runs N (300)
+            --e2e-run-kb N (190) --e2e-samples N (7) --only a|b|c|d|e (one figure)
+  lease     --samples N (40) --fleet N (200)
+  runs      --plan-runs N (100) --procs N (4) --findings N (5000)
+  crew      --crew-lanes N (200)
+  --help    this text
+
+Ratios are against baselines measured in the same run. Exit status: 0 done, 2 a bad
+command line.`;
+
+/** The validate suite's figures, for --only. */
+const FIGURES: readonly string[] = ['a', 'b', 'c', 'd', 'e'];
+
+/** Every whole-number option, with its default. */
+const NUMBERS = {
+  runs: '1000',
+  'run-kb': '300',
+  'big-mb': '1024',
+  'e2e-runs': '300',
+  'e2e-run-kb': '190',
+  'e2e-samples': '7',
+  samples: '40',
+  fleet: '200',
+  'plan-runs': '100',
+  procs: '4',
+  findings: '5000',
+  'crew-lanes': '200',
+} as const;
+
+export type BenchNumbers = { readonly [K in keyof typeof NUMBERS]: number };
+
+export type BenchArgs =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'usage'; readonly message: string }
+  | { readonly kind: 'run'; readonly suites: readonly Suite[]; readonly numbers: BenchNumbers; readonly only: string | undefined };
+
+/** The bench's command line, checked once: a bad flag or value is a usage error, never a stack trace. */
+export function parseBenchArgs(args: readonly string[]): BenchArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...Object.fromEntries(Object.keys(NUMBERS).map((name) => [name, { type: 'string' as const }])),
+        only: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    return { kind: 'usage', message: toError(error).message.split('. ')[0] ?? 'bad command line' };
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values['help'] === true) return { kind: 'help' };
+  const unknown = parsed.positionals.find((suite) => !(SUITES as readonly string[]).includes(suite));
+  if (unknown !== undefined) return { kind: 'usage', message: `unknown suite ${JSON.stringify(unknown)}; expected one of ${SUITES.join(', ')}` };
+  const numbers: Record<string, number> = {};
+  for (const [name, fallback] of Object.entries(NUMBERS)) {
+    const given = values[name];
+    const text = typeof given === 'string' ? given : fallback;
+    if (!/^[1-9][0-9]{0,8}$/.test(text)) return { kind: 'usage', message: `--${name} expects a positive whole number, got ${JSON.stringify(text)}` };
+    numbers[name] = Number(text);
+  }
+  const only = typeof values['only'] === 'string' ? values['only'] : undefined;
+  if (only !== undefined && !FIGURES.includes(only)) return { kind: 'usage', message: `--only expects one of ${FIGURES.join(', ')}, got ${JSON.stringify(only)}` };
+  return {
+    kind: 'run',
+    suites: parsed.positionals.length === 0 ? [...SUITES] : (parsed.positionals as Suite[]),
+    numbers: numbers as BenchNumbers,
+    only,
+  };
+}
