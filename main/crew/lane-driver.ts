@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAgentTurn } from '../../formats/agent-turn.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
@@ -10,6 +9,7 @@ import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { QaPort, ReviewPort, StepResult } from './ports.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 const MAX_TURN_BYTES = 256 * 1024;
 
@@ -61,7 +61,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   if (isTerminalStage(progress.stage)) return progress;
   ctx.onChange(progress);
   try {
-    mkdirSync(progress.runDir, { recursive: true });
+    makeDirs(progress.runDir);
     while (!isTerminalStage(progress.stage)) {
       if (ctx.cancel.aborted) {
         await save({ stage: 'interrupted', stoppedIn: progress.stage, code: 'CANCELLED', detail: `stopped in stage ${progress.stage}` });
@@ -139,7 +139,7 @@ async function work(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress, sa
   }
   const n = progress.turnsDispatched + 1;
   const dir = join(progress.runDir, 'agent');
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const promptFile = join(dir, `turn-${n}.prompt.md`);
   const resultFile = join(dir, `turn-${n}.json`);
   const prompt = agentPrompt(lane, n, progress.guidance, resultFile);

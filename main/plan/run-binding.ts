@@ -1,8 +1,9 @@
-import { closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { syncDirectory } from '../fs/atomic-write.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 export const BINDING_FILE = '.laneward-run';
 
@@ -38,7 +39,7 @@ export function readBinding(dir: string): RunBinding | undefined {
  * winner's). Returns the binding that holds.
  */
 export function publishBinding(dir: string, binding: RunBinding): RunBinding {
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const file = join(dir, BINDING_FILE);
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
   const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import type { ResultCode } from '../../formats/codes.ts';
@@ -14,6 +14,7 @@ import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
 import { readFrames } from './frames.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 /** One observer call's end: a verdict, or the typed reason there is none. */
 export interface ObserverResult {
@@ -63,7 +64,7 @@ export async function callObserver(
     frames,
     outcome,
   });
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   try {
     writeFileSync(files.prompt, prompt, { mode: 0o600 });
     const argv = observer.argv.map((arg) => arg.replaceAll('{prompt}', files.prompt).replaceAll('{result}', files.result));
