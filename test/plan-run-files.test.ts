@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { codesOf, ensureBuilt } from './helpers/cli.ts';
@@ -99,5 +99,42 @@ describe('plan run-directory files', () => {
     writeFileSync(prompt, Buffer.alloc(want.length * 3, 'x'));
     expect(d.plan('resume').code).toBe(0);
     expect(readFileSync(prompt).equals(want)).toBe(true);
+  });
+});
+
+describe('plan submit: another attempt\'s result', () => {
+  /** How the outside attempt's result is named when it is submitted for the native attempt. */
+  const NAMES: [string, (d: PlanDriver, theirs: string) => { out: string; result: string }][] = [
+    ['--out a symlink to the run directory', (d, theirs) => {
+      symlinkSync(d.out, join(d.dir, 'link'));
+      return { out: join(d.dir, 'link'), result: theirs };
+    }],
+    ['--out a symlink, --result under it', (d, theirs) => {
+      symlinkSync(d.out, join(d.dir, 'link'));
+      return { out: join(d.dir, 'link'), result: join(d.dir, 'link', theirs.slice(d.out.length + 1)) };
+    }],
+    ['--result a symlink to it', (d, theirs) => {
+      symlinkSync(theirs, join(d.dir, 'mine.md'));
+      return { out: d.out, result: join(d.dir, 'mine.md') };
+    }],
+    ['--result a hard link to it', (d, theirs) => {
+      linkSync(theirs, join(d.dir, 'mine.md'));
+      return { out: d.out, result: join(d.dir, 'mine.md') };
+    }],
+    ['--result through a symlinked directory', (d, theirs) => {
+      symlinkSync(d.out, join(d.dir, 'link'));
+      return { out: d.out, result: join(d.dir, 'link', theirs.slice(d.out.length + 1)) };
+    }],
+  ];
+
+  test.each(NAMES)('should refuse it with ATTEMPT_MISMATCH when named by %s', (_, name) => {
+    const d = driver();
+    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const [native, outside] = step.attempts;
+    d.writeResult(outside!, step.snapshot!, []);
+    const { out, result } = name(d, outside!.result);
+    const crossed = d.raw(['plan', 'submit', '--out', out, '--state', d.state, '--phase', 'ceo', '--voice', 'native', '--attempt', native!.id, '--result', result, '--model', 'claude-x']);
+    expect(codesOf(crossed.stderr)).toEqual(['ATTEMPT_MISMATCH']);
+    expect(crossed.code).toBe(3);
   });
 });
