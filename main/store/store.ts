@@ -58,17 +58,18 @@ const load = createRequire(import.meta.url);
  * `batched`: one process driving many runs at once (the first open decides); a command
  * that changes one run and exits commits synchronously, with no write thread to outlive.
  */
-export function openStore(root: string, options: { batched?: boolean } = {}): Store {
+export function openStore(root: string, options: { batched?: boolean; readOnly?: boolean } = {}): Store {
   const dir = resolve(root);
   const known = opened.get(dir);
   if (known !== undefined) return known;
   let env: RootDatabase;
   try {
-    mkdirSync(dir, { recursive: true });
+    // readOnly: a reader of a root that exists (plan status on a read-only file system).
+    if (options.readOnly !== true) mkdirSync(dir, { recursive: true });
     const { open } = load('lmdb') as typeof import('lmdb');
     // A map large enough that it never grows: a resize by one process makes the others
     // renew their read transactions, which failed under 20 concurrent writers.
-    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES });
+    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
   } catch (error) {
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
   }
