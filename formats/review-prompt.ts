@@ -1,4 +1,5 @@
 import type { Consensus } from './consensus.ts';
+import { jsonLine } from './issue.ts';
 import { renderResultFormat } from './review-result.ts';
 
 /** What each phase asks of its reviewers, in laneward's words. */
@@ -43,7 +44,7 @@ export function renderPrompt(input: PromptInput): string {
   if (input.consensus.length === 0) parts.push('None: this is the first phase.');
   else {
     parts.push('```json');
-    for (const c of input.consensus) parts.push(JSON.stringify(c));
+    for (const c of input.consensus) parts.push(jsonLine(c));
     parts.push('```');
   }
   parts.push('', renderResultFormat(input.phase, input.snapshot, input.resultPath).trimEnd(), '');

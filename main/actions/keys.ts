@@ -5,10 +5,11 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { errnoCode, LanewardError, toError } from '../../formats/error.ts';
 import { readBounded } from '../fs/read-bounded.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 /** A PEM key is a few hundred bytes; anything far larger is not a key file. */
 const MAX_KEY_BYTES = 64 * 1024;
@@ -34,11 +35,7 @@ export function writeKeyPair(dir: string): KeyPairFiles {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const key = join(dir, KEY_FILE);
   const pub = join(dir, PUB_FILE);
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new LanewardError('IO_ERROR', `cannot create ${dir}: ${toError(error).message}`, { path: dir, cause: error });
-  }
+  makeDirs(dir, { mode: 0o700 });
   writeNewFile(key, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 0o600);
   try {
     writeNewFile(pub, publicKey.export({ type: 'spki', format: 'pem' }).toString(), 0o644);

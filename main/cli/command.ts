@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { EXIT, type ResultCode } from '../../formats/codes.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { exitStatus } from '../../formats/exit-status.ts';
-import { issue, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { issue, jsonLine, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
 import { jsonText } from '../../formats/json-text.ts';
 import { parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
@@ -131,7 +131,7 @@ export function fail(caught: unknown, context: string, rule: FailureRule, json: 
   const exit = (rule.exit ?? exitStatus)(error.code);
   const more = rule.more?.(error, exit, failed) ?? { fields: {}, lines: [] };
   if (json) {
-    io.out(JSON.stringify({ ok: false, code: error.code, path: error.path, message: error.message, ...more.fields }));
+    io.out(jsonLine({ ok: false, code: error.code, path: error.path, message: error.message, ...more.fields }));
     return exit;
   }
   io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));

@@ -4,6 +4,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { EXIT } from '../../formats/codes.ts';
 import { planExitStatus } from '../../formats/exit-status.ts';
 import type { PlanEnv } from '../plan/locate.ts';
+import { jsonLine } from '../../formats/issue.ts';
 import { reportLines, resultLine, type PlanReport } from '../plan/report.ts';
 import { command, type Command, type FailureRule, type Parsed } from './command.ts';
 import { PLAN_HELP } from './plan-help.ts';
@@ -37,7 +38,7 @@ export function reportCommand<const O extends Options>(spec: {
       const { out, state, json } = values as { out?: string; state?: string; json?: boolean };
       if (spec.mutating && out !== undefined) (await import('../plan/checkpoint.ts')).checkpointRoot(process.env, resolvePath(out));
       const report = await spec.run(values, { cwd: process.cwd(), env: process.env, state });
-      if (json === true) io.out(JSON.stringify(reportJson(report)));
+      if (json === true) io.out(jsonLine(reportJson(report)));
       else for (const line of reportLines(report, !NOT_TERMINAL.has(spec.name))) io.out(line);
       return EXIT.ok;
     },

@@ -3,7 +3,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { exitStatus, planExitStatus } from '../../formats/exit-status.ts';
-import { issue, oneLine, renderIssueLine } from '../../formats/issue.ts';
+import { issue, jsonLine, oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { MAX_TIMER_MS } from '../../formats/limits.ts';
 import type { PlanRunEvent, PlanRunReport } from '../plan/run.ts';
 import { reportLines, resultLine } from '../plan/report.ts';
@@ -89,7 +89,7 @@ export const planRunCommand: Command = command({
       const { createInProcessDispatcher } = await import('../dispatch/dispatcher.ts');
       const dispatcher = createInProcessDispatcher({ limit: VOICES_AT_ONCE });
       const interrupt = interruptSignal();
-      const progress = (line: string) => (json ? io.err(line) : io.out(line));
+      const progress = (line: string) => (json ? io.err(oneLine(line)) : io.out(oneLine(line)));
       let report: PlanRunReport;
       try {
         report = await planRun(
@@ -125,7 +125,7 @@ export const planRunCommand: Command = command({
         : report.interrupted === 'cancel' ? exitStatus('CANCELLED', { cancelSignal: String(interrupt.signal.reason) })
         : report.stopped !== null ? EXIT.fail
         : EXIT.ok;
-      if (json) io.out(JSON.stringify(runJson(report, exit)));
+      if (json) io.out(jsonLine(runJson(report, exit)));
       else for (const line of reportLines(report, true)) io.out(line);
       return exit;
     } catch (caught) {
@@ -133,7 +133,7 @@ export const planRunCommand: Command = command({
       const exit = planExitStatus(error.code);
       const dir = runDir === '-' || error.code === 'USAGE' ? '-' : runDir;
       if (json) {
-        io.out(JSON.stringify({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
+        io.out(jsonLine({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
       } else {
         io.err(renderIssueLine('laneward plan run', issue(error.code, error.path, error.message)));
         const exists = dir !== '-' && existsSync(join(dir, '.laneward-run'));

@@ -1,6 +1,6 @@
 import { resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../formats/codes.ts';
-import { oneLine } from '../../formats/issue.ts';
+import { jsonLine, oneLine } from '../../formats/issue.ts';
 import { intOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { PLAN_FAILURE, reportCommand } from './plan-command.ts';
@@ -137,7 +137,7 @@ const CHECKPOINTS = command({
   run: async ({ values }, io) => {
     if (values.from === undefined) throw usage('--from <checkpoint dir>/<run> is required');
     const list = (await import('../plan/checkpoint.ts')).listGenerations(resolvePath(values.from));
-    if (values.json) io.out(JSON.stringify({ generations: list }));
+    if (values.json) io.out(jsonLine({ generations: list }));
     else for (const g of list) io.out(`CHECKPOINT: gen=${g.name} seq=${g.seq} files=${g.files} status=${g.problem === null ? 'ok' : `invalid (${oneLine(g.problem)})`} current=${g.current ? 'yes' : 'no'}`);
     return EXIT.ok;
   },
@@ -150,8 +150,8 @@ const FAMILY = command({
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1 || positionals[0]!.trim() === '') throw usage('expected exactly one model id');
     const answer = (await import('../plan/families.ts')).familyOf(positionals[0]!, process.env);
-    if (values.json) io.out(JSON.stringify({ model: positionals[0], ...answer }));
-    else io.out(`MODEL_FAMILY: ${oneLine(positionals[0]!)} family=${answer.family ?? 'unknown'} source=${answer.source ?? '-'}`);
+    if (values.json) io.out(jsonLine({ model: positionals[0], ...answer }));
+    else io.out(`MODEL_FAMILY: ${oneLine(positionals[0]!)} family=${oneLine(answer.family ?? 'unknown')} source=${oneLine(answer.source ?? '-')}`);
     return EXIT.ok;
   },
 });

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
@@ -10,6 +9,7 @@ import { work } from './agent-turns.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort, StepResult } from './ports.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 /** Everything a lane driver shares with the other lanes of its crew. */
 export interface LaneContext {
@@ -66,7 +66,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   if (isTerminalStage(progress.stage)) return progress;
   ctx.onChange(progress);
   try {
-    mkdirSync(progress.runDir, { recursive: true });
+    makeDirs(progress.runDir);
     while (!isTerminalStage(progress.stage)) {
       if (ctx.cancel.aborted) {
         await save({ stage: 'interrupted', stoppedIn: progress.stage, code: 'CANCELLED', detail: `stopped in stage ${progress.stage}` });

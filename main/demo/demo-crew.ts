@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeKeyPair, readPrivateKey } from '../actions/keys.ts';
 import { signatureFileOf, signatureText } from '../actions/signature.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 /** Failing variants a demo crew may mix in, one lane each, in this order. */
 export const BROKEN_KINDS = ['reviewer-stall', 'reviewer-crash', 'reviewer-malformed', 'agent-crash', 'observer-fail'] as const;
@@ -45,7 +46,7 @@ Nothing yet.
  */
 export function writeDemoCrew(options: DemoCrewOptions): string {
   const fixtures = options.fixtures ?? defaultFixtures();
-  mkdirSync(join(options.dir, 'plans'), { recursive: true });
+  makeDirs(join(options.dir, 'plans'));
   const keys = writeKeyPair(join(options.dir, 'keys'));
   const lease = (progress: string) => ({ timeout_mode: 'admitted_progress_inactivity', progress, cleanup_reserve_ms: 100, post_provider_ms: 2_000 });
   // The observer's events name its tools, so its tool policy can be enforced.

@@ -1,7 +1,8 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CATALOGUE } from '../../fixtures/catalogue.ts';
 import { generateRun } from '../../fixtures/generate-run.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 /** Every this-many-th run of the sample archive is broken on purpose. */
 export const BROKEN_EVERY = 20;
@@ -20,7 +21,7 @@ export function brokenRuns(runs: number): number {
 export function generateArchive(dir: string, runs: number): void {
   const staging = `${dir}.partial-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
+  makeDirs(staging);
   const width = String(runs).length;
   for (let i = 0; i < runs; i++) {
     const runDir = join(staging, `lane-${String(i % 16).padStart(2, '0')}`, `run-${String(i).padStart(width, '0')}`);

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 let sequence = 0;
@@ -33,9 +33,9 @@ export function writeFileAtomic(file: string, content: string | Uint8Array, mode
   if (durable) syncDirectory(dirname(file));
 }
 
-/** Flushes one file's bytes to disk. */
+/** Flushes one file's bytes to disk (opened non-blocking, never through a symlink: a FIFO cannot hang it). */
 export function syncFile(file: string): void {
-  const fd = openSync(file, 'r');
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
     fsyncSync(fd);
   } finally {

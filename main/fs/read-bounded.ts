@@ -43,7 +43,7 @@ export function readBounded(path: string, maxBytes: number, options: { noFollow?
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new BoundedReadError('not-a-file', 'is not a regular file');
+    if (!stat.isFile()) throw new BoundedReadError('not-a-file', `is not a regular file (${fileKind(stat)})`);
     if (stat.size > maxBytes) throw new BoundedReadError('too-large', `is over ${maxBytes} bytes`);
     // Room for the size fstat saw plus one byte, grown (never past the cap plus one) for
     // a file that grows while it is read; a byte past the cap is a refusal.
@@ -67,6 +67,17 @@ export function readBounded(path: string, maxBytes: number, options: { noFollow?
   } finally {
     closeSync(fd);
   }
+}
+
+/** What a non-regular file is, in words, for a refusal. */
+export function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isSymbolicLink()) return 'a symlink';
+  return stat.isFile() ? 'a regular file' : 'not a file';
 }
 
 export type BoundedResult =

@@ -1,5 +1,6 @@
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
+import { readRunFile } from '../fs/run-file.ts';
 
 /**
  * Keeps a copy of a reopened phase's prompts and consensus as `<name>.r<rev><ext>`, or
@@ -10,20 +11,22 @@ import { extname, join } from 'node:path';
 export function archiveFiles(runDir: string, names: readonly string[], rev: number): string[] {
   const kept: string[] = [];
   for (const name of names) {
-    const from = join(runDir, name);
-    if (!existsSync(from)) continue;
-    const bytes = readFileSync(from);
+    // Read bounded, regular files only: a FIFO or a /dev/zero link at a name is refused.
+    const bytes = readRunFile(join(runDir, name));
+    if (bytes === undefined) continue;
     const ext = extname(name);
     const stem = name.slice(0, name.length - ext.length);
     for (let k = 1; ; k++) {
       const target = `${stem}.r${rev}${k === 1 ? '' : `.v${k}`}${ext}`;
       const path = join(runDir, target);
-      if (!existsSync(path)) {
-        copyFileSync(from, path);
+      const there = readRunFile(path);
+      if (there === undefined) {
+        // Exclusive: a name that appeared since is never written through.
+        writeFileSync(path, bytes, { flag: 'wx', mode: 0o644 });
         kept.push(target);
         break;
       }
-      if (readFileSync(path).equals(bytes)) break;
+      if (there.equals(bytes)) break;
     }
   }
   return kept;

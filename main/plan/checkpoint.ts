@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { decode, encode } from 'cbor-x';
 import { LanewardError, toError } from '../../formats/error.ts';
@@ -7,6 +7,8 @@ import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-ru
 import { syncDirectory, writeFileAtomic } from '../fs/atomic-write.ts';
 import { readJournal, transact, type Store } from '../store/store.ts';
 import { BINDING_FILE } from './run-binding.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
+import { readRunFile, RUN_FILE_MAX } from '../fs/run-file.ts';
 
 /** What a generation carries of the store: enough to restore the run on another root. */
 interface StateDump {
@@ -24,6 +26,9 @@ interface GenerationManifest {
 }
 
 const STATE = 'state.cbor';
+/** A generation's state carries every bound result of the run: larger than any one file. */
+const STATE_MAX = 1024 * 1024 * 1024;
+const JSON_MAX = 4 * 1024 * 1024;
 const MANIFEST = 'manifest.json';
 
 /** LANEWARD_CHECKPOINT_DIR, refused when it overlaps the run directory. */
@@ -49,7 +54,7 @@ export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, 
   try {
     const base = join(root, run.run);
     const generations = join(base, 'generations');
-    mkdirSync(generations, { recursive: true });
+    makeDirs(generations);
     const name = String(run.seq).padStart(12, '0');
     const target = join(generations, name);
     if (existsSync(target)) return `CHECKPOINT: gen=${name} seq=${run.seq} already`;
@@ -59,8 +64,11 @@ export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, 
     const files: Record<string, string> = {};
     for (const entry of readdirSync(runDir, { withFileTypes: true })) {
       if (!entry.isFile() || entry.name === BINDING_FILE || entry.name.startsWith('.')) continue;
-      copyFileSync(join(runDir, entry.name), join(staging, entry.name));
-      files[entry.name] = sha256(readFileSync(join(staging, entry.name)));
+      // Read bounded, regular files only: a name swapped for a FIFO since readdir is refused.
+      const bytes = readRunFile(join(runDir, entry.name));
+      if (bytes === undefined) continue;
+      writeFileSync(join(staging, entry.name), bytes);
+      files[entry.name] = sha256(bytes);
     }
     const dump: StateDump = {
       record: run,
@@ -121,15 +129,15 @@ export async function restoreCheckpoint(from: string, out: string, store: Store)
   if (good === undefined) throw new LanewardError('CHECKPOINT_INVALID', `no generation under ${from} verifies`, { path: from });
   const dir = join(from, 'generations', good.name);
   const manifest = readManifest(dir)!;
-  const dump = decode(readFileSync(join(dir, STATE))) as StateDump;
+  const dump = decode(readRunFile(join(dir, STATE), STATE_MAX)!) as StateDump;
   if (existsSync(out) && readdirSync(out).length > 0) throw new LanewardError('CHECKPOINT_INVALID', `${out} is not empty; restore into a new directory`, { path: out });
   const staging = `${out}.${process.pid}.restore`;
   rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
+  makeDirs(staging);
   for (const name of Object.keys(manifest.files)) {
     if (name === STATE) continue;
-    copyFileSync(join(dir, name), join(staging, name));
-    if (!name.endsWith('.bound.md')) chmodSync(join(staging, name), 0o644);
+    writeFileSync(join(staging, name), readRunFile(join(dir, name))!);
+    chmodSync(join(staging, name), name.endsWith('.bound.md') ? 0o444 : 0o644);
   }
   writeFileSync(join(staging, BINDING_FILE), `${dump.record.run} ${store.root}\n`);
   rmSync(out, { recursive: true, force: true });
@@ -149,9 +157,14 @@ function verify(dir: string): string | null {
   if (manifest === null) return 'no readable manifest.json';
   for (const [name, hash] of Object.entries(manifest.files)) {
     if (name.includes('/') || name.startsWith('.')) return `manifest lists ${name}`;
-    const file = join(dir, name);
-    if (!existsSync(file) || !statSync(file).isFile()) return `${name} is missing`;
-    if (sha256(readFileSync(file)) !== hash) return `${name} does not match its sha256`;
+    let bytes: Buffer | undefined;
+    try {
+      bytes = readRunFile(join(dir, name), name === STATE ? STATE_MAX : RUN_FILE_MAX);
+    } catch {
+      return `${name} is not a regular file of ours`;
+    }
+    if (bytes === undefined) return `${name} is missing`;
+    if (sha256(bytes) !== hash) return `${name} does not match its sha256`;
   }
   if (manifest.files[STATE] === undefined) return `${STATE} is not listed`;
   return null;
@@ -159,7 +172,7 @@ function verify(dir: string): string | null {
 
 function readManifest(dir: string): GenerationManifest | null {
   try {
-    const value = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as GenerationManifest;
+    const value = JSON.parse(readRunFile(join(dir, MANIFEST), JSON_MAX)?.toString('utf8') ?? '') as GenerationManifest;
     return typeof value.run === 'string' && typeof value.files === 'object' && value.files !== null ? value : null;
   } catch {
     return null;
@@ -168,7 +181,7 @@ function readManifest(dir: string): GenerationManifest | null {
 
 function readCurrent(file: string): { generation: string; seq: number } | null {
   try {
-    const value = JSON.parse(readFileSync(file, 'utf8')) as { generation?: unknown; seq?: unknown };
+    const value = JSON.parse(readRunFile(file, JSON_MAX)?.toString('utf8') ?? '') as { generation?: unknown; seq?: unknown };
     return typeof value.generation === 'string' && typeof value.seq === 'number' ? { generation: value.generation, seq: value.seq } : null;
   } catch {
     return null;

@@ -15,8 +15,8 @@ export function renderPlanMd(run: RunRecord, findings: readonly RunFinding[]): s
   for (const f of urgent) {
     lines.push(`- [${f.severity}] ${oneLine(f.title)} (${f.id}; suggested owner: ${oneLine(f.suggested_owner ?? 'unassigned')})`);
   }
-  lines.push('', run.implementation.trimEnd(), '');
-  return lines.join('\n');
+  // The implementation plan is the owner's own text, many lines; every line of ours is escaped.
+  return [...lines.map(oneLine), '', run.implementation.trimEnd(), ''].join('\n');
 }
 
 /** review-record.md: what ran, what each phase found, the gate and who answered it. */
@@ -39,7 +39,7 @@ export function renderReviewRecord(run: RunRecord): string {
   if (gates.length === 0) lines.push('No gate was written.');
   for (const gate of gates) {
     const by = [...new Set(Object.values(gate.answers).map((a) => a.by ?? 'unrecorded'))];
-    lines.push(`gate_rev=${gate.rev} items=${gate.items.length} answered=${Object.keys(gate.answers).length} answered_by=${by.length === 0 ? 'nobody' : by.join(',')}`);
+    lines.push(`gate_rev=${gate.rev} items=${gate.items.length} answered=${Object.keys(gate.answers).length} answered_by=${by.length === 0 ? 'nobody' : by.map(oneLine).join(',')}`);
     for (const item of gate.items) {
       const answer = gate.answers[item.id];
       lines.push(`- ${item.id} [${item.kind}] ${oneLine(item.title)}: ${answer === undefined ? 'pending' : `${answer.chosen} (${answer.status}, ${answer.source})`}`);
@@ -47,7 +47,7 @@ export function renderReviewRecord(run: RunRecord): string {
   }
   if (run.deviations.length > 0) lines.push('', '## Deviations', '', ...run.deviations.map((d) => `- ${oneLine(d)}`));
   lines.push('', '## Spend', '', spendLine(run.spend), '');
-  return lines.join('\n');
+  return lines.map(oneLine).join('\n');
 }
 
 /**
@@ -66,6 +66,6 @@ export function renderCeoReview(run: RunRecord, findings: readonly RunFinding[],
   lines.push('', '## Findings', '');
   if (findings.length === 0) lines.push('None.');
   for (const f of findings) lines.push(`- [${f.severity}] ${oneLine(f.title)} (${f.id}, ${f.voice})`);
-  lines.push('', '## Audit trail', '', renderReviewRecord(run));
-  return lines.join('\n');
+  lines.push('', '## Audit trail', '');
+  return [...lines.map(oneLine), renderReviewRecord(run)].join('\n');
 }

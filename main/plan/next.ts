@@ -5,7 +5,8 @@ import { LanewardError } from '../../formats/error.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
 import { detectScope, type PlanScope } from '../../formats/plan-scope.ts';
 import type { JournalEvent, PhaseId, RunRecord } from '../../formats/review-run.ts';
-import { openStore, transact, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
+import { openStateRoot } from './state-root.ts';
 import { allFindings, attemptOf, emptyPhase, mintAttempt, nextPhase, openPhase, phaseOf, writeGate, type Step } from './machine.ts';
 import { recordChoice, settleGate } from './answer.ts';
 import { tryCarry } from './carry.ts';
@@ -44,6 +45,8 @@ export interface NextOptions {
  */
 export async function planNext(options: NextOptions, penv: PlanEnv): Promise<PlanReport> {
   const runDir = runDirOf(options.out, penv);
+  // Environment values are checked where they are read, before anything is written.
+  const isDurable = durable(penv.env);
   let binding = readBinding(runDir);
   const session = sessionKind(penv.env);
   let plan: PlanFile | undefined;
@@ -59,7 +62,7 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
       throw new LanewardError('CEO_ONLY_CONFLICT', '--ceo-only reviews the CEO phase alone; it cannot take --ui, --developer-tool or a scope marker naming them');
     }
   }
-  const store = openStore(stateRootFor(penv.state, penv.env, binding, penv.cwd));
+  const store = openStateRoot(stateRootFor(penv.state, penv.env, binding, penv.cwd));
   const first = binding === undefined;
   if (binding === undefined) {
     if (existsSync(join(runDir, 'run.json'))) {
@@ -101,13 +104,13 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
   syncRunFiles(store, record, runDir);
   // A CEO-only run ends at its review: the run directory is written and validated now.
   if (record.state === 'reviewed') writeExport(store, record, runDir, report);
-  if (first) report.stateRoot = { path: store.root, durable: durable(penv.env) };
+  if (first) report.stateRoot = { path: store.root, durable: isDurable };
   if (session.note !== null && first) report.notes.push(session.note);
   if (first && scope !== undefined) {
     report.scope.push(`SCOPE: ui=${yn(scope.ui)} (${scope.uiWhy}) dx=${yn(scope.dx)} (${scope.dxWhy}) source=${scope.source}`);
     if (scope.pin !== null) report.scope.push(`SCOPE_PIN: add ${scope.pin} as the first line of ${plan!.path}`);
   }
-  if (first) report.notes.push(estimateLine(store, record.order, record.run, durable(penv.env)));
+  if (first) report.notes.push(estimateLine(store, record.order, record.run, isDurable));
   planChanged(record, report);
   checkpointAfter(store, record, runDir, penv.env, report.after);
   describeRun(record, runDir, report, { open: true });

@@ -44,7 +44,11 @@ export function terminalStatus(state: RunState): TerminalStatus {
   return state === 'phase_closed' ? 'awaiting_result' : state;
 }
 
-/** The printed lines, in the contract's order; every value from input is escaped. */
+/**
+ * The printed lines, in the contract's order. Every value from input is escaped where it
+ * is put in, and every line once more as a whole, so a note, a checkpoint line or a
+ * message that carries a value no one escaped still prints as one line.
+ */
 export function reportLines(report: PlanReport, terminal: boolean): string[] {
   const lines: string[] = [];
   if (report.stateRoot !== undefined) lines.push(`STATE_ROOT: ${oneLine(report.stateRoot.path)} durable=${report.stateRoot.durable ? 'yes' : 'no'}`);
@@ -72,7 +76,7 @@ export function reportLines(report: PlanReport, terminal: boolean): string[] {
   for (const a of report.approved) lines.push(`APPROVED: ${a.decision} ${a.key}`);
   lines.push(...report.after);
   if (terminal) lines.push(resultLine(report.status, report.run === null ? '-' : report.runDir));
-  return lines;
+  return lines.map(oneLine);
 }
 
 export function resultLine(status: TerminalStatus, runDir: string): string {

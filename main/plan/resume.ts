@@ -5,7 +5,7 @@ import { describeRun } from './describe.ts';
 import { exportRefusal, writeExport } from './export.ts';
 import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
 import { restoreCheckpoint } from './checkpoint.ts';
-import { openStore } from '../store/store.ts';
+import { openStateRoot } from './state-root.ts';
 import { resolve } from 'node:path';
 import { oneLine } from '../../formats/issue.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
@@ -23,7 +23,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
   const restored: string[] = [];
   if (options.from !== undefined) {
     const out = runDirOf(options.out, penv);
-    const store = openStore(stateRootFor(penv.state, penv.env, undefined, penv.cwd));
+    const store = openStateRoot(stateRootFor(penv.state, penv.env, undefined, penv.cwd));
     const { run, generation } = await restoreCheckpoint(resolve(penv.cwd, options.from), out, store);
     restored.push(`RESTORED: run=${run} generation=${generation} from=${oneLine(resolve(penv.cwd, options.from))}`);
   }

@@ -1,8 +1,9 @@
-import { closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { syncDirectory } from '../fs/atomic-write.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 export const BINDING_FILE = '.laneward-run';
 
@@ -38,7 +39,7 @@ export function readBinding(dir: string): RunBinding | undefined {
  * winner's). Returns the binding that holds.
  */
 export function publishBinding(dir: string, binding: RunBinding): RunBinding {
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   const file = join(dir, BINDING_FILE);
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
   const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
@@ -65,13 +66,19 @@ export function publishBinding(dir: string, binding: RunBinding): RunBinding {
  * run directory's binding names, then .laneward/state under the current directory.
  */
 export function stateRootFor(flag: string | undefined, env: NodeJS.ProcessEnv, binding: RunBinding | undefined, cwd: string): string {
-  if (flag !== undefined && flag !== '') return resolve(cwd, flag);
+  if (flag !== undefined && flag !== '') return oneLineRoot(resolve(cwd, flag), '--state');
   const fromEnv = env['LANEWARD_STATE_ROOT'];
-  if (fromEnv !== undefined && fromEnv !== '') return resolve(cwd, fromEnv);
+  if (fromEnv !== undefined && fromEnv !== '') return oneLineRoot(resolve(cwd, fromEnv), 'LANEWARD_STATE_ROOT');
   if (binding !== undefined) {
     // A root named by a file in the run directory is used, never created.
     if (!existsSync(binding.root)) throw new LanewardError('RUN_NOT_INITIALIZED', `the state root ${binding.root} named in ${BINDING_FILE} does not exist; pass --state <root>`, { path: binding.root });
     return binding.root;
   }
   return resolve(cwd, '.laneward/state');
+}
+
+/** A root is recorded on the one line of .laneward-run: a path with a line break could not be read back. */
+function oneLineRoot(root: string, from: string): string {
+  if (root.includes('\n')) throw new LanewardError('STATE_UNAVAILABLE', `the state root from ${from} holds a line break, which ${BINDING_FILE} cannot record: ${JSON.stringify(root)}`, { path: root });
+  return root;
 }

@@ -1,10 +1,12 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
 import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
 import { join } from 'node:path';
 import { renderConsensusMarkdown } from '../../formats/consensus.ts';
 import { renderPrompt } from '../../formats/review-prompt.ts';
 import type { AttemptRecord, RunRecord } from '../../formats/review-run.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
+import { runFileHolds } from '../fs/run-file.ts';
 import { allFindings, phaseOf, type Step } from './machine.ts';
 import type { Store } from '../store/store.ts';
 import { gateDocument } from './gate-document.ts';
@@ -27,7 +29,7 @@ export function sealName(attempt: AttemptRecord): string {
  */
 export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light'): void {
   try {
-    mkdirSync(runDir, { recursive: true });
+    makeDirs(runDir);
     writeRunFiles(store, run, runDir, mode === 'full');
   } catch (error) {
     if (isLanewardError(error)) throw error;
@@ -85,17 +87,13 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boole
 
 /**
  * Writes the file only when its bytes differ, atomically (durably unless told otherwise);
- * a seal is made read-only. Returns whether it wrote.
+ * a seal is made read-only. Returns whether it wrote. What is there is read bounded and
+ * only when it is a regular file (see runFileHolds): a FIFO, a device or a symlink at the
+ * name is IO_ERROR, never a hang.
  */
 export function ensureFile(file: string, content: string | Uint8Array, mode?: number, durable = true): boolean {
   const want = typeof content === 'string' ? Buffer.from(content) : content;
-  let have: Buffer | undefined;
-  try {
-    have = readFileSync(file);
-  } catch {
-    have = undefined;
-  }
-  if (have !== undefined && Buffer.compare(have, want) === 0) return false;
+  if (runFileHolds(file, want)) return false;
   writeFileAtomic(file, want, mode ?? 0o644, durable);
   if (mode !== undefined) chmodSync(file, mode);
   return true;

@@ -1,3 +1,4 @@
+import { oneLine } from '../../formats/issue.ts';
 import type { SessionKind } from '../../formats/review-run.ts';
 
 const KINDS: readonly SessionKind[] = ['interactive', 'headless', 'spawned', 'unattended'];
@@ -7,5 +8,6 @@ export function sessionKind(env: NodeJS.ProcessEnv): { kind: SessionKind; note: 
   const raw = env['LANEWARD_SESSION_KIND'];
   if (raw === undefined || raw === '') return { kind: 'interactive', note: null };
   if ((KINDS as readonly string[]).includes(raw)) return { kind: raw as SessionKind, note: null };
-  return { kind: 'interactive', note: `SESSION_KIND: interactive (unknown kind '${raw}')` };
+  // Escaped where it is read: the value is printed, and a line break in it would forge a line.
+  return { kind: 'interactive', note: `SESSION_KIND: interactive (unknown kind '${oneLine(raw)}')` };
 }

@@ -5,7 +5,8 @@ import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 
 /** `plan status`: the run as the store holds it; reads only. */
 export function planStatus(options: { out: string | undefined }, penv: PlanEnv): PlanReport {
-  const { record: run, runDir, store } = locateRun(options.out, penv);
+  // Reads only: a read-only state root serves it.
+  const { record: run, runDir, store } = locateRun(options.out, penv, 'read');
   const report = emptyReport(runDir, run.run);
   report.notes.push(`RUN: ${run.run} status=${terminalStatus(run.state)} state_root=${oneLine(store.root)} gate_rev=${run.gate_rev} session_kind=${run.session_kind}`);
   for (const id of run.order) {

@@ -1,4 +1,5 @@
-import { basename, join, resolve } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { LanewardError } from '../../formats/error.ts';
 import { familiesConflict } from '../../formats/model-family.ts';
 import { sha256 } from '../../formats/plan-doc.ts';
@@ -172,11 +173,39 @@ function onlyOpenAttempt(run: RunRecord, phase: PhaseId, voice: VoiceId, allowed
   return open[0]!.id;
 }
 
-/** Another attempt's result file is never bound to this one, whatever it holds. */
+/**
+ * Another attempt's result file is never bound to this one, whatever it holds. Paths are
+ * compared resolved (symlinks, `..`, a run directory reached by another name), and by
+ * device and inode when both files exist, so a link to another attempt's result is that
+ * result.
+ */
 function otherAttemptsFile(run: RunRecord, attemptId: string, path: string, runDir: string): void {
+  const given = resolvedFile(path);
   for (const other of Object.values(run.attempts)) {
-    if (other.id !== attemptId && join(runDir, other.result) === path) {
+    if (other.id === attemptId) continue;
+    const theirs = resolvedFile(join(runDir, other.result));
+    if (given.path === theirs.path || (given.id !== null && given.id === theirs.id)) {
       throw new LanewardError('ATTEMPT_MISMATCH', `${basename(path)} is the result file of attempt ${other.id}, not ${attemptId}`);
+    }
+  }
+}
+
+/** A file's real path (its parent's, plus its name, while it does not exist) and its dev:ino. */
+function resolvedFile(path: string): { path: string; id: string | null } {
+  let id: string | null = null;
+  try {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat !== undefined) id = `${stat.dev}:${stat.ino}`;
+  } catch {
+    // A link loop or an unreadable directory: the path comparison still applies.
+  }
+  try {
+    return { path: realpathSync(path), id };
+  } catch {
+    try {
+      return { path: join(realpathSync(dirname(path)), basename(path)), id };
+    } catch {
+      return { path: resolve(path), id };
     }
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import type { ResultCode } from '../../formats/codes.ts';
@@ -15,6 +15,7 @@ import { leaseSpecFor } from '../lease/lease-options.ts';
 import { callDir, sweepStaleCalls } from './call-dirs.ts';
 import { readFrames } from './frames.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 
 /** One observer call's end: a verdict, or the typed reason there is none. */
 export interface ObserverResult {
@@ -61,7 +62,7 @@ export async function callObserver(
   });
   // The directories of calls whose process was killed are removed before this call makes its own.
   sweepStaleCalls(root, lane);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir);
   try {
     writeFileSync(files.prompt, prompt, { mode: 0o600 });
     const argv = observer.argv.map((arg) => arg.replaceAll('{prompt}', files.prompt).replaceAll('{result}', files.result));

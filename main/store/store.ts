@@ -1,9 +1,10 @@
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database, RootDatabase } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, LaneProgress } from '../../formats/crew-record.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
@@ -65,16 +66,18 @@ const load = createRequire(import.meta.url);
  * `batched`: one process driving many runs at once (the first open decides); a command
  * that changes one run and exits commits synchronously, with no write thread to outlive.
  */
-export function openStore(root: string, options: { batched?: boolean } = {}): Store {
+export function openStore(root: string, options: { batched?: boolean; readOnly?: boolean } = {}): Store {
   const dir = resolve(root);
   const known = opened.get(dir);
   if (known !== undefined) return known;
   let env: RootDatabase;
   try {
-    mkdirSync(dir, { recursive: true });
+    // readOnly: a reader of a root that exists (plan status on a read-only file system).
+    // makeDirs, not a recursive mkdir: that one spins for ever where mkdir cannot succeed (/proc).
+    if (options.readOnly !== true) makeDirs(dir, { code: 'STATE_UNAVAILABLE' });
     assertGuardedLmdb(load);
     const { open } = load('lmdb') as typeof import('lmdb');
-    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES });
+    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
   } catch (error) {
     if (error instanceof LanewardError) throw error;
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });

@@ -11,6 +11,8 @@ export interface CliResult {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+  /** True when the child outran `timeoutMs` and was killed (SIGKILL): it hung. */
+  readonly timedOut?: boolean;
 }
 
 const builtId = () => {
@@ -53,7 +55,7 @@ export function ensureBuilt(): void {
 /** Runs the built CLI as a child process, under node or deno, with no stdin. */
 export function laneward(
   args: readonly string[],
-  options: { runtime?: 'node' | 'deno'; cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
+  options: { runtime?: 'node' | 'deno'; cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
 ): CliResult {
   const [command, prefix] =
     options.runtime === 'deno' ? [DENO, ['run', '-A', '--quiet', BUNDLE]] : [process.execPath, [BUNDLE]];
@@ -64,7 +66,12 @@ export function laneward(
     ...(options.input === undefined ? {} : { input: options.input }),
     env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...options.env },
     maxBuffer: 64 * 1024 * 1024,
+    // A child that may hang is killed outright: a blocked read never runs a SIGTERM handler.
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
   });
+  if (child.error && (child.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
+    return { code: child.status, stdout: child.stdout, stderr: child.stderr, timedOut: true };
+  }
   if (child.error) throw child.error;
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
 }

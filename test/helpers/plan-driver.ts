@@ -37,6 +37,8 @@ export class PlanDriver {
   readonly out: string;
   readonly state: string;
   env: NodeJS.ProcessEnv = {};
+  /** Set for a command that may hang: it is killed after this long and the step says timedOut. */
+  timeoutMs: number | undefined;
 
   constructor(root: string, name: string) {
     this.dir = join(root, name);
@@ -56,7 +58,7 @@ export class PlanDriver {
   }
 
   raw(args: readonly string[], input?: string): Step {
-    const ran = laneward(args, { cwd: this.dir, env: this.env, ...(input === undefined ? {} : { input }) });
+    const ran = laneward(args, { cwd: this.dir, env: this.env, ...(input === undefined ? {} : { input }), ...(this.timeoutMs === undefined ? {} : { timeoutMs: this.timeoutMs }) });
     const lines = ran.stdout.split('\n').filter((line) => line !== '');
     return { ...ran, lines, attempts: lines.flatMap(parseAttempt), status: statusOf(lines), snapshot: snapshotOf(lines) };
   }
