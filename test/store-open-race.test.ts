@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore, readJournal } from '../main/store/store.ts';
-import { ROOT } from './helpers/cli.ts';
+import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // Chains of short-lived writers on one state root, each reading what its predecessor
@@ -97,5 +98,42 @@ describe('store opened and written by many processes at once', () => {
     const lost = committed.filter((m) => !present.has(m));
     expect({ failed, stale, lost }).toEqual({ failed: [], stale: [], lost: [] });
     expect(committed.length).toBe(CHAINS * STEPS);
+  });
+
+  it('should refuse to open a store on the unguarded prebuilt LMDB (STATE_UNAVAILABLE, exit 1), creating nothing', () => {
+    ensureBuilt();
+    const state = join(root, 'refused');
+    // PREBUILDS_ONLY makes the package's loader skip the guarded build for its prebuilt one.
+    const r = spawnSync(process.execPath, [BUNDLE, 'qa', 'status', '--lane', 'a', '--state', state], { env: { ...env, PREBUILDS_ONLY: '1' }, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/lacks the open-race guard.*\(STATE_UNAVAILABLE\)$/m);
+    expect(r.stdout).toBe('');
+    expect(existsSync(state)).toBe(false);
+  });
+
+  it('should clear the reader slot of a process killed mid-read while it stays open (seconds, not ten minutes)', { timeout: 90_000 }, async () => {
+    const state = join(root, 'readers');
+    const store = openStore(state, { batched: true });
+    const holder = spawn(
+      process.execPath,
+      ['-e', `const { open } = require('lmdb'); const env = open({ path: ${JSON.stringify(state)}, maxDbs: 16 }); env.useReadTransaction(); process.stdout.write('ready\\n'); setInterval(() => {}, 1000);`],
+      { stdio: ['ignore', 'pipe', 'inherit'], env },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.setEncoding('utf8').on('data', (c: string) => c.includes('ready') && resolve());
+        holder.once('exit', () => reject(new Error('the reader exited before it was ready')));
+      });
+      const slotOf = () => store.runs.readerList().split('\n').some((line) => line.trim().split(/\s+/)[0] === String(holder.pid));
+      expect(slotOf()).toBe(true);
+      holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.once('exit', resolve));
+      // The store's periodic check frees it; lmdb alone would keep it for ten minutes.
+      const end = Date.now() + 60_000;
+      while (slotOf() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(slotOf()).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 });

@@ -74,8 +74,8 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
   try {
     // readOnly: a reader of a root that exists (plan status on a read-only file system).
     // makeDirs, not a recursive mkdir: that one spins for ever where mkdir cannot succeed (/proc).
-    if (options.readOnly !== true) makeDirs(dir, { code: 'STATE_UNAVAILABLE' });
     assertGuardedLmdb(load);
+    if (options.readOnly !== true) makeDirs(dir, { code: 'STATE_UNAVAILABLE' });
     const { open } = load('lmdb') as typeof import('lmdb');
     env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
   } catch (error) {
