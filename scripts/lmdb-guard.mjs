@@ -1,4 +1,5 @@
-// Builds the lmdb package's native part from source with the open-race guard.
+// Builds the lmdb package's native part from source with the open-race guard, and with
+// write transactions whose begin failed reported as errors.
 //
 // The LMDB that lmdb 3.5.6 ships has `mdb_env_open2` write the shared last-transaction id
 // from a meta page it read before taking any lock: a process that opens the environment
@@ -24,6 +25,7 @@ while (!existsSync(join(pkgDir, 'binding.gyp'))) {
   pkgDir = dirname(pkgDir);
 }
 const source = join(pkgDir, 'dependencies/lmdb/libraries/liblmdb/mdb.c');
+const binding = join(pkgDir, 'src/env.cpp');
 const stampFile = join(pkgDir, 'build/Release/laneward-guard.json');
 
 const UNGUARDED = '\tif (env->me_txns)\n\t\tenv->me_txns->mti_txnid = meta.mm_txnid;\n';
@@ -34,17 +36,31 @@ function fail(message) {
   process.exit(1);
 }
 
-let text = readFileSync(source, 'utf8');
-const unguarded = text.split(UNGUARDED).length - 1;
-if (unguarded > 1) fail(`${source}: the unguarded open is not unique (${unguarded} places); the guard was not applied`);
-if (unguarded === 1) {
-  text = text.replace(UNGUARDED, GUARDED);
-  writeFileSync(source, text);
-} else if (!text.includes(GUARDED)) {
-  fail(`${source}: neither the unguarded nor the guarded open was found; check the lmdb version`);
+const UNCHECKED = '\t\t\tmdb_txn_begin(env, nullptr, flags & 0xf0000, &txn);\n\t\t\tflags |= TXN_ABORTABLE;\n';
+const CHECKED =
+  '\t\t\tint rc = mdb_txn_begin(env, nullptr, flags & 0xf0000, &txn);\n' +
+  '\t\t\tif (rc) {\n\t\t\t\tpthread_mutex_unlock(this->writingLock);\n\t\t\t\treturn throwLmdbError(info.Env(), rc);\n\t\t\t}\n' +
+  '\t\t\tflags |= TXN_ABORTABLE;\n';
+
+/** Replaces `before` by `after` in `file` once; the patched text, whether just patched or already. */
+function patch(file, before, after, what) {
+  let text = readFileSync(file, 'utf8');
+  const found = text.split(before).length - 1;
+  if (found > 1) fail(`${file}: ${what} is not unique (${found} places); nothing was patched`);
+  if (found === 1) {
+    text = text.replace(before, after);
+    writeFileSync(file, text);
+  } else if (!text.includes(after)) {
+    fail(`${file}: ${what} was found neither unpatched nor patched; check the lmdb version`);
+  }
+  return text;
 }
-const hash = createHash('sha256').update(text).digest('hex');
-const stamp = JSON.stringify({ guard: 'open-txnid', mdbSha256: hash });
+
+const hash = createHash('sha256')
+  .update(patch(source, UNGUARDED, GUARDED, 'the open that sets the last transaction id'))
+  .update(patch(binding, UNCHECKED, CHECKED, 'the write transaction begin'))
+  .digest('hex');
+const stamp = JSON.stringify({ guard: 'open-txnid', beginChecked: true, sourcesSha256: hash });
 if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
   process.stdout.write('lmdb-guard: guarded build present\n');
   process.exit(0);

@@ -1,7 +1,7 @@
 import type { CrewDriver } from '../../formats/crew-record.ts';
 import { LanewardError } from '../../formats/error.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
-import type { Store } from '../store/store.ts';
+import { writeTransaction, type Store } from '../store/store.ts';
 
 /**
  * Claims a crew for this process, in one transaction: a second `crew run` of the same crew
@@ -11,7 +11,7 @@ import type { Store } from '../store/store.ts';
  */
 export async function claimCrew(store: Store, crew: string): Promise<() => Promise<void>> {
   const mine: CrewDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', since: new Date().toISOString() };
-  const held = await store.crewDrivers.transaction(() => {
+  const held = await writeTransaction(store, store.crewDrivers, () => {
     const current = store.crewDrivers.get(crew);
     if (current !== undefined && current.pid !== process.pid && processAlive(current.pid, current.ticks === '' ? {} : { ticks: current.ticks })) return current;
     void store.crewDrivers.put(crew, mine);
@@ -21,7 +21,7 @@ export async function claimCrew(store: Store, crew: string): Promise<() => Promi
     throw new LanewardError('CREW_BUSY', `crew ${crew} is being run by process ${held.pid} since ${held.since} on this state root`);
   }
   return async () => {
-    await store.crewDrivers.transaction(() => {
+    await writeTransaction(store, store.crewDrivers, () => {
       const current = store.crewDrivers.get(crew);
       if (current?.pid === mine.pid && current.ticks === mine.ticks) void store.crewDrivers.remove(crew);
     });

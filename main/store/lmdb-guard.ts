@@ -41,7 +41,8 @@ function packageDir(entry: string): string {
 
 function isGuardStamp(text: string): boolean {
   try {
-    return (JSON.parse(text) as { guard?: unknown }).guard === 'open-txnid';
+    const stamp = JSON.parse(text) as { guard?: unknown; beginChecked?: unknown };
+    return stamp.guard === 'open-txnid' && stamp.beginChecked === true;
   } catch {
     return false;
   }

@@ -129,24 +129,18 @@ export async function transact<T>(
   run: string,
   step: (current: RunRecord | undefined) => { change: Change | null; result: T },
 ): Promise<T> {
-  try {
-    const apply = () => {
-      const { change, result } = step(structuredClone(store.runs.get(run)));
-      if (change !== null) {
-        let seq = change.record.seq;
-        for (const event of change.events) void store.journal.put([run, seq++], event);
-        for (const blob of change.blobs ?? []) void store.blobs.put(blob.key, blob.value);
-        for (const entry of change.history ?? []) void store.history.put(entry.key, entry.value);
-        change.record.seq = seq;
-        void store.runs.put(run, change.record);
-      }
-      return result;
-    };
-    return store.batched ? await store.runs.transaction(apply) : store.runs.transactionSync(apply);
-  } catch (error) {
-    if (error instanceof LanewardError) throw error;
-    throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${toError(error).message}`, { path: store.root, cause: error });
-  }
+  return writeTransaction(store, store.runs, () => {
+    const { change, result } = step(structuredClone(store.runs.get(run)));
+    if (change !== null) {
+      let seq = change.record.seq;
+      for (const event of change.events) void store.journal.put([run, seq++], event);
+      for (const blob of change.blobs ?? []) void store.blobs.put(blob.key, blob.value);
+      for (const entry of change.history ?? []) void store.history.put(entry.key, entry.value);
+      change.record.seq = seq;
+      void store.runs.put(run, change.record);
+    }
+    return result;
+  });
 }
 
 /** The run's journal in order. */
@@ -170,21 +164,47 @@ export async function transactLane<T>(
   lane: string,
   step: (current: LaneRecord | undefined) => { change: LaneChange | null; result: T },
 ): Promise<T> {
-  try {
-    const apply = () => {
-      const { change, result } = step(structuredClone(store.lanes.get(lane)));
-      if (change !== null) {
-        let seq = change.record.seq;
-        for (const event of change.events) void store.laneJournal.put([lane, seq++], event);
-        change.record.seq = seq;
-        void store.lanes.put(lane, change.record);
-      }
-      return result;
+  return writeTransaction(store, store.lanes, () => {
+    const { change, result } = step(structuredClone(store.lanes.get(lane)));
+    if (change !== null) {
+      let seq = change.record.seq;
+      for (const event of change.events) void store.laneJournal.put([lane, seq++], event);
+      change.record.seq = seq;
+      void store.lanes.put(lane, change.record);
+    }
+    return result;
+  });
+}
+
+/** How often a write transaction whose begin failed is begun again before the command fails. */
+const BEGIN_TRIES = 4;
+
+/**
+ * Runs `apply` in one write transaction: synchronously committed, or in the batched
+ * store's next shared commit. A transaction whose begin failed (the writer lock or the
+ * environment refused it) never ran `apply` and wrote nothing, so it is begun again a few
+ * times, a little later each time; any other failure is the command's, as
+ * STATE_UNAVAILABLE naming the root, with the cause's own line breaks folded into the one
+ * error line.
+ */
+export async function writeTransaction<T>(store: Store, db: Pick<Database<unknown, string>, 'transaction' | 'transactionSync'>, apply: () => T): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let began = false;
+    const run = () => {
+      began = true;
+      return apply();
     };
-    return store.batched ? await store.lanes.transaction(apply) : store.lanes.transactionSync(apply);
-  } catch (error) {
-    if (error instanceof LanewardError) throw error;
-    throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${toError(error).message}`, { path: store.root, cause: error });
+    try {
+      return store.batched ? await db.transaction(run) : db.transactionSync(run);
+    } catch (error) {
+      if (error instanceof LanewardError) throw error;
+      if (!began && attempt < BEGIN_TRIES) {
+        await new Promise((resolve) => setTimeout(resolve, 5 * attempt));
+        continue;
+      }
+      const message = toError(error).message.replace(/\s*[\r\n]+\s*/g, ' ');
+      throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${message}`, { path: store.root, cause: error });
+    }
   }
 }
 
