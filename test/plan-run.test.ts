@@ -353,6 +353,45 @@ describe('laneward plan run', () => {
     expect(left(c)).toEqual([]);
   });
 
+  test('should find by its environment a child whose spawn its killed driver never journaled, and tear it down before dispatching again', async () => {
+    const c = newCase();
+    const args = runArgs(c, reviewer(c, '--steps', '400', '--delay-ms', '100'), reviewer(c, '--steps', '400', '--delay-ms', '100'), 'fd');
+    const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
+    await until(() => Object.values(record(c).attempts).filter((a) => a.child !== undefined && a.child !== null).length === 2, 20_000, 'both spawns to be journaled');
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const orphans = reviewerLog(c).filter((e) => e.kind === 'start').map((e) => e.pid);
+    try {
+      expect(orphans.filter(canRun)).toHaveLength(2);
+      // As if the driver had died between each spawn and its journal: dispatched, no child.
+      await transact(openStore(c.state), record(c).run, (current) => {
+        for (const attempt of Object.values(current!.attempts)) if (attempt.child !== undefined) attempt.child = null;
+        return { change: { record: current!, events: [] }, result: undefined };
+      });
+      const resumed = planRun(c, reviewer(c), reviewer(c));
+      expect(resumed.stderr).toBe('');
+      expect(resumed.code).toBe(0);
+      // Found and torn down (a lease cannot be renewed by anyone but its dead supervisor),
+      // each before its voice is dispatched again as a new attempt.
+      expect(matching(resumed.stdout, 'ORPHAN: ').map((l) => `${l.split(' ').slice(2, 4).join(' ')} ${/ how=(\S+)/.exec(l)?.[1]} ${/ cleanup=(\S+)/.exec(l)?.[1]}`).sort()).toEqual([
+        'phase=ceo voice=native torn_down confirmed',
+        'phase=ceo voice=outside torn_down confirmed',
+      ]);
+      expect(orphans.filter(canRun)).toEqual([]);
+      expect(lines(resumed.stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
+      // Each voice is dispatched again only after its orphan was settled.
+      const out = lines(resumed.stdout);
+      for (const voice of ['native', 'outside']) {
+        const settled = out.findIndex((l) => l.startsWith('ORPHAN: ') && l.includes(` phase=ceo voice=${voice} `));
+        const dispatched = out.findIndex((l) => l.startsWith('DISPATCH: ') && l.includes(` phase=ceo voice=${voice}`));
+        expect([voice, settled >= 0 && dispatched > settled]).toEqual([voice, true]);
+      }
+    } finally {
+      for (const pid of orphans) if (canRun(pid)) killQuietly(-procStat(pid)!.pgid);
+    }
+  });
+
   test('should refuse a second plan run on a run the first still drives, starting nothing twice', async () => {
     const c = newCase();
     const args = runArgs(c, reviewer(c, '--steps', '10', '--delay-ms', '150'), reviewer(c, '--steps', '10', '--delay-ms', '150'), 'fd');

@@ -4,7 +4,7 @@ import { isLanewardError } from '../../formats/error.ts';
 import type { AttemptRecord, PhaseId, VoiceId } from '../../formats/review-run.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
-import { SUPERVISION_DEFAULTS } from '../../workers/supervise/spec.ts';
+import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { specFrom, type LeaseRequest } from '../lease/lease-options.ts';
@@ -16,6 +16,7 @@ import { readBinding } from './run-binding.ts';
 import { planStatus } from './status.ts';
 import { planSubmit } from './submit.ts';
 import { recordChild, settleOrphan, undispatch } from './attempt-child.ts';
+import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
 import { attemptOf } from './machine.ts';
 import { childRecord } from '../dispatch/orphans.ts';
 import type { OrphanEnd } from '../../formats/child-record.ts';
@@ -188,8 +189,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (dispatcherAlive(attempt)) throw inFlight(attempt);
     // A crew may be settling it already, before its lanes started: its settlement is journaled.
     await options.orphans?.get(attempt.id);
-    const current = attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt;
     const base = { ...specFrom(verified.spec, verified.sha256, request, [], nowMs()), cwd: penv.cwd };
+    const current = await withUnjournaledChild(attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt, base);
     const end = await settleOrphan(options.out, penv, current, { base, run, cancel: stop.signal });
     const at = { attempt: attempt.id, phase: attempt.phase, voice: attempt.voice };
     const found = existsSync(result);
@@ -213,6 +214,21 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (end?.how === 'torn_down') return void (await fail(attempt, 'failed', 'TEARDOWN_UNPROVEN', `the orphan of a driver that died (pid ${current.child?.pid}) could not be proven gone`, null));
     if (end?.how === 'adopted' && end.code !== null) return void (await fail(attempt, 'failed', end.code, `adopted from a driver that died (pid ${current.child?.pid}); ended ${end.code}`, null));
     return void (await fail(attempt, 'failed', 'EXECUTION_UNKNOWN', `dispatched at ${attempt.dispatched_at} by a plan run that ended before its outcome; its child ran and left no result; not started again`, null));
+  };
+
+  /**
+   * A driver killed between a spawn and its journal leaves the attempt dispatched with no
+   * child: the child is looked for by the attempt its environment names, and if it runs it
+   * is journaled now, to be settled as any orphan. None found: it never spawned (or ended
+   * within that instant, leaving no result), and the attempt may be started.
+   */
+  const withUnjournaledChild = async (attempt: AttemptRecord, base: SupervisionSpec): Promise<AttemptRecord> => {
+    if (attempt.child !== null || attempt.orphan !== undefined) return attempt;
+    const live = findLiveByEnv('LANEWARD_ATTEMPT', attempt.id);
+    if (live === undefined) return attempt;
+    const budgetLeftMs = Math.max(0, Date.parse(attempt.dispatched_at ?? new Date().toISOString()) + base.timeoutMs - Date.now());
+    await recordChild(options.out, penv, attempt.id, { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs }), pgid: live.pgid });
+    return attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt;
   };
 
   const handle = async (attempt: AttemptRecord): Promise<void> => {

@@ -1,0 +1,41 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { canRun, readProcStat, statScratch } from './proc-stat.ts';
+
+/** A live process found by a variable of its environment: the group its supervisor started. */
+export interface FoundChild {
+  readonly pid: number;
+  readonly pgid: number;
+  readonly ticks: number;
+}
+
+/**
+ * The live process group whose processes carry `name=value` in their environment (the
+ * leader when it still runs), or undefined. A supervised child's environment names its
+ * attempt, and its descendants inherit it: this finds a child whose spawn its supervisor
+ * never got to journal (killed in between). Processes of other users, and environments
+ * that cannot be read, are passed over: a supervisor's children are its user's.
+ */
+export function findLiveByEnv(name: string, value: string): FoundChild | undefined {
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const scratch = statScratch();
+  let found: FoundChild | undefined;
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      continue;
+    }
+    // A whole variable: at the start, or right after the NUL that ends the one before.
+    const at = environ.indexOf(needle);
+    if (at < 0 || (at > 0 && environ[at - 1] !== 0)) continue;
+    const stat = readProcStat(pid, scratch);
+    if (stat === undefined || !canRun(stat)) continue;
+    const child = { pid, pgid: stat.pgid, ticks: stat.startTime };
+    if (stat.pgid === pid) return child;
+    found ??= child;
+  }
+  return found;
+}
