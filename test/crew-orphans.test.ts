@@ -5,6 +5,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readPrivateKey } from '../main/actions/keys.ts';
 import { signatureFileOf, signatureText } from '../main/actions/signature.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { openStore } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { allPids, canRun, killQuietly, procStat, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -185,5 +186,38 @@ describe('crew run after its coordinator was SIGKILLed', () => {
       expect(files.filter((f) => /^ceo-native\..+\.bound\.md$/.test(f))).toHaveLength(0);
       expect(end).toMatch(/ detail=ceo native voice failed/);
     }
+  });
+
+  it('should find by its result file an agent whose spawn the killed crew never journaled, and stop it before the next turn', async () => {
+    const c = crew({ steps: 2 });
+    const agents = join(c.dir, 'agents.log');
+    // The first turns take 12 s: the kill lands while both agents run.
+    const env = { ...c.env, LANEWARD_FIXTURE_LOG: agents, LANEWARD_FIXTURE_DELAY_MS: '300', LANEWARD_FIXTURE_STEPS: '40' };
+    const agentStarts = () => logLines(agents).map((l) => Number(l.split(' ')[1]));
+    const coordinator = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
+    const exited = new Promise((resolve) => coordinator.once('exit', resolve));
+    try {
+      await until(() => agentStarts().length >= 2, 60_000, 'both lanes\' first agent turn to start');
+    } finally {
+      coordinator.kill('SIGKILL');
+    }
+    await exited;
+    const orphans = agentStarts();
+    for (const pid of orphans) expect(canRun(pid)).toBe(true);
+    // As if the crew had died between each spawn and its journal: the turn dispatched, no child.
+    const store = openStore(c.state);
+    for (const { key, value } of [...store.crewLanes.getRange({ start: [`o${serial}`, ''], end: [`o${serial}`, '~'] })]) {
+      expect(value.turnsDispatched).toBe(1);
+      await store.crewLanes.put(key, { ...value, turnChild: null });
+    }
+    const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env: { ...env, LANEWARD_FIXTURE_DELAY_MS: '5', LANEWARD_FIXTURE_STEPS: '2' } });
+    expect(again.stderr).toBe('');
+    const ends = lines(again.stdout, 'CREW_LANE: ');
+    expect(ends.map((l) => field(l, 'status'))).toEqual(['complete', 'complete']);
+    expect(again.code).toBe(0);
+    for (const pid of orphans) expect(canRun(pid)).toBe(false);
+    // Turn 1 was never run twice: the agents that started after the orphans are later turns'.
+    const prompts = logLines(agents).map((l) => l.split(' ')[2]!.replace(/^.*\//, ''));
+    expect(prompts.filter((p) => p === 'turn-1.prompt.md')).toHaveLength(2);
   });
 });

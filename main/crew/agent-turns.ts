@@ -4,7 +4,9 @@ import { parseAgentTurn, type AgentTurn } from '../../formats/agent-turn.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
 import type { LaneProgress } from '../../formats/crew-record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
-import type { SpawnedChild } from '../../workers/supervise/spec.ts';
+import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
+import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
+import type { ChildRecord } from '../../formats/child-record.ts';
 import { childRecord, childRuns } from '../dispatch/orphans.ts';
 import { settleChild } from './orphan-sweep.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
@@ -46,7 +48,9 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
   // when the crew was killed never started, and runs when the crew is started again. Its
   // child is journaled (and counted) at its spawn, for a crew started after this one died.
-  const spec = ctx.actions.spec('agent', fillArgv(lane.runners.agent, { prompt: files.prompt, result: files.result, lane: lane.id }));
+  const base = ctx.actions.spec('agent', fillArgv(lane.runners.agent, { prompt: files.prompt, result: files.result, lane: lane.id }));
+  // The result file names the turn: a crew started after this one died finds the agent by it.
+  const spec = { ...base, env: { ...base.env, LANEWARD_PROMPT_FILE: files.prompt, LANEWARD_RESULT_FILE: files.result } };
   const onSlot = () => save({ turnsDispatched: n, turnChild: null });
   const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
   const outcome = await ctx.run(spec, { onSlot, onSpawn });
@@ -90,16 +94,23 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
 /**
  * The agent of a turn that a crew which died dispatched, if it still runs: awaited where
  * the crew's sweep settles it already, else adopted or torn down here, under the crew's
- * dispatcher (an adoption holds a slot), before the turn is ingested: what it wrote is read,
- * did not see end: never run twice. Not ok only when a teardown could not prove it gone.
+ * dispatcher (an adoption holds a slot), before the turn is ingested. An agent whose spawn
+ * the dead crew never journaled is found by the result file its environment names. Not ok
+ * only when a teardown could not prove it gone.
  */
 async function settleTurnOrphan(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress): Promise<StepResult> {
   await ctx.orphans?.agent(lane.id);
-  const child = progress.turnChild;
-  if (child === undefined || child === null || !childRuns(child)) return { ok: true, code: null, detail: null, attempts: 0 };
-  const confirmed = await settleChild(child, ctx.actions.spec('agent', []), ctx.run);
+  const base = ctx.actions.spec('agent', []);
+  const child = progress.turnChild ?? unjournaledAgent(base, progress);
+  if (child === undefined || !childRuns(child)) return { ok: true, code: null, detail: null, attempts: 0 };
+  const confirmed = await settleChild(child, base, ctx.run);
   if (confirmed) return { ok: true, code: null, detail: null, attempts: 0 };
   return { ok: false, code: 'TEARDOWN_UNPROVEN', detail: `the agent of turn ${progress.turnsDispatched} (pid ${child.pid}), left by a crew that died, could not be proven gone`, attempts: 0 };
+}
+
+function unjournaledAgent(base: SupervisionSpec, progress: LaneProgress): ChildRecord | undefined {
+  const live = findLiveByEnv('LANEWARD_RESULT_FILE', turnFiles(progress, progress.turnsDispatched).result);
+  return live === undefined ? undefined : { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs: 0 }), pgid: live.pgid };
 }
 
 function turnFiles(progress: LaneProgress, n: number): { prompt: string; result: string } {
