@@ -101,13 +101,7 @@ export async function failVoice(
     run.commands += 1;
     const events: JournalEvent[] = [];
     const step: Step = { now, events, findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] };
-    const attempt = attemptOf(run, attemptId);
-    if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
-    if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer fail`);
-    const phase = phaseOf(run, attempt.phase);
-    if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
-      throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
-    }
+    const { attempt, phase } = openAttempt(run, attemptId, 'fail');
     if (failure.status === 'unavailable') release(run.spend, attempt);
     else settle(run.spend, attempt, null);
     attempt.state = failure.status;
@@ -144,13 +138,7 @@ export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string,
   const record = await transact(store, located.run, (current) => {
     const run = need(current, located.run);
     run.commands += 1;
-    const attempt = attemptOf(run, attemptId);
-    if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
-    if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer be cancelled`);
-    const phase = phaseOf(run, attempt.phase);
-    if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
-      throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
-    }
+    const { attempt, phase } = openAttempt(run, attemptId, 'be cancelled');
     settle(run.spend, attempt, null);
     attempt.state = 'abandoned';
     attempt.code = 'CANCELLED';
@@ -166,6 +154,18 @@ export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string,
   describeRun(record, runDir, report, { open: false });
   report.status = terminalStatus(record.state);
   return report;
+}
+
+/** The attempt a voice's end closes, with its phase: open, and the one its phase waits for. */
+function openAttempt(run: RunRecord, attemptId: string, verb: string): { attempt: AttemptRecord; phase: ReturnType<typeof phaseOf> } {
+  const attempt = attemptOf(run, attemptId);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
+  if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer ${verb}`);
+  const phase = phaseOf(run, attempt.phase);
+  if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
+    throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
+  }
+  return { attempt, phase };
 }
 
 function need(current: RunRecord | undefined, run: string): RunRecord {
