@@ -43,8 +43,10 @@ describe('laneward lease fleet', () => {
 
   test('should expire every silent child and prove each group gone, grandchildren included', () => {
     const pids = join(root, 'expire-pids');
-    // 4 s: every child is launched well within its budget, on a busy machine too.
-    const result = laneward(fleet(200, 4000, `trap "" TERM; sleep 30 & echo $! >> ${pids}; wait`));
+    // 8 s: every child is launched within its budget, on a busy machine too (the budget
+    // counts from the fleet's start: at 4 s, one of 200 was once still queued at its end
+    // under a full suite and ended DEADLINE_EXPIRED before it started).
+    const result = laneward(fleet(200, 8000, `trap "" TERM; sleep 30 & echo $! >> ${pids}; wait`));
     expect(result.code).toBe(1);
     const summary = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
     expect(summary).toEqual({ summary: { children: 200, ok: 0, timeout: 200, failed: 0, cancelled: 0, cleanupUnproven: 0, codes: { LEASE_EXPIRED: 200 } } });
