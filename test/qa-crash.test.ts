@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LaneRecord } from '../formats/qa-record.ts';
-import { catchUp, openStore, readLaneJournal, type Store } from '../main/store/store.ts';
+import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { prng } from './helpers/prng.ts';
 import { settleTagged } from './helpers/procs.ts';
@@ -29,8 +29,6 @@ afterAll(async () => {
 });
 
 function committed(lane: string): { record: LaneRecord; journal: ReturnType<typeof readLaneJournal> } {
-  // As a command starting now would: it catches up at open with a writer killed mid-commit.
-  catchUp(store);
   store.lanes.resetReadTxn();
   return { record: store.lanes.get(lane)!, journal: readLaneJournal(store, lane) };
 }

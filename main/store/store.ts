@@ -104,31 +104,8 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,
   };
-  // A process sees, from its first read, what every writer before it committed: a crew
-  // started again after its coordinator was killed mid-commit too.
-  if (options.readOnly !== true) catchUp(store);
   opened.set(dir, store);
   return store;
-}
-
-/**
- * Makes every durable commit visible to this process's next reads. A writer killed after
- * it wrote its meta page but before it published its transaction id (the meta page's own
- * sync lies in between) leaves a commit on disk that readers do not see until the next
- * writer takes LMDB's writer lock, finds its holder dead and publishes the newest meta
- * page. Taking the lock and giving it back does that; without it a reader could report the
- * old state, and a parent retrying on that report would apply the command twice.
- */
-export function catchUp(store: Store): void {
-  try {
-    const { ABORT } = load('lmdb') as typeof import('lmdb');
-    store.runs.transactionSync(() => ABORT);
-    store.runs.resetReadTxn();
-  } catch (error) {
-    if (error instanceof LanewardError) throw error;
-    const message = toError(error).message.replace(/\s*[\r\n]+\s*/g, ' ');
-    throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${message}`, { path: store.root, cause: error });
-  }
 }
 
 /** Everything a transition wants written, applied in one write transaction. */

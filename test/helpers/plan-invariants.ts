@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderResultFormat } from '../../formats/review-result.ts';
 import type { JournalEvent, RunRecord } from '../../formats/review-run.ts';
-import { catchUp, openStore, readJournal, type Store } from '../../main/store/store.ts';
+import { openStore, readJournal, type Store } from '../../main/store/store.ts';
 import type { Ran } from './plan-drive.ts';
 
 // Checks that a review run is consistent whatever happened to the commands that drove it:
@@ -16,8 +16,7 @@ export function storeAt(root: string): Store {
 
 /** The run as the last committed transaction left it (a fresh read snapshot). */
 export function committed(store: Store, runId: string): { record: RunRecord | undefined; journal: JournalEvent[]; keys: number[] } {
-  // As a command starting now would: it catches up at open with a writer killed mid-commit.
-  catchUp(store);
+  store.runs.resetReadTxn();
   const record = store.runs.get(runId);
   const journal = readJournal(store, runId);
   const keys = [...store.journal.getKeys({ start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((k) => (k as [string, number])[1]);
