@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
-import type { Database, RootDatabase } from 'lmdb';
+import type { Database } from 'lmdb';
 import { LanewardError, toError } from '../../formats/error.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
@@ -70,26 +70,37 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
   const dir = resolve(root);
   const known = opened.get(dir);
   if (known !== undefined) return known;
-  let env: RootDatabase;
   try {
     // readOnly: a reader of a root that exists (plan status on a read-only file system).
     // makeDirs, not a recursive mkdir: that one spins for ever where mkdir cannot succeed (/proc).
     assertGuardedLmdb(load);
     if (options.readOnly !== true) makeDirs(dir, { code: 'STATE_UNAVAILABLE' });
-    const { open } = load('lmdb') as typeof import('lmdb');
-    env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
   } catch (error) {
     if (error instanceof LanewardError) throw error;
-    throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${toError(error).message}`, { path: dir, cause: error });
+    throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${oneLine(error)}`, { path: dir, cause: error });
   }
-  // Unref'd: a command that is done exits without waiting for the next check.
-  setInterval(() => {
+  // Opening begins a write transaction (the named databases), and LMDB's writer lock has
+  // refused that begin (EINVAL) about once in hundreds of opens beside many short-lived
+  // openers: nothing was written, so the open is tried again, a little later each time.
+  let store: Store | undefined;
+  for (let attempt = 1; store === undefined; attempt++) {
     try {
-      env.readerCheck();
-    } catch {
-      // A closed or failing environment shows itself on the next transaction.
+      store = openEnvironment(dir, options);
+    } catch (error) {
+      if (error instanceof LanewardError) throw error;
+      if (attempt >= OPEN_TRIES) throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${oneLine(error)}`, { path: dir, cause: error });
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 * attempt);
     }
-  }, READER_CHECK_MS).unref();
+  }
+  opened.set(dir, store);
+  return store;
+}
+
+const OPEN_TRIES = 4;
+
+function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: boolean }): Store {
+  const { open } = load('lmdb') as typeof import('lmdb');
+  const env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
   const db = <V, K extends string | [string, number] | [string, string]>(name: string) =>
     env.openDB<V, K>({ name, encoder: CBOR } as { name: string });
   const store: Store = {
@@ -104,8 +115,20 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,
   };
-  opened.set(dir, store);
+  // Unref'd: a command that is done exits without waiting for the next check.
+  setInterval(() => {
+    try {
+      env.readerCheck();
+    } catch {
+      // A closed or failing environment shows itself on the next transaction.
+    }
+  }, READER_CHECK_MS).unref();
   return store;
+}
+
+/** An error's message on one line: LMDB's own messages may hold line breaks. */
+function oneLine(error: unknown): string {
+  return toError(error).message.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 /** Everything a transition wants written, applied in one write transaction. */
@@ -202,8 +225,7 @@ export async function writeTransaction<T>(store: Store, db: Pick<Database<unknow
         await new Promise((resolve) => setTimeout(resolve, 5 * attempt));
         continue;
       }
-      const message = toError(error).message.replace(/\s*[\r\n]+\s*/g, ' ');
-      throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${message}`, { path: store.root, cause: error });
+      throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${oneLine(error)}`, { path: store.root, cause: error });
     }
   }
 }
