@@ -36,3 +36,11 @@ export function errnoCode(value: unknown): string | undefined {
   const code = (value as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }
+
+/**
+ * A message of several lines (a native library's) as one: each line break, with the
+ * indentation around it, becomes one space, so an error stays the one line it is printed on.
+ */
+export function oneLineMessage(value: unknown): string {
+  return toError(value).message.replace(/\s*[\n\r\u000b\u000c\u0085\u2028\u2029]+\s*/g, ' ').trim();
+}

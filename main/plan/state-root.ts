@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { makeDirs } from '../fs/make-dirs.ts';
+import { isLanewardError, LanewardError, oneLineMessage } from '../../formats/error.ts';
 import { openStore, type Store } from '../store/store.ts';
 
 /**
- * Opens the state root of a plan command. `write` makes the root first with a mkdir -p
- * that always ends (a root under /proc is STATE_UNAVAILABLE, never a spin). `read` (plan
+ * Opens the state root of a plan command. `write` makes the root (the store's mkdir -p
+ * always ends: a root under /proc is STATE_UNAVAILABLE, never a spin). `read` (plan
  * status) makes nothing: a root that does not exist holds no run, and a root on a
  * read-only file system is opened read-only. A cause's own lines (LMDB's) are collapsed
  * into the one error line.
@@ -25,7 +24,6 @@ export function openStateRoot(root: string, mode: 'write' | 'read' = 'write'): S
       }
     }
   }
-  makeDirs(root, { code: 'STATE_UNAVAILABLE' });
   return open(root, false);
 }
 
@@ -33,12 +31,7 @@ function open(root: string, readOnly: boolean): Store {
   try {
     return openStore(root, readOnly ? { readOnly } : {});
   } catch (error) {
-    const message = collapse(toError(error).message);
+    const message = oneLineMessage(error);
     throw new LanewardError(isLanewardError(error) ? error.code : 'STATE_UNAVAILABLE', message, { path: root, cause: error });
   }
-}
-
-/** A message of several lines (a native library's) as one: each line break and its indentation one space. */
-export function collapse(message: string): string {
-  return message.replace(/\s*[\n\r\u000b\u000c\u0085\u2028\u2029]+\s*/g, ' ').trim();
 }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database } from 'lmdb';
-import { LanewardError, toError } from '../../formats/error.ts';
+import { LanewardError, oneLineMessage } from '../../formats/error.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, LaneProgress } from '../../formats/crew-record.ts';
@@ -75,28 +75,14 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
     // makeDirs, not a recursive mkdir: that one spins for ever where mkdir cannot succeed (/proc).
     assertGuardedLmdb(load);
     if (options.readOnly !== true) makeDirs(dir, { code: 'STATE_UNAVAILABLE' });
+    const store = openEnvironment(dir, options);
+    opened.set(dir, store);
+    return store;
   } catch (error) {
     if (error instanceof LanewardError) throw error;
-    throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${oneLine(error)}`, { path: dir, cause: error });
+    throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${oneLineMessage(error)}`, { path: dir, cause: error });
   }
-  // Opening begins a write transaction (the named databases), and LMDB's writer lock has
-  // refused that begin (EINVAL) about once in hundreds of opens beside many short-lived
-  // openers: nothing was written, so the open is tried again, a little later each time.
-  let store: Store | undefined;
-  for (let attempt = 1; store === undefined; attempt++) {
-    try {
-      store = openEnvironment(dir, options);
-    } catch (error) {
-      if (error instanceof LanewardError) throw error;
-      if (attempt >= OPEN_TRIES) throw new LanewardError('STATE_UNAVAILABLE', `${dir}: ${oneLine(error)}`, { path: dir, cause: error });
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 * attempt);
-    }
-  }
-  opened.set(dir, store);
-  return store;
 }
-
-const OPEN_TRIES = 4;
 
 function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: boolean }): Store {
   const { open } = load('lmdb') as typeof import('lmdb');
@@ -124,11 +110,6 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
     }
   }, READER_CHECK_MS).unref();
   return store;
-}
-
-/** An error's message on one line: LMDB's own messages may hold line breaks. */
-function oneLine(error: unknown): string {
-  return toError(error).message.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 /** Everything a transition wants written, applied in one write transaction. */
@@ -225,7 +206,7 @@ export async function writeTransaction<T>(store: Store, db: Pick<Database<unknow
         await new Promise((resolve) => setTimeout(resolve, 5 * attempt));
         continue;
       }
-      throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${oneLine(error)}`, { path: store.root, cause: error });
+      throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${oneLineMessage(error)}`, { path: store.root, cause: error });
     }
   }
 }
