@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { decodeUtf8 } from '../../formats/utf8-text.ts';
+import { SUPERVISION_DEFAULTS } from '../../workers/supervise/spec.ts';
+import { readBounded } from '../fs/read-bounded.ts';
 import type { Frame, QaMode } from '../../formats/qa-record.ts';
 import type { ToolEventFormat } from '../../formats/tool-policy.ts';
 import { toolsNamed } from '../../workers/supervise/tool-guard.ts';
@@ -49,9 +51,13 @@ export function framesOfLine(format: ToolEventFormat, line: string): Draft[] {
  * {@link FRAME_TEXT_MAX} characters.
  */
 export function readFrames(file: string, format: ToolEventFormat, call: number, mode: QaMode): Frame[] {
+  // The observer can reach its call folder: a FIFO, a device, a symlink or bytes that are
+  // not UTF-8 planted at its stdout copy give no frames, never a hang or a huge read.
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    const decoded = decodeUtf8(readBounded(file, SUPERVISION_DEFAULTS.stdoutLimit, { noFollow: true }).bytes);
+    if (decoded.badLine !== null) return [];
+    text = decoded.text;
   } catch {
     return [];
   }
