@@ -65,6 +65,8 @@ export function retryLane(progress: LaneProgress, now: string): LaneProgress | n
     code: null,
     detail: null,
     guidance: null,
+    // The turn the lane failed on is closed: a retry starts new turns, never ingests it again.
+    turnsDone: progress.turnsDispatched,
     turnBase: progress.turnsDispatched,
     updatedAt: now,
   };

@@ -182,7 +182,6 @@ function runJson(report: PlanRunReport, exit: number): Record<string, unknown> {
   };
 }
 
-/** --deadline in decimal minutes (0.5 is thirty seconds), within the timer's range. */
 function defined<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number };
 }

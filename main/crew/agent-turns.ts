@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAgentTurn, type AgentTurn } from '../../formats/agent-turn.ts';
 import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
@@ -10,6 +9,7 @@ import type { ChildRecord } from '../../formats/child-record.ts';
 import { childRecord, childRuns } from '../dispatch/orphans.ts';
 import { settleChild } from './orphan-sweep.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { LaneContext } from './lane-driver.ts';
 import type { StepResult } from './ports.ts';
@@ -43,7 +43,7 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   }
   const n = progress.turnsDispatched + 1;
   const files = turnFiles(progress, n);
-  mkdirSync(join(progress.runDir, 'agent'), { recursive: true });
+  makeDirs(join(progress.runDir, 'agent'));
   writeFileAtomic(files.prompt, agentPrompt(lane, n, progress.guidance, files.result), 0o644, false);
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
   // when the crew was killed never started, and runs when the crew is started again. Its

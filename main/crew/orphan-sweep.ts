@@ -1,5 +1,6 @@
 import type { ChildRecord } from '../../formats/child-record.ts';
 import type { LaneSpec } from '../../formats/crew-file.ts';
+import type { RunRecord } from '../../formats/review-run.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';
@@ -68,8 +69,15 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
       const adopt = wantsAdopt(turn);
       agents.set(lane.id, keep(settleChild(turn, context.actions.spec('agent', []), context.run, adopt, context.cancel), adopt));
     }
-    if (readBinding(progress.runDir) === undefined) continue;
-    const { record } = locateRun(progress.runDir, context.penv);
+    // A lane whose run directory cannot be read fails in its own review stage, where its
+    // plan run settles its orphans itself: it never stops the other lanes from starting.
+    let record: RunRecord;
+    try {
+      if (readBinding(progress.runDir) === undefined) continue;
+      record = locateRun(progress.runDir, context.penv).record;
+    } catch {
+      continue;
+    }
     for (const attempt of Object.values(record.attempts)) {
       const child = attempt.child;
       if (attempt.state !== 'open' || attempt.dispatched_at === undefined || attempt.orphan !== undefined || child === undefined || child === null) continue;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoCode, LanewardError, toError } from '../../formats/error.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
 /** The claim file in a crew's out directory: the crew running there and its process. */
@@ -31,7 +32,7 @@ export function claimOut(out: string, crew: string, file: string): () => void {
   const claim = join(out, OUT_CLAIM);
   const draft = join(out, `${OUT_CLAIM}.${mine.token}`);
   try {
-    mkdirSync(out, { recursive: true });
+    makeDirs(out);
     writeFileSync(draft, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
     // Each round either claims, refuses, or removes one dead holder's claim.
     for (;;) {

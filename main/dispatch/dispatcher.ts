@@ -106,14 +106,19 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
                 counters.renewals(count, latencies);
               },
               // Once per child, whichever report comes first (the port, or the outcome).
+              // Handled here as well as awaited below: a journal that fails while the child
+              // runs must not be an unhandled rejection, which would end the whole process.
               spawned: (child) => {
-                journaled ??= Promise.resolve(options.onSpawn?.(child));
+                if (journaled !== undefined) return;
+                journaled = Promise.resolve().then(() => options.onSpawn?.(child));
+                journaled.catch(() => undefined);
               },
             });
             await journaled;
             return outcome;
           } finally {
-            counters.finish(reported, outcome?.marks ?? 0);
+            // Only starts are counted, so `running` (started - finished) counts no adoption.
+            if (spec.adopt === undefined) counters.finish(reported, outcome?.marks ?? 0);
           }
         } finally {
           slots.release();

@@ -44,7 +44,8 @@ export function orphanPlan(child: ChildRecord): 'adopt' | 'tear_down' {
  */
 export function adoptionSpec(base: SupervisionSpec, child: ChildRecord): SupervisionSpec {
   const left = Date.parse(child.deadline_at ?? '') - Date.now();
-  const remaining = Number.isFinite(left) ? left : 0;
+  // Never past the action's own budget: a wall clock stepped back, or a bad record, gives it no more.
+  const remaining = Number.isFinite(left) ? Math.min(Math.max(left, 0), base.timeoutMs - base.cleanupReserveMs) : 0;
   return { ...base, argv: [], adopt: { pid: child.pid, ticks: child.ticks }, startedAt: nowMs() + remaining - base.timeoutMs + base.cleanupReserveMs };
 }
 

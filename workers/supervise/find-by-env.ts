@@ -9,16 +9,16 @@ export interface FoundChild {
 }
 
 /**
- * The live process group whose processes carry `name=value` in their environment (the
- * leader when it still runs), or undefined. A supervised child's environment names its
+ * The live group leader that carries `name=value` in its environment, or undefined. A supervised child's environment names its
  * attempt, and its descendants inherit it: this finds a child whose spawn its supervisor
- * never got to journal (killed in between). Processes of other users, and environments
- * that cannot be read, are passed over: a supervisor's children are its user's.
+ * never got to journal (killed in between). Only a leader is returned: a teardown proves
+ * a tree gone from its leader, and a descendant outliving its leader is not chased (as for
+ * a journaled orphan). Processes of other users, and environments that cannot be read,
+ * are passed over: a supervisor's children are its user's.
  */
 export function findLiveByEnv(name: string, value: string): FoundChild | undefined {
   const needle = Buffer.from(`${name}=${value}\0`);
   const scratch = statScratch();
-  let found: FoundChild | undefined;
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
@@ -33,9 +33,7 @@ export function findLiveByEnv(name: string, value: string): FoundChild | undefin
     if (at < 0 || (at > 0 && environ[at - 1] !== 0)) continue;
     const stat = readProcStat(pid, scratch);
     if (stat === undefined || !canRun(stat)) continue;
-    const child = { pid, pgid: stat.pgid, ticks: stat.startTime };
-    if (stat.pgid === pid) return child;
-    found ??= child;
+    if (stat.pgid === pid) return { pid, pgid: pid, ticks: stat.startTime };
   }
-  return found;
+  return undefined;
 }
