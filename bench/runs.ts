@@ -4,12 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { RunRecord } from '../formats/review-run.ts';
-import type { PlanEnv } from '../main/plan/locate.ts';
-import { planAnswer } from '../main/plan/answer.ts';
-import { planExport } from '../main/plan/export.ts';
-import { planNext } from '../main/plan/next.ts';
-import type { PlanReport } from '../main/plan/report.ts';
-import { planSubmit } from '../main/plan/submit.ts';
+import { planAnswer, planEnv, planExport, planNext, planSubmit, type PlanEnv, type PlanReport } from '../main/plan/index.ts';
 import { openStore, transact } from '../main/store/store.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';
 import { line, ratio } from './measure.ts';
@@ -66,9 +61,10 @@ interface Driven {
  * commits. Only the awaited batches are timed.
  */
 export async function driveRuns(dir: string, count: number, tag: string, onReady?: () => Promise<void>): Promise<Driven> {
-  const penv: PlanEnv = { cwd: dir, env: { ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, state: join(dir, 'state') };
+  const penv: PlanEnv = planEnv({ ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, dir, join(dir, 'state'));
+  const stateRoot = join(dir, 'state');
   const runs = Array.from({ length: count }, (_, i) => ({ out: join(dir, `${tag}-${i}`), plan: join(dir, `${tag}-${i}.md`), last: undefined as PlanReport | undefined }));
-  openStore(penv.state!, { batched: true });
+  openStore(stateRoot, { batched: true });
   for (const run of runs) writeFileSync(run.plan, PLAN);
   await onReady?.();
   const result: Driven = { transitions: 0, events: 0, ms: 0, waves: [], phaseMs: [], sample: undefined as unknown as RunRecord };
@@ -96,7 +92,7 @@ export async function driveRuns(dir: string, count: number, tag: string, onReady
   await wave('submit eng x2', submits(reports));
   reports = await wave('next: write the gate', runs.map((run) => () => planNext({ out: run.out }, penv)));
   await wave('answer', reports.map((report, i) => () => planAnswer({ out: runs[i]!.out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, penv)));
-  const store = openStore(penv.state!);
+  const store = openStore(stateRoot);
   for (const run of runs) {
     const id = readFileSync(join(run.out, '.laneward-run'), 'utf8').split(' ')[0]!;
     const record = store.runs.get(id)!;
@@ -230,10 +226,11 @@ export async function runsWorker(args: readonly string[]): Promise<void> {
 
 /** One run whose ceo native result holds `findings` rows, answered, then exported and validated. */
 async function exportBig(dir: string, findings: number): Promise<void> {
-  const penv: PlanEnv = { cwd: dir, env: { ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, state: join(dir, 'state') };
+  const penv: PlanEnv = planEnv({ ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, dir, join(dir, 'state'));
+  const stateRoot = join(dir, 'state');
   const out = join(dir, 'run');
   const plan = join(dir, 'plan.md');
-  openStore(penv.state!, { batched: true });
+  openStore(stateRoot, { batched: true });
   writeFileSync(plan, PLAN);
   const severities = ['Medium', 'Low', 'Informational', 'Medium', 'Low'];
   let report = await planNext({ out, plan }, penv);

@@ -211,6 +211,12 @@ export interface RunDriver {
   readonly since: string;
 }
 
+/** One phase's wall time in one finished run (the store's cross-run history). */
+export interface PhaseTiming {
+  readonly at: string;
+  readonly seconds: number;
+}
+
 /** A bound result's bytes and findings, stored beside the run record. */
 export interface BoundBlob {
   readonly bytes: Uint8Array;

@@ -6,8 +6,7 @@ import { isLanewardError } from '../formats/error.ts';
 import type { RunDriver, RunRecord } from '../formats/review-run.ts';
 import { processStart } from '../main/artifact/process-alive.ts';
 import { createInProcessDispatcher, type SuperviseFn } from '../main/dispatch/dispatcher.ts';
-import { planNext } from '../main/plan/next.ts';
-import { planRun as runPlan } from '../main/plan/run.ts';
+import { planEnv, planNext, planRun as runPlan } from '../main/plan/index.ts';
 import { openStore, readJournal, transact } from '../main/store/store.ts';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -415,7 +414,7 @@ describe('laneward plan run', () => {
 
   test('should let one of two plan runs racing on one run drive it and refuse the other before it dispatches anything', async () => {
     const c = newCase();
-    const penv = { cwd: c.dir, env: process.env, state: c.state };
+    const penv = planEnv(process.env, c.dir, c.state);
     await planNext({ out: c.out, plan: join(root, 'plan.md') }, penv);
     // Both drivers reach their first dispatch before either marks one; the marks then come
     // in the order that split the voices between them (A native, B outside, A outside, B native).

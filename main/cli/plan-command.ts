@@ -3,9 +3,8 @@ import { join, resolve as resolvePath } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { EXIT } from '../../formats/codes.ts';
 import { planExitStatus } from '../../formats/exit-status.ts';
-import type { PlanEnv } from '../plan/locate.ts';
 import { jsonLine } from '../../formats/issue.ts';
-import { reportLines, resultLine, type PlanReport } from '../plan/report.ts';
+import { reportLines, resultLine, type PlanEnv, type PlanReport } from '../plan/index.ts';
 import { command, type Command, type FailureRule, type Parsed } from './command.ts';
 import { PLAN_HELP } from './plan-help.ts';
 
@@ -36,8 +35,11 @@ export function reportCommand<const O extends Options>(spec: {
     positionals: false,
     run: async ({ values }, io) => {
       const { out, state, json } = values as { out?: string; state?: string; json?: boolean };
-      if (spec.mutating && out !== undefined) (await import('../plan/checkpoint.ts')).checkpointRoot(process.env, resolvePath(out));
-      const report = await spec.run(values, { cwd: process.cwd(), env: process.env, state });
+      // Settings are read once, here: a malformed one is refused before anything changes.
+      const plan = await import('../plan/index.ts');
+      const penv = plan.planEnv(process.env, process.cwd(), state);
+      if (spec.mutating && out !== undefined) plan.checkpointRoot(penv.settings.checkpointDir, resolvePath(out));
+      const report = await spec.run(values, penv);
       if (json === true) io.out(jsonLine(reportJson(report)));
       else for (const line of reportLines(report, !NOT_TERMINAL.has(spec.name))) io.out(line);
       return EXIT.ok;

@@ -5,8 +5,8 @@ import { isLanewardError, LanewardError, toError } from '../../formats/error.ts'
 import { exitStatus, planExitStatus } from '../../formats/exit-status.ts';
 import { issue, jsonLine, oneLine, renderIssueLine } from '../../formats/issue.ts';
 import { MAX_TIMER_MS } from '../../formats/limits.ts';
-import type { PlanRunEvent, PlanRunReport } from '../plan/run.ts';
-import { reportLines, resultLine } from '../plan/report.ts';
+import type { PlanRunEvent, PlanRunReport } from '../plan/index.ts';
+import { reportLines, resultLine } from '../plan/index.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
@@ -79,13 +79,14 @@ export const planRunCommand: Command = command({
       };
       const out = need('out');
       runDir = resolvePath(out);
-      const { splitTemplate } = await import('../plan/argv-template.ts');
+      const plan = await import('../plan/index.ts');
+      const { splitTemplate } = plan;
       const native = splitTemplate('native', need('native'));
       const outside = splitTemplate('outside', need('outside'));
       const deadlineMs = minutesOption('deadline', values.deadline);
-      const { checkpointRoot } = await import('../plan/checkpoint.ts');
-      checkpointRoot(process.env, runDir);
-      const { planRun } = await import('../plan/run.ts');
+      const penv = plan.planEnv(process.env, process.cwd(), values.state);
+      plan.checkpointRoot(penv.settings.checkpointDir, runDir);
+      const { planRun } = plan;
       const { createInProcessDispatcher } = await import('../dispatch/dispatcher.ts');
       const dispatcher = createInProcessDispatcher({ limit: VOICES_AT_ONCE });
       const interrupt = interruptSignal();
@@ -114,7 +115,7 @@ export const planRunCommand: Command = command({
               for (const line of eventLines(event)) progress(line);
             },
           },
-          { cwd: process.cwd(), env: process.env, state: values.state },
+          penv,
           dispatcher.run,
         );
       } finally {

@@ -20,7 +20,7 @@ const NEXT = reportCommand({
     'no-carry-forward': { type: 'boolean' }, 'round-cap': { type: 'string' }, 'carry-check-cap': { type: 'string' },
   },
   run: async (values, penv) =>
-    (await import('../plan/next.ts')).planNext({
+    (await import('../plan/index.ts')).planNext({
       out: values.out,
       ...(values.plan === undefined ? {} : { plan: values.plan }),
       ...flag('ui', values.ui, values['no-ui']),
@@ -44,7 +44,7 @@ const SUBMIT = reportCommand({
     'usage-usd': { type: 'string' }, attest: { type: 'string' }, unavailable: { type: 'string' }, failed: { type: 'string' },
   },
   run: async (values, penv) =>
-    (await import('../plan/submit.ts')).planSubmit({
+    (await import('../plan/index.ts')).planSubmit({
       out: values.out,
       phase: values.phase,
       voice: values.voice,
@@ -65,7 +65,7 @@ const ANSWER = reportCommand({
     if (values['owner-reply'] !== undefined && values['owner-reply-file'] !== undefined) throw usage('--owner-reply and --owner-reply-file exclude each other');
     const ownerReply = values['owner-reply-file'] !== undefined ? readWords(values['owner-reply-file'])
       : values['owner-reply'] === '-' ? readWords(0) : values['owner-reply'];
-    return (await import('../plan/answer.ts')).planAnswer({
+    return (await import('../plan/index.ts')).planAnswer({
       out: values.out,
       gateRev: intOption('gate-rev', values['gate-rev'], 1, Number.MAX_SAFE_INTEGER),
       reply: values.reply,
@@ -79,7 +79,7 @@ const REVISE = reportCommand({
   mutating: true,
   options: { plan: { type: 'string' }, incorporates: { type: 'string' }, settle: { type: 'string' }, withdraw: { type: 'string' } },
   run: async (values, penv) =>
-    (await import('../plan/revise.ts')).planRevise({
+    (await import('../plan/index.ts')).planRevise({
       out: values.out,
       ...defined({ plan: values.plan, settle: values.settle, withdraw: values.withdraw }),
       ...(values.incorporates === undefined ? {} : { incorporates: values.incorporates.split(',').map((id) => id.trim()).filter((id) => id !== '') }),
@@ -90,28 +90,28 @@ const RECOMMEND = reportCommand({
   name: 'recommend',
   mutating: true,
   options: { item: { type: 'string' }, option: { type: 'string' } },
-  run: async (values, penv) => (await import('../plan/recommend.ts')).planRecommend({ out: values.out, ...defined({ item: values.item, option: values.option }) }, penv),
+  run: async (values, penv) => (await import('../plan/index.ts')).planRecommend({ out: values.out, ...defined({ item: values.item, option: values.option }) }, penv),
 });
 
 const EXPORT = reportCommand({
   name: 'export',
   mutating: true,
   options: {},
-  run: async (values, penv) => (await import('../plan/export.ts')).planExport({ out: values.out }, penv),
+  run: async (values, penv) => (await import('../plan/index.ts')).planExport({ out: values.out }, penv),
 });
 
 const STATUS = reportCommand({
   name: 'status',
   mutating: false,
   options: {},
-  run: async (values, penv) => (await import('../plan/status.ts')).planStatus({ out: values.out }, penv),
+  run: async (values, penv) => (await import('../plan/index.ts')).planStatus({ out: values.out }, penv),
 });
 
 const RESUME = reportCommand({
   name: 'resume',
   mutating: false,
   options: { from: { type: 'string' } },
-  run: async (values, penv) => (await import('../plan/resume.ts')).planResume({ out: values.out, ...defined({ from: values.from }) }, penv),
+  run: async (values, penv) => (await import('../plan/index.ts')).planResume({ out: values.out, ...defined({ from: values.from }) }, penv),
 });
 
 const CHECK = reportCommand({
@@ -119,14 +119,14 @@ const CHECK = reportCommand({
   mutating: true,
   options: { attempt: { type: 'string' }, result: { type: 'string' }, model: { type: 'string' }, 'same-family': { type: 'string' }, unavailable: { type: 'string' } },
   run: async (values, penv) =>
-    (await import('../plan/carry-check.ts')).planCheck({ out: values.out, ...defined({ attempt: values.attempt, result: values.result, model: values.model, sameFamily: values['same-family'], unavailable: values.unavailable }) }, penv),
+    (await import('../plan/index.ts')).planCheck({ out: values.out, ...defined({ attempt: values.attempt, result: values.result, model: values.model, sameFamily: values['same-family'], unavailable: values.unavailable }) }, penv),
 });
 
 const RELEASE = reportCommand({
   name: 'release',
   mutating: true,
   options: { attempt: { type: 'string' } },
-  run: async (values, penv) => (await import('../plan/release.ts')).planRelease({ out: values.out, attempt: values.attempt }, penv),
+  run: async (values, penv) => (await import('../plan/index.ts')).planRelease({ out: values.out, attempt: values.attempt }, penv),
 });
 
 const CHECKPOINTS = command({
@@ -136,7 +136,7 @@ const CHECKPOINTS = command({
   positionals: false,
   run: async ({ values }, io) => {
     if (values.from === undefined) throw usage('--from <checkpoint dir>/<run> is required');
-    const list = (await import('../plan/checkpoint.ts')).listGenerations(resolvePath(values.from));
+    const list = (await import('../plan/index.ts')).listGenerations(resolvePath(values.from));
     if (values.json) io.out(jsonLine({ generations: list }));
     else for (const g of list) io.out(`CHECKPOINT: gen=${g.name} seq=${g.seq} files=${g.files} status=${g.problem === null ? 'ok' : `invalid (${oneLine(g.problem)})`} current=${g.current ? 'yes' : 'no'}`);
     return EXIT.ok;
@@ -149,7 +149,7 @@ const FAMILY = command({
   options: { json: { type: 'boolean' } },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1 || positionals[0]!.trim() === '') throw usage('expected exactly one model id');
-    const answer = (await import('../plan/families.ts')).familyOf(positionals[0]!, process.env);
+    const answer = (await import('../plan/index.ts')).readPlanSettings(process.env, process.cwd()).familyOf(positionals[0]!);
     if (values.json) io.out(jsonLine({ model: positionals[0], ...answer }));
     else io.out(`MODEL_FAMILY: ${oneLine(positionals[0]!)} family=${oneLine(answer.family ?? 'unknown')} source=${oneLine(answer.source ?? '-')}`);
     return EXIT.ok;

@@ -7,6 +7,7 @@ import { renderQaLine, renderStatusLine } from '../../formats/qa-lines.ts';
 import { TURN_ROLES, type TurnRole } from '../../formats/qa-record.ts';
 import { LanewardError } from '../../formats/error.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
+import { configuredStateRoot } from '../plan/settings.ts';
 import { stateRootFor } from '../plan/run-binding.ts';
 import { qaReset, qaStop } from '../qa/clear.ts';
 import { qaFinish } from '../qa/finish.ts';
@@ -61,7 +62,7 @@ function need(values: Record<string, unknown>, name: string): string {
 }
 
 function storeOf(values: { state?: string | undefined }): Store {
-  return openStore(stateRootFor(values.state, process.env, undefined, process.cwd()));
+  return openStore(stateRootFor(configuredStateRoot(values.state, process.env, process.cwd()), undefined, process.cwd()));
 }
 
 /** Prints a report (lines, or one JSON object) and returns its exit status. */

@@ -11,7 +11,7 @@ import { settleChild } from './orphan-sweep.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
-import type { LaneContext } from './lane-driver.ts';
+import type { LaneContext } from './lane-context.ts';
 import type { StepResult } from './ports.ts';
 
 const MAX_TURN_BYTES = 256 * 1024;

@@ -19,6 +19,7 @@ import { startQaService, type QaService } from './qa-client.ts';
 import type { CrewServer } from './serve.ts';
 import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans } from './orphan-sweep.ts';
+import { configuredStateRoot, defaultStateRoot, planEnv, type PlanEnv } from '../plan/index.ts';
 
 export interface CrewRunOptions {
   readonly file: string;
@@ -66,7 +67,10 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   const loaded = loadCrew(options.file, options.cwd);
   checkRunners(loaded.file, loaded.lanes, options.cwd, options.env);
   const actions = verifyCrewActions(loaded);
-  const root = resolve(options.cwd, options.state ?? options.env['LANEWARD_STATE_ROOT'] ?? '.laneward/state');
+  // The state root is resolved as every plan command resolves it (an empty value names none).
+  const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  // Plan settings are read once, here, for every lane; the lanes' runs live in this root.
+  const penv = planEnv(options.env, options.cwd, root);
   const store = openStore(root, { batched: true });
   const { crew } = loaded;
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
@@ -77,7 +81,7 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
     // Another crew running in the same out would drive the same run directories.
     const releaseOut = claimOut(loaded.out, crew.crew, loaded.file);
     try {
-      return await runClaimed(options, io, { loaded, actions, root, store, qaConfig, started, startedAt });
+      return await runClaimed(options, io, { loaded, actions, root, penv, store, qaConfig, started, startedAt });
     } finally {
       releaseOut();
     }
@@ -89,9 +93,9 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
 async function runClaimed(
   options: CrewRunOptions,
   io: CrewOutput,
-  claimed: { loaded: LoadedCrew; actions: CrewActions; root: string; store: Store; qaConfig: QaConfig; started: number; startedAt: string },
+  claimed: { loaded: LoadedCrew; actions: CrewActions; root: string; penv: PlanEnv; store: Store; qaConfig: QaConfig; started: number; startedAt: string },
 ): Promise<CrewRunResult> {
-  const { loaded, actions, root, store, qaConfig, started, startedAt } = claimed;
+  const { loaded, actions, root, penv, store, qaConfig, started, startedAt } = claimed;
   const { crew } = loaded;
 
   const stop = new AbortController();
@@ -123,7 +127,6 @@ async function runClaimed(
     const pool = (dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
     // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
     const run: Dispatcher['run'] = (spec, runOptions) => pool.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
-    const penv = { cwd: options.cwd, env: options.env, state: root };
     // A crew that died left children running: each is adopted or torn down before any
     // lane starts a child of its own.
     const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop.signal });

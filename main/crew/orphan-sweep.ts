@@ -4,10 +4,7 @@ import type { RunRecord } from '../../formats/review-run.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';
-import { settleOrphan } from '../plan/attempt-child.ts';
-import { locateRun, type PlanEnv } from '../plan/locate.ts';
-import { readBinding } from '../plan/run-binding.ts';
-import { dispatcherAlive } from '../plan/voice-outcome.ts';
+import { dispatcherAlive, locateRun, readBinding, settleOrphan, type PlanEnv } from '../plan/index.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
 

@@ -1,14 +1,7 @@
 import { fillArgv } from '../../formats/crew-file.ts';
 import { isLanewardError, toError } from '../../formats/error.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
-import { planAnswer } from '../plan/answer.ts';
-import { planExport } from '../plan/export.ts';
-import { locateRun, type PlanEnv } from '../plan/locate.ts';
-import type { PlanReport } from '../plan/report.ts';
-import { attemptOf, phaseOf } from '../plan/machine.ts';
-import { planNext } from '../plan/next.ts';
-import { readBinding } from '../plan/run-binding.ts';
-import { planRun } from '../plan/run.ts';
+import { attemptOf, locateRun, phaseOf, planAnswer, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';

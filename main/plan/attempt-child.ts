@@ -1,12 +1,13 @@
 import type { ChildRecord, OrphanEnd } from '../../formats/child-record.ts';
-import { LanewardError } from '../../formats/error.ts';
-import type { AttemptRecord, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import type { AttemptRecord } from '../../formats/review-run.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';
-import { transact, type Store } from '../store/store.ts';
-import { locateRun, type PlanEnv } from './locate.ts';
-import { attemptOf } from './machine.ts';
+import { commit } from './commit.ts';
+import type { Command } from './core/machine.ts';
+import { locateRun } from './locate.ts';
+import { emptyReport } from './report.ts';
+import type { PlanEnv } from './settings.ts';
 import { recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
 
 /**
@@ -14,11 +15,7 @@ import { recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
  * its spawn: a later driver finds it by this record if the one that spawned it dies.
  */
 export async function recordChild(out: string, penv: PlanEnv, attemptId: string, child: ChildRecord): Promise<void> {
-  const { store, record } = locateRun(out, penv);
-  await onAttempt(store, record.run, attemptId, (attempt, now) => {
-    attempt.child = child;
-    return [{ type: 'attempt_child', at: now, attempt: attempt.id, pid: child.pid, pgid: child.pgid, ticks: child.ticks, mode: child.mode, deadline_at: child.deadline_at }];
-  });
+  await onRun(out, penv, { type: 'child', input: { attempt: attemptId, child } });
 }
 
 /**
@@ -26,14 +23,7 @@ export async function recordChild(out: string, penv: PlanEnv, attemptId: string,
  * between the dispatch and the spawn): nothing went out, so it may be started.
  */
 export async function undispatch(out: string, penv: PlanEnv, attemptId: string): Promise<void> {
-  const { store, record } = locateRun(out, penv);
-  await onAttempt(store, record.run, attemptId, (attempt, now) => {
-    if (attempt.child !== null || attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} spawned a child or is ${attempt.state}; not dispatched again`);
-    delete attempt.dispatched_at;
-    delete attempt.dispatched_by;
-    delete attempt.child;
-    return [{ type: 'attempt_undispatched', at: now, attempt: attempt.id, why: 'its driver ended before any child spawned' }];
-  });
+  await onRun(out, penv, { type: 'undispatch', input: { attempt: attemptId } });
 }
 
 /** How to adopt or tear down an orphan: the action it runs under, the dispatcher, the crew's cancel. */
@@ -69,22 +59,12 @@ export async function settleOrphan(out: string, penv: PlanEnv, attempt: AttemptR
     const teardown = await tearDownChild(child, context.base);
     end = { how: 'torn_down', code: 'CANCELLED', cleanup_confirmed: teardown.confirmed, at: now() };
   }
-  const { store, record } = locateRun(out, penv);
-  await onAttempt(store, record.run, attempt.id, (current, at) => {
-    current.orphan = end;
-    return [{ type: 'orphan_settled', at, attempt: current.id, pid: child.pid, how: end.how, code: end.code, cleanup_confirmed: end.cleanup_confirmed }];
-  });
+  await onRun(out, penv, { type: 'orphan', input: { attempt: attempt.id, end } });
   return end;
 }
 
-/** One change to one attempt of a run, with its journal events, in one transaction. */
-async function onAttempt(store: Store, run: string, attemptId: string, change: (attempt: AttemptRecord, now: string) => JournalEvent[]): Promise<void> {
-  const now = new Date().toISOString();
-  await transact(store, run, (current: RunRecord | undefined) => {
-    if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${run} vanished from its state root`);
-    const attempt = attemptOf(current, attemptId);
-    if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run}`);
-    const events = change(attempt, now);
-    return { change: { record: current, events }, result: undefined };
-  });
+/** One transition on the run in `out`, with nothing to report. */
+async function onRun(out: string, penv: PlanEnv, command: Command): Promise<void> {
+  const { store, record, runDir } = locateRun(out, penv);
+  await commit(store, record.run, command, emptyReport(runDir, record.run));
 }

@@ -31,10 +31,9 @@ const STATE_MAX = 1024 * 1024 * 1024;
 const JSON_MAX = 4 * 1024 * 1024;
 const MANIFEST = 'manifest.json';
 
-/** LANEWARD_CHECKPOINT_DIR, refused when it overlaps the run directory. */
-export function checkpointRoot(env: NodeJS.ProcessEnv, runDir: string): string | null {
-  const dir = env['LANEWARD_CHECKPOINT_DIR'];
-  if (dir === undefined || dir === '') return null;
+/** The checkpoint directory (LANEWARD_CHECKPOINT_DIR), refused when it overlaps the run directory. */
+export function checkpointRoot(dir: string | undefined, runDir: string): string | null {
+  if (dir === undefined) return null;
   const a = real(resolve(dir));
   const b = real(resolve(runDir));
   if (inside(a, b) || inside(b, a)) {
@@ -202,7 +201,7 @@ function inside(child: string, parent: string): boolean {
 }
 
 /** Publishes a generation after a command changed the run, when checkpoints are on. */
-export function checkpointAfter(store: Store, run: RunRecord, runDir: string, env: NodeJS.ProcessEnv, lines: string[]): void {
-  const root = checkpointRoot(env, runDir);
+export function checkpointAfter(store: Store, run: RunRecord, runDir: string, dir: string | undefined, lines: string[]): void {
+  const root = checkpointRoot(dir, runDir);
   if (root !== null) lines.push(publishCheckpoint(store, run, runDir, root));
 }

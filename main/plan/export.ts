@@ -4,24 +4,22 @@ import { sha256 } from '../../formats/plan-doc.ts';
 import type { RunRecord } from '../../formats/review-run.ts';
 import type { RunManifest } from '../../formats/schemas/run.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { transact, type Store } from '../store/store.ts';
-import { checkpointAfter } from './checkpoint.ts';
-import { describeRun } from './describe.ts';
-import { gateDocument } from './gate-document.ts';
-import { locateRun, type PlanEnv } from './locate.ts';
-import { allFindings } from './machine.ts';
-import { decisionRows, findingRows, keptRows, taskRows, timingDocument } from './export-rows.ts';
 import { draftGate } from '../../formats/review-gate.ts';
-import { renderCeoReview, renderPlanMd, renderReviewRecord } from './export-docs.ts';
-import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
-import { ensureFile, sealName, syncRunFiles } from './run-files.ts';
 import { syncDirectory, syncFile } from '../fs/atomic-write.ts';
+import type { Store } from '../store/store.ts';
+import { commit, settleCommand } from './commit.ts';
+import { numberedFindings, type NumberedFinding } from './core/findings.ts';
+import { renderCeoReview, renderPlanMd, renderReviewRecord } from './files/export-docs.ts';
+import { decisionRows, findingRows, keptRows, taskRows, timingDocument } from './files/export-rows.ts';
+import { gateDocument } from './files/gate-document.ts';
+import { ensureFile, sealName, syncRunFiles } from './files/run-files.ts';
+import { locateRun } from './locate.ts';
+import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
+import type { PlanEnv } from './settings.ts';
 
 export interface ExportOptions {
   readonly out: string | undefined;
 }
-
-const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete', 'reviewed']);
 
 /**
  * `plan export`: renders every artifact from the store into the run directory, each
@@ -33,34 +31,10 @@ export async function planExport(options: ExportOptions, penv: PlanEnv): Promise
   const located = locateRun(options.out, penv);
   const { store, runDir } = located;
   const report = emptyReport(runDir, located.record.run);
-  const run = await markExport(store, located.record.run, 'started');
+  const run = await commit(store, located.record.run, { type: 'export', input: { state: 'started' } }, report);
   writeExport(store, run, runDir, report);
-  const done = await markExport(store, run.run, 'done');
-  checkpointAfter(store, done, runDir, penv.env, report.after);
-  describeRun(done, runDir, report, { open: false });
-  report.status = terminalStatus(done.state);
-  return report;
-}
-
-export async function markExport(store: Store, runId: string, state: 'started' | 'done'): Promise<RunRecord> {
-  const now = new Date().toISOString();
-  return transact(store, runId, (current) => {
-    if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
-    const run = current;
-    const refusal = exportRefusal(run);
-    if (refusal !== null) throw refusal;
-    run.export = { state, at: now };
-    return { change: { record: run, events: [{ type: `export_${state}`, at: now }] }, result: run };
-  });
-}
-
-/** Why the run cannot be exported as it stands (not at a gate or an end, or changes pending); null when it can. */
-export function exportRefusal(run: RunRecord): LanewardError | null {
-  if (!EXPORTABLE.has(run.state)) return new LanewardError('EXPORT_NOT_READY', `the run is ${run.state === 'phase_closed' ? 'between phases' : run.state}`);
-  if (run.state === 'complete' && run.amendments.length > 0) {
-    return new LanewardError('PLAN_AMEND_PENDING', `${run.amendments.length} accepted plan change(s) are not incorporated: ${run.amendments.map((a) => a.decision).join(', ')}`);
-  }
-  return null;
+  const done = await commit(store, run.run, { type: 'export', input: { state: 'done' } }, report);
+  return settleCommand(located, done, penv, report, { open: false, files: false });
 }
 
 /**
@@ -79,8 +53,9 @@ function onDisk<T>(path: string, step: () => T): T {
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
 export function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): void {
-  syncRunFiles(store, run, runDir, 'full');
-  const findings = allFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
+  // Decoded once: the consensus pages and every artifact take their ids and titles from here.
+  const findings = numberedFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
+  syncRunFiles(store, run, runDir, 'full', findings);
   const kept = run.ceo_only ? keptRows(run, ceoItems(run, findings)) : [];
   const decisions = run.ceo_only ? kept : decisionRows(run);
   const tasks = taskRows(run, decisions, findings);
@@ -161,7 +136,7 @@ function jsonl(rows: readonly unknown[]): string {
 }
 
 /** The items a gate would have asked of a CEO-only run's one phase. */
-function ceoItems(run: RunRecord, findings: ReturnType<typeof allFindings>) {
+function ceoItems(run: RunRecord, findings: readonly NumberedFinding[]) {
   const consensus = run.phases.ceo?.consensus;
   if (consensus == null) return [];
   const current = new Set([run.phases.ceo!.native.attempt, run.phases.ceo!.outside.attempt]);

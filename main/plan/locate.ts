@@ -5,13 +5,9 @@ import type { RunRecord } from '../../formats/review-run.ts';
 import type { Store } from '../store/store.ts';
 import { openStateRoot } from './state-root.ts';
 import { readBinding, stateRootFor, type RunBinding } from './run-binding.ts';
+import type { PlanEnv } from './settings.ts';
 
-export interface PlanEnv {
-  readonly cwd: string;
-  readonly env: NodeJS.ProcessEnv;
-  /** --state, when given. */
-  readonly state: string | undefined;
-}
+export type { PlanEnv };
 
 export interface Located {
   readonly runDir: string;
@@ -27,7 +23,7 @@ export function locateRun(out: string | undefined, penv: PlanEnv, mode: 'write' 
   if (binding === undefined) {
     throw new LanewardError('RUN_NOT_INITIALIZED', `${runDir} holds no laneward run (no .laneward-run)`, { path: runDir });
   }
-  const store = openStateRoot(stateRootFor(penv.state, penv.env, binding, penv.cwd), mode);
+  const store = openStateRoot(stateRootFor(penv.settings.stateRoot, binding, penv.cwd), mode);
   const record = store.runs.get(binding.run);
   if (record === undefined) {
     throw new LanewardError('RUN_NOT_INITIALIZED', `run ${binding.run} is not in state root ${store.root}`, { path: runDir });
@@ -41,15 +37,4 @@ export function runDirOf(out: string | undefined, penv: PlanEnv): string {
   const stat = statSync(dir, { throwIfNoEntry: false });
   if (stat !== undefined && !stat.isDirectory()) throw new LanewardError('USAGE', `--out ${dir} is not a directory`);
   return dir;
-}
-
-/**
- * LANEWARD_EPHEMERAL: `1` is ephemeral, `0` or unset durable; anything else (`yes`,
- * `true`) is refused rather than silently taken as durable.
- */
-export function durable(env: NodeJS.ProcessEnv): boolean {
-  const raw = env['LANEWARD_EPHEMERAL'];
-  if (raw === undefined || raw === '' || raw === '0') return true;
-  if (raw === '1') return false;
-  throw new LanewardError('USAGE', `LANEWARD_EPHEMERAL must be 1 (ephemeral) or 0 (durable, the default), got ${JSON.stringify(raw)}`, { path: 'LANEWARD_EPHEMERAL' });
 }

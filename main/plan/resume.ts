@@ -1,29 +1,32 @@
-import { LanewardError } from '../../formats/error.ts';
-import { removeStaleTemps } from '../fs/atomic-write.ts';
-import { transact } from '../store/store.ts';
-import { describeRun } from './describe.ts';
-import { exportRefusal, writeExport } from './export.ts';
-import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
-import { restoreCheckpoint } from './checkpoint.ts';
-import { openStateRoot } from './state-root.ts';
 import { resolve } from 'node:path';
+import { LanewardError } from '../../formats/error.ts';
 import { oneLine } from '../../formats/issue.ts';
+import { transact } from '../store/store.ts';
+import { removeStaleTemps } from '../fs/atomic-write.ts';
+import { restoreCheckpoint } from './checkpoint.ts';
+import { commit } from './commit.ts';
+import { exportRefusal } from './core/export-mark.ts';
+import { describeRun } from './describe.ts';
+import { writeExport } from './export.ts';
+import { syncRunFiles } from './files/run-files.ts';
+import { locateRun, runDirOf } from './locate.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 import { publishBinding, readBinding, stateRootFor } from './run-binding.ts';
-import { syncRunFiles } from './run-files.ts';
+import type { PlanEnv } from './settings.ts';
+import { openStateRoot } from './state-root.ts';
 
 /**
  * `plan resume`: after a crash or a move. Reports every attempt dispatched without a
  * terminal record (EXECUTION_UNKNOWN; never redispatched here), rewrites whatever files
  * the committed record implies (prompts, seals, consensus, gate), removes the temp files
- * of writers killed mid-write, and finishes an export
- * that was started and not recorded done. Reads and repairs; never moves the run on.
+ * of writers killed mid-write, and finishes an export that was started and not recorded
+ * done. Reads and repairs; never moves the run on.
  */
 export async function planResume(options: { out: string | undefined; from?: string }, penv: PlanEnv): Promise<PlanReport> {
   const restored: string[] = [];
   if (options.from !== undefined) {
     const out = runDirOf(options.out, penv);
-    const store = openStateRoot(stateRootFor(penv.state, penv.env, undefined, penv.cwd));
+    const store = openStateRoot(stateRootFor(penv.settings.stateRoot, undefined, penv.cwd));
     const { run, generation } = await restoreCheckpoint(resolve(penv.cwd, options.from), out, store);
     restored.push(`RESTORED: run=${run} generation=${generation} from=${oneLine(resolve(penv.cwd, options.from))}`);
   }
@@ -34,6 +37,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
   if (binding !== undefined && binding.root !== store.root) publishBinding(runDir, { run: binding.run, root: store.root });
   const report = emptyReport(runDir, located.record.run);
   report.notes.push(...restored);
+  // Read under the writer lock: a writer killed after its commit is visible from here on.
   const run = await transact(store, located.record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${located.record.run} vanished from ${store.root}`);
     return { change: null, result: current };
@@ -48,18 +52,10 @@ export async function planResume(options: { out: string | undefined; from?: stri
     // The export that was started (and failed or was killed) is moot: the run moved on (a
     // rerun, a revise) and is no longer exportable as it stands. Writing it now would leave
     // a run.json that cannot validate; the mark goes, and a later export starts afresh.
-    await transact(store, run.run, (current) => {
-      if (current === undefined || current.export?.state !== 'started' || exportRefusal(current) === null) return { change: null, result: null };
-      current.export = null;
-      return { change: { record: current, events: [{ type: 'export_dropped', at: new Date().toISOString(), state: current.state, by: 'resume' }] }, result: null };
-    });
+    await commit(store, run.run, { type: 'drop-export', input: { by: 'resume' } }, report);
   } else if (run.export?.state === 'started') {
     writeExport(store, run, runDir, report);
-    await transact(store, run.run, (current) => {
-      if (current === undefined || current.export?.state !== 'started') return { change: null, result: null };
-      current.export = { state: 'done', at: new Date().toISOString() };
-      return { change: { record: current, events: [{ type: 'export_done', at: current.export.at, by: 'resume' }] }, result: null };
-    });
+    await commit(store, run.run, { type: 'finish-export', input: { by: 'resume' } }, report);
   }
   describeRun(run, runDir, report, { open: true });
   report.status = terminalStatus(run.state);

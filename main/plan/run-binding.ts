@@ -1,9 +1,10 @@
 import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { syncDirectory } from '../fs/atomic-write.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
+import { defaultStateRoot, type PlanSettings } from './settings.ts';
 
 export const BINDING_FILE = '.laneward-run';
 
@@ -65,16 +66,14 @@ export function publishBinding(dir: string, binding: RunBinding): RunBinding {
  * Which state root a command uses: --state, then LANEWARD_STATE_ROOT, then the root the
  * run directory's binding names, then .laneward/state under the current directory.
  */
-export function stateRootFor(flag: string | undefined, env: NodeJS.ProcessEnv, binding: RunBinding | undefined, cwd: string): string {
-  if (flag !== undefined && flag !== '') return oneLineRoot(resolve(cwd, flag), '--state');
-  const fromEnv = env['LANEWARD_STATE_ROOT'];
-  if (fromEnv !== undefined && fromEnv !== '') return oneLineRoot(resolve(cwd, fromEnv), 'LANEWARD_STATE_ROOT');
+export function stateRootFor(configured: PlanSettings['stateRoot'], binding: RunBinding | undefined, cwd: string): string {
+  if (configured !== undefined) return oneLineRoot(configured.path, configured.from);
   if (binding !== undefined) {
     // A root named by a file in the run directory is used, never created.
     if (!existsSync(binding.root)) throw new LanewardError('RUN_NOT_INITIALIZED', `the state root ${binding.root} named in ${BINDING_FILE} does not exist; pass --state <root>`, { path: binding.root });
     return binding.root;
   }
-  return resolve(cwd, '.laneward/state');
+  return defaultStateRoot(cwd);
 }
 
 /** A root is recorded on the one line of .laneward-run: a path with a line break could not be read back. */

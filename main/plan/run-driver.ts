@@ -3,7 +3,9 @@ import { LanewardError } from '../../formats/error.ts';
 import type { RunDriver } from '../../formats/review-run.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { transact } from '../store/store.ts';
-import { locateRun, runDirOf, type PlanEnv } from './locate.ts';
+import { claim, unclaim } from './core/driver.ts';
+import { locateRun, runDirOf } from './locate.ts';
+import type { PlanEnv } from './settings.ts';
 import { readBinding } from './run-binding.ts';
 
 /** Gives the claim back; a no-op once another driver took it over. */
@@ -24,10 +26,8 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
   const mine: RunDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
   const held = await transact(store, record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${record.run} vanished from ${store.root}`);
-    const holder = current.driver;
-    if (holder !== undefined && driverAlive(holder)) return { change: null, result: holder };
-    current.driver = mine;
-    return { change: { record: current, events: [] }, result: undefined };
+    const holder = claim(current, { mine, alive: driverAlive });
+    return { change: holder === undefined ? { record: current, events: [] } : null, result: holder };
   });
   if (held !== undefined) {
     const same = held.pid === process.pid ? ' (this process, another plan run)' : '';
@@ -35,8 +35,7 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
   }
   return async () => {
     await transact(store, record.run, (current) => {
-      if (current?.driver?.token !== mine.token) return { change: null, result: undefined };
-      delete current.driver;
+      if (current === undefined || !unclaim(current, { token: mine.token })) return { change: null, result: undefined };
       return { change: { record: current, events: [] }, result: undefined };
     });
   };

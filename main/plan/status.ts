@@ -1,6 +1,7 @@
 import { oneLine } from '../../formats/issue.ts';
 import { describeRun } from './describe.ts';
-import { locateRun, type PlanEnv } from './locate.ts';
+import { locateRun } from './locate.ts';
+import type { PlanEnv } from './settings.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
 
 /** `plan status`: the run as the store holds it; reads only. */

@@ -9,13 +9,9 @@ import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, LaneProgress } from '../../formats/crew-record.ts';
 import type { QaEvent } from '../../formats/qa-events.ts';
 import type { LaneRecord } from '../../formats/qa-record.ts';
-import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import type { BoundBlob, JournalEvent, PhaseTiming, RunRecord } from '../../formats/review-run.ts';
 
-/** One phase's wall time in one finished run. */
-export interface PhaseTiming {
-  readonly at: string;
-  readonly seconds: number;
-}
+export type { PhaseTiming };
 
 /**
  * One LMDB environment per state root, opened once per process. Values are CBOR records

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { readRunFile } from '../fs/run-file.ts';
+import { readRunFile } from '../../fs/run-file.ts';
 
 /**
  * Keeps a copy of a reopened phase's prompts and consensus as `<name>.r<rev><ext>`, or

@@ -1,16 +1,17 @@
 import { chmodSync, existsSync } from 'node:fs';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
+import { isLanewardError, LanewardError, toError } from '../../../formats/error.ts';
 import { join } from 'node:path';
-import { renderConsensusMarkdown } from '../../formats/consensus.ts';
-import { renderPrompt } from '../../formats/review-prompt.ts';
-import type { AttemptRecord, RunRecord } from '../../formats/review-run.ts';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { makeDirs } from '../fs/make-dirs.ts';
-import { runFileHolds } from '../fs/run-file.ts';
-import { allFindings, phaseOf, type Step } from './machine.ts';
-import type { Store } from '../store/store.ts';
+import { renderConsensusMarkdown } from '../../../formats/consensus.ts';
+import { renderPrompt } from '../../../formats/review-prompt.ts';
+import type { AttemptRecord, RunRecord } from '../../../formats/review-run.ts';
+import { writeFileAtomic } from '../../fs/atomic-write.ts';
+import { makeDirs } from '../../fs/make-dirs.ts';
+import { runFileHolds } from '../../fs/run-file.ts';
+import type { Store } from '../../store/store.ts';
+import { numberedFindings, type NumberedFinding } from '../core/findings.ts';
+import { phaseOf } from '../core/records.ts';
+import { renderCheckPrompt } from './check-prompt.ts';
 import { gateDocument } from './gate-document.ts';
-import { renderCheckPrompt } from './carry-check.ts';
 
 /** The sealed copy of a bound result: read-only, named after its attempt. */
 export function sealName(attempt: AttemptRecord): string {
@@ -27,10 +28,10 @@ export function sealName(attempt: AttemptRecord): string {
  * whole) and skips fsync: the files are derived from the committed record and rewritten
  * by any later command. `full` (resume, export) compares every file's bytes and syncs.
  */
-export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light'): void {
+export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light', findings?: readonly NumberedFinding[]): void {
   try {
     makeDirs(runDir);
-    writeRunFiles(store, run, runDir, mode === 'full');
+    writeRunFiles(store, run, runDir, mode === 'full', findings);
   } catch (error) {
     if (isLanewardError(error)) throw error;
     // The state is committed; the files can be written again by any later command.
@@ -38,7 +39,8 @@ export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode:
   }
 }
 
-function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boolean): void {
+/** `findings`: the run's numbered findings when the caller has them (export), so they are decoded once. */
+function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boolean, findings: readonly NumberedFinding[] | undefined): void {
   const ensure = (file: string, content: string | Uint8Array, mode?: number) => ensureFile(file, content, mode, full);
   const findingsOf = (id: string) => store.blobs.get([run.run, id])?.findings ?? [];
   for (const attempt of Object.values(run.attempts)) {
@@ -63,7 +65,6 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boole
       if (blob !== undefined) ensure(join(runDir, sealName(attempt)), blob.bytes, 0o444);
     }
   }
-  const step: Pick<Step, 'findingsOf'> = { findingsOf };
   // Titles cost a decode of every bound result: made only when a consensus page is written.
   let titles: Map<string, string> | undefined;
   for (const id of run.order) {
@@ -73,7 +74,7 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boole
     const md = join(runDir, `${id}-consensus.md`);
     const changed = ensure(json, `${JSON.stringify(consensus, null, 2)}\n`);
     if (full || changed || !existsSync(md)) {
-      titles ??= new Map(allFindings(run, step).map((f) => [f.id, f.title]));
+      titles ??= new Map((findings ?? numberedFindings(run, { findingsOf })).map((f) => [f.id, f.title]));
       ensure(md, renderConsensusMarkdown(consensus, titles));
     }
   }

@@ -1,8 +1,8 @@
-import { oneLine } from '../../formats/issue.ts';
-import type { RunFinding } from '../../formats/review-gate.ts';
-import type { RunRecord } from '../../formats/review-run.ts';
-import { spendLine } from './spend.ts';
-import type { DecisionRow } from '../../formats/schemas/decisions.ts';
+import { oneLine } from '../../../formats/issue.ts';
+import type { RunFinding } from '../../../formats/review-gate.ts';
+import type { RunRecord } from '../../../formats/review-run.ts';
+import { spendLine } from '../core/spend.ts';
+import type { DecisionRow } from '../../../formats/schemas/decisions.ts';
 
 /** The line an unattended run's record must carry: no host hook guards publication order. */
 export const GUARD_LINE = 'publication guard: not enforced by this host; publication order is unverified (GUARD_NOT_INSTALLED)';

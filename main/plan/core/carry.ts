@@ -1,9 +1,8 @@
-import { decisionId } from '../../formats/gate-decisions.ts';
-import { oneLine } from '../../formats/issue.ts';
-import type { GateAnswer, GateRecord, JournalEvent, RunRecord } from '../../formats/review-run.ts';
-import type { GateItem } from '../../formats/schemas/gate.ts';
-import { currentPlanSha } from './plan-file.ts';
-import type { PlanReport } from './report.ts';
+import { decisionId } from '../../../formats/gate-decisions.ts';
+import { oneLine } from '../../../formats/issue.ts';
+import type { GateAnswer, GateRecord, RunRecord } from '../../../formats/review-run.ts';
+import type { GateItem } from '../../../formats/schemas/gate.ts';
+import type { Step } from './step.ts';
 
 export const CARRIER = 'agent:laneward';
 const DO_IT = /^\s*do\s+it[\s.!]*$/i;
@@ -13,6 +12,14 @@ export function isDoIt(words: string): boolean {
   return DO_IT.test(words);
 }
 
+/** What a carry needs to know that is not in the run record. */
+export interface CarryFacts {
+  /** Urgent findings of the attempts phases stand on now. */
+  readonly urgentOpen: readonly string[];
+  /** The plan file's sha256 as it is on disk now (null when it cannot be read). */
+  readonly planFileSha: string | null;
+}
+
 /**
  * Answers a gate revision after the first with the owner's recorded words from the
  * revision before it, when nothing new needs them. Every condition is checked in turn;
@@ -20,29 +27,30 @@ export function isDoIt(words: string): boolean {
  * An unreviewed post-cap delta item needs a carry check first: the result is then
  * `check`, and `plan check` finishes the carry (or leaves the gate to the owner).
  */
-export function tryCarry(run: RunRecord, urgentOpen: readonly string[], now: string, events: JournalEvent[], report: PlanReport): 'carried' | 'check' | 'refused' | 'none' {
+export function tryCarry(run: RunRecord, facts: CarryFacts, step: Step): 'carried' | 'check' | 'refused' | 'none' {
   const gate = run.gate;
   const prev = run.past_gates[run.past_gates.length - 1];
   if (gate === null || prev === undefined || gate.rev < 2) return 'none';
   const origin = new Map(prev.items.map((item) => [signature(item), item]));
-  const why = refusal(run, prev, prev.answers['p1'], urgentOpen, gate, origin);
+  const why = refusal(run, prev, prev.answers['p1'], facts, gate, origin);
   if (why !== null) {
-    refuseCarry(gate.rev, why, now, events, report);
+    refuseCarry(gate.rev, why, step);
     return 'refused';
   }
   const delta = gate.delta_item === undefined ? undefined : gate.items.find((i) => i.id === gate.delta_item);
   if (delta !== undefined && delta.recommended === 'a' && gate.check?.state !== 'pass') return 'check';
-  applyCarry(run, now, events, report);
+  applyCarry(run, step);
   return 'carried';
 }
 
-export function refuseCarry(rev: number, why: string, now: string, events: JournalEvent[], report: PlanReport): void {
-  report.carry.push(`CARRY: no (${oneLine(why)})`);
-  events.push({ type: 'carry_refused', at: now, gate_rev: rev, why });
+export function refuseCarry(rev: number, why: string, step: Pick<Step, 'now' | 'events' | 'report'>): void {
+  step.report.carry.push(`CARRY: no (${oneLine(why)})`);
+  step.events.push({ type: 'carry_refused', at: step.now, gate_rev: rev, why });
 }
 
 /** Answers every item of the gate from the revision before it, as the owner did there. */
-export function applyCarry(run: RunRecord, now: string, events: JournalEvent[], report: PlanReport): void {
+export function applyCarry(run: RunRecord, step: Pick<Step, 'now' | 'events' | 'report'>): void {
+  const { now, events, report } = step;
   const gate = run.gate!;
   const prev = run.past_gates[run.past_gates.length - 1]!;
   const origin = new Map(prev.items.map((item) => [signature(item), item]));
@@ -75,7 +83,7 @@ function refusal(
   run: RunRecord,
   prev: GateRecord,
   p1: GateAnswer | undefined,
-  urgentOpen: readonly string[],
+  facts: CarryFacts,
   gate: GateRecord,
   origin: ReadonlyMap<string, GateItem>,
 ): string | null {
@@ -87,8 +95,8 @@ function refusal(
   if (p1.words_by !== null) return `the words at gate_rev ${prev.rev} were ${p1.words_by}'s, not the owner's`;
   if (p1.role === 'agent' && p1.owner_reply === null) return `the owner's words at gate_rev ${prev.rev} were not recorded`;
   if (run.amendments.length > 0) return `accepted changes not incorporated: ${run.amendments.map((a) => a.decision).join(',')}`;
-  if (currentPlanSha(run.plan_source) !== run.plan_sha256) return 'the plan file changed after the revise that took the changes';
-  if (urgentOpen.length > 0) return `an urgent finding is open: ${urgentOpen.join(',')}`;
+  if (facts.planFileSha !== run.plan_sha256) return 'the plan file changed after the revise that took the changes';
+  if (facts.urgentOpen.length > 0) return `an urgent finding is open: ${facts.urgentOpen.join(',')}`;
   const doIt = isDoIt(p1.owner_reply ?? p1.reply);
   for (const item of gate.items) {
     if (item.id === 'p1' || item.id === gate.delta_item || origin.has(signature(item))) continue;

@@ -1,12 +1,12 @@
-import { decisionId } from '../../formats/gate-decisions.ts';
-import type { RunFinding } from '../../formats/review-gate.ts';
-import type { GateRecord, RunRecord } from '../../formats/review-run.ts';
-import type { DecisionRow } from '../../formats/schemas/decisions.ts';
-import type { GateItem } from '../../formats/schemas/gate.ts';
+import { decisionId } from '../../../formats/gate-decisions.ts';
+import type { RunFinding } from '../../../formats/review-gate.ts';
+import type { GateRecord, RunRecord } from '../../../formats/review-run.ts';
+import type { DecisionRow } from '../../../formats/schemas/decisions.ts';
+import type { GateItem } from '../../../formats/schemas/gate.ts';
 import { checkVerdict } from './gate-document.ts';
-import type { FindingRow } from '../../formats/schemas/findings.ts';
-import type { TaskRow } from '../../formats/schemas/tasks.ts';
-import type { TimingDocument } from '../../formats/schemas/timing.ts';
+import type { FindingRow } from '../../../formats/schemas/findings.ts';
+import type { TaskRow } from '../../../formats/schemas/tasks.ts';
+import type { TimingDocument } from '../../../formats/schemas/timing.ts';
 
 type Bound = RunFinding & { attempt: string };
 

@@ -1,0 +1,70 @@
+import { LanewardError } from '../../formats/error.ts';
+import type { ReviewFinding } from '../../formats/review-result.ts';
+import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { transact, type Store } from '../store/store.ts';
+import { checkpointAfter } from './checkpoint.ts';
+import { transition, type Command } from './core/machine.ts';
+import { describeRun } from './describe.ts';
+import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
+import { syncRunFiles } from './files/run-files.ts';
+import type { PlanEnv } from './settings.ts';
+
+/** What a command writes besides the record and its events: the result it binds. */
+export interface Bound {
+  readonly attempt: string;
+  readonly blob: BoundBlob;
+}
+
+/**
+ * Runs one command through the machine inside one write transaction on the run's record:
+ * the events, the bound blob, the phase timings and the new record commit together, or
+ * nothing does. Returns the committed record (the one read, when nothing changed).
+ */
+export async function commit(store: Store, runId: string, command: Command, report: PlanReport, bound?: Bound): Promise<RunRecord> {
+  const now = new Date().toISOString();
+  return transact(store, runId, (current) => {
+    if (current === undefined && command.type !== 'start') throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
+    const events: JournalEvent[] = [];
+    // The findings this command binds are not in the store until it commits.
+    const findingsOf = (id: string): readonly ReviewFinding[] => (id === bound?.attempt ? bound.blob.findings : store.blobs.get([runId, id])?.findings ?? []);
+    const done = transition(current, command, { now, events, report, findingsOf });
+    if (!done.changed) return { change: null, result: done.record };
+    const blobs = bound === undefined ? [] : [{ key: [runId, bound.attempt] as [string, string], value: bound.blob }];
+    return { change: { record: done.record, events, blobs, history: done.history }, result: done.record };
+  });
+}
+
+/** How a command ends: whether its report shows what is open, and what it writes besides the derived files. */
+export interface Settle {
+  readonly open: boolean;
+  /** false: the files were written already (an export). */
+  readonly files?: boolean;
+  /** A file of the command's own, written after the derived files and before the checkpoint. */
+  readonly alsoWrite?: (record: RunRecord, report: PlanReport) => void;
+}
+
+/**
+ * The tail every command on a run shares once its change committed: the files the record
+ * implies, a checkpoint when they are on, and what the run waits for now.
+ */
+export function settleCommand(located: { store: Store; runDir: string }, record: RunRecord, penv: PlanEnv, report: PlanReport, show: Settle): PlanReport {
+  if (show.files !== false) syncRunFiles(located.store, record, located.runDir);
+  show.alsoWrite?.(record, report);
+  checkpointAfter(located.store, record, located.runDir, penv.settings.checkpointDir, report.after);
+  describeRun(record, located.runDir, report, { open: show.open });
+  report.status = terminalStatus(record.state);
+  return report;
+}
+
+/** A command on a run that exists: commit the machine's transition, then settle. */
+export async function runCommand(
+  located: { store: Store; runDir: string; record: RunRecord },
+  penv: PlanEnv,
+  command: Command,
+  show: Settle,
+  bound?: Bound,
+): Promise<{ report: PlanReport; record: RunRecord }> {
+  const report = emptyReport(located.runDir, located.record.run);
+  const record = await commit(located.store, located.record.run, command, report, bound);
+  return { report: settleCommand(located, record, penv, report, show), record };
+}

@@ -1,0 +1,56 @@
+import { LanewardError } from '../../../formats/error.ts';
+import type { AttemptRecord, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review-run.ts';
+
+/** Lookups into the run record that every transition shares. */
+
+export function emptyPhase(id: PhaseId): PhaseRecord {
+  return {
+    id,
+    state: 'waiting',
+    snapshot: null,
+    native: { status: 'pending', attempt: null },
+    outside: { status: 'pending', attempt: null },
+    opened_at: null,
+    closed_at: null,
+    consensus: null,
+  };
+}
+
+export function phaseOf(run: RunRecord, id: PhaseId): PhaseRecord {
+  const phase = run.phases[id];
+  if (phase === undefined) throw new LanewardError('PHASE_NOT_AWAITING', `phase ${id} is not in this run (order ${run.order.join(',')})`);
+  return phase;
+}
+
+/** The attempt a parent named, looked up as data: `__proto__` or `constructor` name none. */
+export function attemptOf(run: RunRecord, id: string): AttemptRecord | undefined {
+  return Object.hasOwn(run.attempts, id) ? run.attempts[id] : undefined;
+}
+
+/** The attempt a voice's end closes, with its phase: open, and the one its phase waits for. */
+export function openAttempt(run: RunRecord, attemptId: string, verb: string): { attempt: AttemptRecord; phase: PhaseRecord } {
+  const attempt = attemptOf(run, attemptId);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
+  if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer ${verb}`);
+  const phase = phaseOf(run, attempt.phase);
+  if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
+    throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
+  }
+  return { attempt, phase };
+}
+
+export function byMint(a: AttemptRecord, b: AttemptRecord): number {
+  return Number(a.id.slice(a.id.lastIndexOf('-a') + 2)) - Number(b.id.slice(b.id.lastIndexOf('-a') + 2));
+}
+
+/** The first phase in the run's order that has not closed, or null when all have. */
+export function nextPhase(run: RunRecord): PhaseId | null {
+  return run.order.find((id) => run.phases[id]?.state !== 'closed') ?? null;
+}
+
+/** Whether the attempt is the bound result a phase currently stands on. */
+export function isCurrent(run: RunRecord, attempt: string): boolean {
+  return run.order.some((id) => run.phases[id]?.native.attempt === attempt || run.phases[id]?.outside.attempt === attempt);
+}
+
+export type { VoiceId };

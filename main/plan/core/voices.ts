@@ -1,0 +1,116 @@
+import { LanewardError } from '../../../formats/error.ts';
+import type { AttemptRecord, RunRecord } from '../../../formats/review-run.ts';
+import { closeIfDone } from './phases.ts';
+import { attemptOf, openAttempt, phaseOf } from './records.ts';
+import { release, settle, usd } from './spend.ts';
+import type { Step } from './step.ts';
+
+/** The facts of one supervision that the journal keeps (snake_case, like every journal field). */
+export interface OutcomeFacts {
+  readonly status: string;
+  readonly code: string | null;
+  readonly child_exit: number | null;
+  readonly provider_started: boolean;
+  readonly marks: number;
+  readonly duration_ms: number;
+  readonly cleanup_confirmed: boolean;
+}
+
+/**
+ * `plan run` handed an open attempt to a supervisor: from here its provider may have
+ * started, so no later driver starts it again. `by` is the dispatching process.
+ */
+export function dispatch(run: RunRecord, input: { readonly attempt: string; readonly by: { readonly pid: number; readonly ticks: string } }, step: Pick<Step, 'now' | 'events'>): void {
+  const attempt = attemptOf(run, input.attempt);
+  if (attempt === undefined || attempt.state !== 'open') {
+    throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${input.attempt} is ${attempt?.state ?? 'absent'}; only an open attempt is dispatched`);
+  }
+  // Two drivers on one run: the second to reach the slot starts nothing.
+  if (attempt.dispatched_at !== undefined) throw inFlight(attempt);
+  attempt.dispatched_at = step.now;
+  attempt.dispatched_by = input.by;
+  // No child yet: set at its spawn (attempt_child). A driver that dies in between spawned none.
+  attempt.child = null;
+  step.events.push({ type: 'attempt_dispatched', at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
+}
+
+/** The refusal for an attempt another driver dispatched. */
+export function inFlight(attempt: AttemptRecord): LanewardError {
+  const by = attempt.dispatched_by === undefined ? 'another plan run' : `process ${attempt.dispatched_by.pid}`;
+  return new LanewardError('ATTEMPT_IN_FLIGHT', `attempt ${attempt.id} was dispatched at ${attempt.dispatched_at} by ${by}, which still drives this run; not started twice`);
+}
+
+/**
+ * Journals one supervision's outcome, whatever it was. A supervision cancelled before its
+ * provider started takes the dispatch mark back: nothing went out, so it may start later.
+ */
+export function recordOutcome(run: RunRecord, input: { readonly attempt: string; readonly facts: OutcomeFacts }, step: Pick<Step, 'now' | 'events'>): void {
+  const attempt = attemptOf(run, input.attempt);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${input.attempt} in run ${run.run}`);
+  const { facts } = input;
+  step.events.push({ type: 'attempt_outcome', at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, ...facts });
+  if (!facts.provider_started && facts.code === 'CANCELLED' && attempt.state === 'open') {
+    delete attempt.dispatched_at;
+    delete attempt.dispatched_by;
+    delete attempt.child;
+  }
+}
+
+/**
+ * Closes one voice of an open attempt as a typed failure: `failed` when the call may have
+ * gone out (its reservation settles as unknown spend), `unavailable` when nothing was
+ * sent (the reservation goes back). A failed outside voice leaves the phase native-only
+ * once native binds; a failed native voice leaves the phase open until the parent
+ * redispatches it. Never retried here.
+ */
+export function failVoice(run: RunRecord, input: { readonly attempt: string; readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string }, step: Step): void {
+  run.commands += 1;
+  const { attempt, phase } = openAttempt(run, input.attempt, 'fail');
+  if (input.status === 'unavailable') release(run.spend, attempt);
+  else settle(run.spend, attempt, null);
+  attempt.state = input.status;
+  attempt.code = input.code;
+  attempt.why = `${input.code}: ${input.detail}`;
+  phase[attempt.voice] = { status: input.status, attempt: attempt.id };
+  step.events.push({ type: `voice_${input.status}`, at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: input.code, why: attempt.why });
+  step.report.after.push(`VOICE: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=${input.status} code=${input.code}`);
+  closeIfDone(run, phase, step);
+  run.updated_at = step.now;
+}
+
+/**
+ * Gives up an open attempt that its own driver cancelled after the provider started (an
+ * interruption, or a sibling that broke): not a provider failure, so the voice is not
+ * failed. The attempt is abandoned (its reservation settles as unknown spend) and its voice
+ * waits again with no attempt, which the next `plan next` fills.
+ */
+export function cancelVoice(run: RunRecord, input: { readonly attempt: string; readonly why: string }, step: Step): void {
+  run.commands += 1;
+  const { attempt, phase } = openAttempt(run, input.attempt, 'be cancelled');
+  settle(run.spend, attempt, null);
+  attempt.state = 'abandoned';
+  attempt.code = 'CANCELLED';
+  attempt.why = `CANCELLED: ${input.why}`;
+  phase[attempt.voice] = { status: 'pending', attempt: null };
+  step.events.push({ type: 'attempt_abandoned', at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: 'CANCELLED', why: attempt.why });
+  step.report.after.push(`VOICE: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=cancelled code=CANCELLED`);
+  run.updated_at = step.now;
+}
+
+/**
+ * The parent says an open attempt will never run: its reservation goes back and its voice
+ * waits for a fresh attempt, which the next `next` mints.
+ */
+export function releaseAttempt(run: RunRecord, input: { readonly attempt: string }, step: Step): void {
+  run.commands += 1;
+  const attempt = attemptOf(run, input.attempt);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${input.attempt} in run ${run.run}`);
+  if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attempt.id} is ${attempt.state}; only an open attempt can be released`);
+  const freed = release(run.spend, attempt);
+  attempt.state = 'released';
+  const phase = phaseOf(run, attempt.phase);
+  if (phase[attempt.voice].attempt === attempt.id) phase[attempt.voice] = { status: 'pending', attempt: null };
+  step.report.after.push(`RELEASED: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} freed=${usd(freed)}`);
+  step.events.push({ type: 'attempt_released', at: step.now, attempt: attempt.id, freed_usd: freed });
+  run.updated_at = step.now;
+}

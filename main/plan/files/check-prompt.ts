@@ -1,0 +1,34 @@
+import { renderResultFormat } from '../../../formats/review-result.ts';
+import type { RunRecord } from '../../../formats/review-run.ts';
+import { CHECK_PHASE } from '../core/carry-check.ts';
+
+/** The prompt of a carry check: the delta against the plan at the last gate, the accepted changes, the whole plan. */
+export function renderCheckPrompt(run: RunRecord, resultPath: string): string {
+  const gate = run.gate!;
+  const prev = run.past_gates[run.past_gates.length - 1];
+  const before = (prev?.implementation ?? '').split('\n');
+  const after = run.implementation.split('\n');
+  const removed = before.filter((line) => !after.includes(line)).map((line) => `- ${line}`);
+  const added = after.filter((line) => !before.includes(line)).map((line) => `+ ${line}`);
+  const accepted = (prev?.items ?? []).filter((i) => prev!.answers[i.id] !== undefined && i.keep !== undefined && prev!.answers[i.id]!.chosen !== i.keep && i.id !== 'p1');
+  return [
+    `# Carry check: run ${run.run}, gate_rev ${gate.rev}`,
+    '',
+    'The plan changed after its review rounds were capped. Read the change below and report anything it breaks. Any High or Critical finding sends the gate back to the owner.',
+    '',
+    `## The change against plan-at-gate.r${prev?.rev ?? gate.rev - 1}.md`,
+    '',
+    '```diff', ...removed, ...added, '```',
+    '',
+    '## Changes the owner accepted',
+    '',
+    ...(accepted.length === 0 ? ['None.'] : accepted.map((i) => `- ${i.title}`)),
+    '',
+    '## The whole plan',
+    '',
+    run.implementation.trimEnd(),
+    '',
+    renderResultFormat(CHECK_PHASE, run.snapshot, resultPath).trimEnd(),
+    '',
+  ].join('\n');
+}
