@@ -9,6 +9,7 @@ import { isLanewardError } from '../formats/error.ts';
 import { SCHEMAS } from '../formats/schemas/index.ts';
 import { generateRun } from '../fixtures/generate-run.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';
+import { loadCrew } from '../main/crew/load-crew.ts';
 import { discoverRuns } from '../main/batch/discover.ts';
 import { readReceipt } from '../main/deadline/receipt-file.ts';
 
@@ -82,5 +83,19 @@ describe('a stale file is still read', () => {
     const codes = new Set(validateRun(dir).errors.map((found) => found.code));
     expect(codes.has('ARTIFACT_STALE')).toBe(true);
     expect(codes.has('ARTIFACT_MALFORMED_JSONL')).toBe(true);
+  });
+});
+
+describe('crew gate answers', () => {
+  test('should answer as-is when the crew file names no answer', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'laneward-crew-answer-'));
+    writeFileSync(join(dir, 'plan.md'), '# plan\n');
+    const runners = { native: ['node', 'r.mjs'], outside: ['node', 'r.mjs'], observer: ['node', 'o.mjs'], agent: ['node', 'a.mjs'] };
+    const crew = {
+      schema_version: 1, crew: 'c', models: { native: 'claude-x', outside: 'gpt-y' }, runners, lanes: [{ id: 'l1', plan: 'plan.md' }],
+      actions: { file: 'actions.json', trust: 'actions.pub', reviewer: 'review', observer: 'observe', agent: 'agent' },
+    };
+    writeFileSync(join(dir, 'crew.json'), JSON.stringify(crew));
+    expect(loadCrew(join(dir, 'crew.json'), dir).crew.answer).toBe('as-is');
   });
 });
