@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { helpTexts, renderCommandsDoc } from '../main/cli/help-doc.ts';
+import { ensureBuilt } from './helpers/cli.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -20,6 +21,7 @@ describe('docs/commands.md', () => {
   });
 
   it('matches what the built CLI prints for a sample of help texts', () => {
+    ensureBuilt();
     const doc = readFileSync(join(root, 'docs', 'commands.md'), 'utf8');
     for (const argv of [['--help'], ['plan', 'run', '--help'], ['lease', '--help'], ['qa', 'turn', '--help']]) {
       const run = spawnSync(process.execPath, [join(root, 'dist', 'laneward.mjs'), ...argv], { encoding: 'utf8' });
