@@ -24,8 +24,8 @@ usage: laneward <command> ...
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
 Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>).`;
 
-/** The command table: each entry loads its module only when it is called. */
-const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
+/** The command table: each entry loads its module only when it is called (docs/commands.md walks it). */
+export const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
   artifact: async () => (await import('./artifact.ts')).ARTIFACT,
   gate: async () => (await import('./gate.ts')).GATE,
   deadline: async () => (await import('./deadline.ts')).DEADLINE,
