@@ -193,9 +193,9 @@ describe('results bind exactly once', () => {
     const r = new Run();
     const attempt = r.open('ceo', 'native');
     const input = { attempt, phase: 'ceo' as PhaseId, voice: 'native' as VoiceId, snapshot: SNAP_A, kind: 'result' as const, digest: 'd', findings: [], receipt: 'input' as const, model: 'm', family: null, runner: 't', attest: null };
-    expect(r.refused({ type: 'submit', input: { ...input, invalid: new LanewardError('RESULT_FORMAT_INVALID', 'no fence') } })).toBe('RESULT_FORMAT_INVALID');
+    expect(r.refused({ type: 'submit', input: { ...input, invalid: new LanewardError('RESULT_FINDINGS_MISSING', 'no fence') } })).toBe('RESULT_FINDINGS_MISSING');
     // The attempt checks come first: a stale attempt is refused as such whatever the bytes.
-    expect(r.refused({ type: 'submit', input: { ...input, attempt: 'nope', invalid: new LanewardError('RESULT_FORMAT_INVALID', 'no fence') } })).toBe('ATTEMPT_MISMATCH');
+    expect(r.refused({ type: 'submit', input: { ...input, attempt: 'nope', invalid: new LanewardError('RESULT_FINDINGS_MISSING', 'no fence') } })).toBe('ATTEMPT_MISMATCH');
   });
 
   test('should refuse two voices of one family (MODEL_FAMILY_CONFLICT) and note an unknown family as a deviation', () => {

@@ -55,7 +55,7 @@ export function syncDirectory(dir: string): void {
 
 /**
  * The temp names writeFileAtomic uses, `.<name>.<pid>.<ms>.<n>.tmp`, and the run binding's,
- * `.laneward-run.<pid>.<ms>.tmp` (main/plan/run-binding.ts publishBinding).
+ * `.laneward-run.<pid>.<ms>.<n>.tmp` (main/plan/run-binding.ts publishBinding; the first form matches it).
  */
 const TEMP = /^\..+\.(\d+)\.\d+\.\d+\.tmp$|^\.laneward-run\.(\d+)\.\d+\.tmp$/;
 

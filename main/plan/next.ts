@@ -56,7 +56,7 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
     if (existsSync(join(runDir, 'run.json'))) {
       throw new LanewardError('RUN_NOT_INITIALIZED', `${runDir} holds a run.json that laneward did not start; use another --out`, { path: runDir });
     }
-    binding = publishBinding(runDir, { run: mintRunId(plan!.path), root: store.root });
+    binding = await publishBinding(runDir, { run: mintRunId(plan!.path), root: store.root });
   }
   const runId = binding.run;
   const report = emptyReport(runDir, runId);

@@ -11,7 +11,7 @@ import { writeExport } from './export.ts';
 import { syncRunFiles } from './files/run-files.ts';
 import { locateRun, runDirOf } from './locate.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
-import { publishBinding, readBinding, stateRootFor } from './run-binding.ts';
+import { readBinding, repointBinding, stateRootFor } from './run-binding.ts';
 import type { PlanEnv } from './settings.ts';
 import { openStateRoot } from './state-root.ts';
 
@@ -34,7 +34,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
   const { store, runDir } = located;
   // A binding made under another root name (a moved state root passed by --state) is re-pointed.
   const binding = readBinding(runDir);
-  if (binding !== undefined && binding.root !== store.root) publishBinding(runDir, { run: binding.run, root: store.root });
+  if (binding !== undefined && binding.root !== store.root) repointBinding(runDir, { run: binding.run, root: store.root });
   const report = emptyReport(runDir, located.record.run);
   report.notes.push(...restored);
   // Read under the writer lock: a writer killed after its commit is visible from here on.

@@ -1,8 +1,9 @@
-import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
+import { link, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errnoCode, LanewardError } from '../../formats/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
-import { syncDirectory } from '../fs/atomic-write.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { defaultStateRoot, type PlanSettings } from './settings.ts';
 
@@ -35,32 +36,50 @@ export function readBinding(dir: string): RunBinding | undefined {
 }
 
 /**
- * Publishes the binding exclusively: written to a temp name and hard-linked into place,
- * so two first `next`s racing on one directory agree on one run id (the loser reads the
- * winner's). Returns the binding that holds.
+ * Publishes the binding exclusively: written to a temp name, synced and hard-linked into
+ * place, so two first `next`s racing on one directory agree on one run id (the loser reads
+ * the winner's). Returns the binding that holds. The syncs run on the thread pool: a crew
+ * starting many lanes at once does not wait for them one after another.
  */
-export function publishBinding(dir: string, binding: RunBinding): RunBinding {
+export async function publishBinding(dir: string, binding: RunBinding): Promise<RunBinding> {
   makeDirs(dir);
   const file = join(dir, BINDING_FILE);
-  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+  const temp = `${file}.${process.pid}.${Date.now()}.${++published}.tmp`;
   try {
-    writeSync(fd, `${binding.run} ${binding.root}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    linkSync(temp, file);
-    syncDirectory(dir);
+    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+    try {
+      await handle.writeFile(`${binding.run} ${binding.root}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await link(temp, file);
+    } catch (error) {
+      if (errnoCode(error) !== 'EEXIST') throw error;
+      return readBinding(dir)!;
+    }
+    const handle2 = await open(dir, 'r');
+    try {
+      await handle2.sync();
+    } finally {
+      await handle2.close();
+    }
     return binding;
-  } catch (error) {
-    if (errnoCode(error) !== 'EEXIST') throw error;
-    return readBinding(dir)!;
   } finally {
-    rmSync(temp, { force: true });
+    await rm(temp, { force: true });
   }
 }
+
+/**
+ * Points an existing binding at another state root (the run's root moved and was named by
+ * --state): a new binding file renamed over the old one, synced.
+ */
+export function repointBinding(dir: string, binding: RunBinding): void {
+  writeFileAtomic(join(dir, BINDING_FILE), `${binding.run} ${binding.root}\n`, 0o644, true);
+}
+
+let published = 0;
 
 /**
  * Which state root a command uses: --state, then LANEWARD_STATE_ROOT, then the root the

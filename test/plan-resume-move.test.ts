@@ -1,0 +1,24 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import { planEnv, planNext, planResume, planStatus } from '../main/plan/index.ts';
+import { PLAN } from './helpers/plan-driver.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+const root = tempRoot('resume-move');
+
+test('should point the run directory at a state root that moved once resume is given its new name, and find the run there afterwards', async () => {
+  const dir = join(root, 'case');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'plan.md'), PLAN);
+  const out = join(dir, 'run');
+  const before = join(dir, 'state-a');
+  const after = join(dir, 'state-b');
+  const first = await planNext({ out, plan: join(dir, 'plan.md') }, planEnv({}, dir, before));
+  expect(readFileSync(join(out, '.laneward-run'), 'utf8')).toBe(`${first.run} ${before}\n`);
+  renameSync(before, after);
+  await planResume({ out }, planEnv({}, dir, after));
+  expect(readFileSync(join(out, '.laneward-run'), 'utf8')).toBe(`${first.run} ${after}\n`);
+  // No --state and no LANEWARD_STATE_ROOT: the binding alone names the root now.
+  expect(planStatus({ out }, planEnv({}, dir)).status).toBe('awaiting_result');
+});
