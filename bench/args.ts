@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { toError } from '../formats/error.ts';
+import { toError } from '../formats/codes/error.ts';
 
 export const SUITES = ['validate', 'lease', 'runs', 'crew'] as const;
 export type Suite = (typeof SUITES)[number];

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { RunRecord } from '../formats/review-run.ts';
+import type { RunRecord } from '../formats/review/run-record.ts';
 import { planAnswer, planEnv, planExport, planNext, planSubmit, type PlanEnv, type PlanReport } from '../main/plan/index.ts';
 import { openStore, transact } from '../main/store/store.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parseAgentTurn } from '../formats/agent-turn.ts';
+import { parseAgentTurn } from '../formats/crew/agent-turn.ts';
 
 const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { LanewardError } from '../formats/error.ts';
+import { LanewardError } from '../formats/codes/error.ts';
 import { fillTemplate, splitTemplate } from '../main/plan/argv-template.ts';
 
 describe('splitTemplate', () => {

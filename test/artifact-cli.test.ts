@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { CATALOGUE } from '../fixtures/catalogue.ts';
 import { generateRun, readManifest, rehash, writeManifest } from '../fixtures/generate-run.ts';
-import { RESULT_CODES, type ResultCode } from '../formats/codes.ts';
-import { issue, renderIssueLine } from '../formats/issue.ts';
+import { RESULT_CODES, type ResultCode } from '../formats/codes/codes.ts';
+import { issue, renderIssueLine } from '../formats/codes/issue.ts';
 import { codesOf, ensureBuilt, ERROR_LINE, laneward } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
 

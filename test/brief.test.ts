@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { closeDraftDirections } from '../formats/brief-close.ts';
-import { costSentence, duration, parseSpendLine, renderBrief, summaryText, type BriefInput } from '../formats/brief.ts';
+import { closeDraftDirections } from '../formats/brief/close.ts';
+import { costSentence, duration, parseSpendLine, renderBrief, summaryText, type BriefInput } from '../formats/brief/brief.ts';
 import type { DecisionRow } from '../formats/schemas/decisions.ts';
 import type { Gate } from '../formats/schemas/gate.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { LanewardError } from '../formats/error.ts';
+import { LanewardError } from '../formats/codes/error.ts';
 import { command, dispatch, group, rawCommand } from '../main/cli/command.ts';
 import type { Io } from '../main/cli/io.ts';
 

@@ -1,15 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import {
-  buildConsensus,
-  levelsApart,
-  normaliseFile,
-  renderConsensusMarkdown,
-  type Consensus,
-  type ConsensusInput,
-  type Severity,
-} from '../formats/consensus.ts';
+import { buildConsensus, levelsApart } from '../formats/consensus/build.ts';
+import { normaliseFile } from '../formats/consensus/pairing.ts';
+import { renderConsensusMarkdown } from '../formats/consensus/render.ts';
+import { type Consensus, type ConsensusInput, type Severity } from '../formats/consensus/types.ts';
 import { SEVERITIES } from '../formats/schemas/findings.ts';
-import { normaliseTitle, titleWords } from '../formats/title-match.ts';
+import { normaliseTitle, titleWords } from '../formats/consensus/title-match.ts';
 import { prng as random } from './helpers/prng.ts';
 
 const f = (id: string, severity: Severity, title: string, file?: string, line?: number): ConsensusInput => ({

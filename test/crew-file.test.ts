@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fillArgv } from '../formats/crew-file.ts';
-import { isLanewardError } from '../formats/error.ts';
+import { fillArgv } from '../formats/crew/file.ts';
+import { isLanewardError } from '../formats/codes/error.ts';
 import { loadCrew } from '../main/crew/load-crew.ts';
 import { tempRoot } from './helpers/tmp.ts';
 

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { LaneSpec } from '../formats/crew-file.ts';
-import { newLane, type LaneProgress } from '../formats/crew-record.ts';
+import type { LaneSpec } from '../formats/crew/file.ts';
+import { newLane, type LaneProgress } from '../formats/crew/record.ts';
 import type { CrewActions } from '../main/crew/crew-actions.ts';
 import { driveLane } from '../main/crew/lane-driver.ts';
 import type { LaneContext } from '../main/crew/lane-context.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newLane } from '../formats/crew-record.ts';
+import { newLane } from '../formats/crew/record.ts';
 import { CrewView, percentile, viewLine, type LiveStats } from '../main/crew/view-state.ts';
 
 describe('the crew view', () => {

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { crewQaLaneId, CREW_QA_LANE_ID_MAX, splitCrewQaLaneId } from '../formats/crew-qa-id.ts';
-import type { ObserverConfig } from '../formats/qa-record.ts';
+import { crewQaLaneId, CREW_QA_LANE_ID_MAX, splitCrewQaLaneId } from '../formats/crew/qa-id.ts';
+import type { ObserverConfig } from '../formats/qa/record.ts';
 import { qaLane } from '../main/crew/lane-driver.ts';
 import { checkLaneId } from '../main/qa/lane-id.ts';
 import { qaStart, qaStatus, qaTurn, QA_DEFAULTS, type SuperviseFn } from '../main/qa/index.ts';

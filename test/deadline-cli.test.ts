@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT, type CliResult } from './helpers/cli.ts';
 import { canRun, killQuietly, liveGroupMembers, sleep } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
-import type { GuardEvent } from '../formats/receipt.ts';
+import type { GuardEvent } from '../formats/supervision/receipt.ts';
 import { DEADLINE_HELP } from '../main/cli/deadline.ts';
 
 const root = tempRoot('deadline-cli');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { describe, expect, test } from 'vitest';
-import { isLanewardError } from '../formats/error.ts';
+import { isLanewardError } from '../formats/codes/error.ts';
 import { SCHEMAS } from '../formats/schemas/index.ts';
 import { generateRun } from '../fixtures/generate-run.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parseDuration } from '../formats/duration.ts';
+import { parseDuration } from '../formats/text/duration.ts';
 
 describe('parseDuration', () => {
   test.each([

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import type { ResultCode } from '../formats/codes.ts';
-import { exitStatus, guardExitStatus } from '../formats/exit-status.ts';
+import type { ResultCode } from '../formats/codes/codes.ts';
+import { exitStatus, guardExitStatus } from '../formats/codes/exit-status.ts';
 
 describe('exitStatus: the one table from result code to exit status', () => {
   test.each([

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { checkSchema } from '../formats/schema-check.ts';
+import { checkSchema } from '../formats/schemas/check.ts';
 import { decisionSchema } from '../formats/schemas/decisions.ts';
 import { gateSchema } from '../formats/schemas/gate.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { decisionId, decisionRows } from '../formats/gate-decisions.ts';
-import { gateAllItems, gatePageCount, gatePageItems, GATE_REPLY_LINE, renderGatePage } from '../formats/gate-render.ts';
-import { answerGate, parseReply, tokenizeReply, type ParsedReply } from '../formats/gate-reply.ts';
-import { checkSchema } from '../formats/schema-check.ts';
+import { decisionId, decisionRows } from '../formats/gate/decisions.ts';
+import { gateAllItems, gatePageCount, gatePageItems, GATE_REPLY_LINE, renderGatePage } from '../formats/gate/render.ts';
+import { answerGate, parseReply, tokenizeReply, type ParsedReply } from '../formats/gate/reply.ts';
+import { checkSchema } from '../formats/schemas/check.ts';
 import { decisionSchema } from '../formats/schemas/decisions.ts';
 import type { Gate, GateItem } from '../formats/schemas/gate.ts';
 

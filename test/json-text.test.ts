@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { jsonText } from '../formats/json-text.ts';
-import { appendToArrayMember } from '../formats/json-splice.ts';
-import { JsonlLineSplitter } from '../formats/jsonl-lines.ts';
+import { jsonText } from '../formats/text/json-text.ts';
+import { appendToArrayMember } from '../formats/text/json-splice.ts';
+import { JsonlLineSplitter } from '../formats/jsonl/lines.ts';
 
 describe('jsonText', () => {
   test.each([

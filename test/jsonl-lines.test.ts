@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { JsonlLineSplitter } from '../formats/jsonl-lines.ts';
-import { parseJsonlRow } from '../formats/jsonl-row.ts';
+import { JsonlLineSplitter } from '../formats/jsonl/lines.ts';
+import { parseJsonlRow } from '../formats/jsonl/row.ts';
 
 /** Feeds `text` through one reused buffer in chunks of `size` bytes, as the file reader does. */
 function split(text: string, size: number, maxLineBytes?: number): [string | null, number][] {

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { exitStatus } from '../formats/exit-status.ts';
+import { exitStatus } from '../formats/codes/exit-status.ts';
 import { supervise } from '../workers/supervise/supervise.ts';
 import type { Outcome } from '../workers/supervise/outcome.ts';
 import type { SupervisionHooks, SupervisionSpec } from '../workers/supervise/spec.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { BUILTIN_FAMILIES, familiesConflict, modelFamily, parseFamilyTable, type FamilyAnswer } from '../formats/model-family.ts';
+import { BUILTIN_FAMILIES, familiesConflict, modelFamily, parseFamilyTable, type FamilyAnswer } from '../formats/review/model-family.ts';
 
 /** An answer as `family:prefix:source`, so a table row reads as one string. */
 const answer = (a: FamilyAnswer): string => `${a.family ?? '-'}:${a.prefix ?? '-'}:${a.source ?? '-'}`;

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunRecord } from '../formats/review-run.ts';
+import type { RunRecord } from '../formats/review/run-record.ts';
 import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
 import {
   attemptLines,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { oneLine } from '../formats/issue.ts';
+import { oneLine } from '../formats/text/one-line.ts';
 import { codesOf, ensureBuilt } from './helpers/cli.ts';
 import { PlanDriver } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { isLanewardError, LanewardError } from '../formats/error.ts';
-import { modelFamily } from '../formats/model-family.ts';
-import type { ReviewFinding } from '../formats/review-finding.ts';
-import type { JournalEvent, PhaseId, RunRecord, VoiceId } from '../formats/review-run.ts';
+import { isLanewardError, LanewardError } from '../formats/codes/error.ts';
+import { modelFamily } from '../formats/review/model-family.ts';
+import type { ReviewFinding } from '../formats/review/finding.ts';
+import type { JournalEvent, PhaseId, RunRecord, VoiceId } from '../formats/review/run-record.ts';
 import type { CheckVerdictInput } from '../main/plan/core/carry-check.ts';
 import { claim, unclaim } from '../main/plan/core/driver.ts';
 import { numberedFindings } from '../main/plan/core/findings.ts';

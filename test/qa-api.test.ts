@@ -5,7 +5,7 @@ import { buildOutcome } from '../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../workers/supervise/spec.ts';
 import { inProcessSupervise, qaFinish, qaStart, qaStatus, qaTurn, QA_DEFAULTS, type QaReport, type SuperviseFn } from '../main/qa/index.ts';
 import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
-import type { ObserverConfig } from '../formats/qa-record.ts';
+import type { ObserverConfig } from '../formats/qa/record.ts';
 import { ensureBuilt } from './helpers/cli.ts';
 import { signedActions } from './helpers/actions.ts';
 import { OBSERVERS } from './helpers/qa.ts';

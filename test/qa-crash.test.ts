@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { LaneRecord } from '../formats/qa-record.ts';
+import type { LaneRecord } from '../formats/qa/record.ts';
 import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { prng } from './helpers/prng.ts';

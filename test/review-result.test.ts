@@ -1,13 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import {
-  normaliseSeverity,
-  parseReviewResult,
-  renderResultFormat,
-  type ParseResultOptions,
-  type ParsedResult,
-  type ReviewFinding,
-  type Severity,
-} from '../formats/review-result.ts';
+import { normaliseSeverity, type Severity } from '../formats/review/severity.ts';
+import { parseReviewResult, type ParseResultOptions, type ParsedResult } from '../formats/review/result.ts';
+import { renderResultFormat } from '../formats/review/result-format.ts';
+import { type ReviewFinding } from '../formats/review/finding.ts';
 
 const SNAP = 'ab'.repeat(32);
 const OTHER = 'cd'.repeat(32);

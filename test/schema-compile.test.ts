@@ -1,8 +1,8 @@
 import * as v from 'valibot';
 import { describe, expect, test } from 'vitest';
 import { random } from '../fixtures/generate-run.ts';
-import { compileCheck } from '../formats/schema-compile.ts';
-import { hasFastCheck } from '../formats/schema-check.ts';
+import { compileCheck } from '../formats/schemas/compile.ts';
+import { hasFastCheck } from '../formats/schemas/check.ts';
 import { SCHEMAS, type SchemaName } from '../formats/schemas/index.ts';
 
 const SAMPLES: Record<string, Record<string, unknown>> = {

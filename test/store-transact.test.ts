@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { isLanewardError } from '../formats/error.ts';
-import type { RunRecord } from '../formats/review-run.ts';
+import { isLanewardError } from '../formats/codes/error.ts';
+import type { RunRecord } from '../formats/review/run-record.ts';
 import { openStore, readJournal, transact } from '../main/store/store.ts';
 import { tempRoot } from './helpers/tmp.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { jaccardAtLeastHalf, normaliseTitle, titlesMatch, titleWords } from '../formats/title-match.ts';
+import { jaccardAtLeastHalf, normaliseTitle, titlesMatch, titleWords } from '../formats/consensus/title-match.ts';
 
 describe('normaliseTitle', () => {
   test.each([

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { exitStatus } from '../formats/exit-status.ts';
-import { classifyTool, type ToolPolicy } from '../formats/tool-policy.ts';
+import { exitStatus } from '../formats/codes/exit-status.ts';
+import { classifyTool, type ToolPolicy } from '../formats/supervision/tool-policy.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import { refusedOutcome } from '../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../workers/supervise/spec.ts';

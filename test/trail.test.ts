@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { isLanewardError } from '../formats/error.ts';
+import { isLanewardError } from '../formats/codes/error.ts';
 import {
   newestStart,
   parseTrail,
@@ -13,7 +13,7 @@ import {
   TRAIL_COLUMNS,
   TRAIL_HEADER,
   trailCell,
-} from '../formats/trail.ts';
+} from '../formats/trail/tsv.ts';
 import { appendTrail, startTrail } from '../main/trail/trail-file.ts';
 import { ROOT } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';

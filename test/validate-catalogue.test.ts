@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { RESULT_CODES } from '../formats/codes.ts';
+import { RESULT_CODES } from '../formats/codes/codes.ts';
 import { CATALOGUE, cataloguedCodes } from '../fixtures/catalogue.ts';
 import { generateRun } from '../fixtures/generate-run.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { MAX_TIMER_MS } from '../limits.ts';
-import { PROGRESS_SOURCES } from '../supervision-modes.ts';
+import { MAX_TIMER_MS } from '../supervision/limits.ts';
+import { PROGRESS_SOURCES } from '../supervision/modes.ts';
 import { schemaVersion } from './common.ts';
 
 /** The descriptor version this laneward reads and signs; any other is refused. */

@@ -7,7 +7,7 @@ import {
 } from 'node:crypto';
 import { closeSync, fchmodSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errnoCode, LanewardError, toError } from '../../formats/error.ts';
+import { errnoCode, LanewardError, toError } from '../../formats/codes/error.ts';
 import { readBounded } from '../fs/read-bounded.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 

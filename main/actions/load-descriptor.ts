@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
-import { LanewardError, toError } from '../../formats/error.ts';
-import { checkSchema } from '../../formats/schema-check.ts';
+import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { checkSchema } from '../../formats/schemas/check.ts';
 import {
   actionDescriptorSchema,
   DESCRIPTOR_VERSION,

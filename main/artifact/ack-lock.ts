@@ -1,7 +1,7 @@
 import { randomBytes, createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
 import { processAlive, processStart } from './process-alive.ts';
 
 const WAIT_MS = 10_000;

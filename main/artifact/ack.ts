@@ -1,9 +1,9 @@
 import { lstatSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
-import { appendToArrayMember } from '../../formats/json-splice.ts';
-import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
+import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { appendToArrayMember } from '../../formats/text/json-splice.ts';
+import { MAX_LINE_BYTES } from '../../formats/jsonl/lines.ts';
 import type { RunManifest } from '../../formats/schemas/run.ts';
 import { readJsonDocument } from '../../workers/validate/json-document.ts';
 import { locateRun, validateRun } from '../../workers/validate/validate-run.ts';

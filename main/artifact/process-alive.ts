@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { errnoCode } from '../../formats/error.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
 
 /**
  * When a process started, in clock ticks since boot (`/proc/<pid>/stat`, field 22), and

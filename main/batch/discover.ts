@@ -1,6 +1,6 @@
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoCode } from '../../formats/error.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
 
 export interface Discovered {
   /** Paths to validate: a run.json, or an input given as such (absent paths included). */

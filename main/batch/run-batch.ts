@@ -1,7 +1,8 @@
-import { EXIT, type ResultCode } from '../../formats/codes.ts';
-import { toError } from '../../formats/error.ts';
-import { issue, oneLine } from '../../formats/issue.ts';
-import { jsonText } from '../../formats/json-text.ts';
+import { EXIT, type ResultCode } from '../../formats/codes/codes.ts';
+import { toError } from '../../formats/codes/error.ts';
+import { issue } from '../../formats/codes/issue.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { jsonText } from '../../formats/text/json-text.ts';
 import { reportObject, type RunReport } from '../../workers/validate/report.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { interruptSignal } from '../interrupt.ts';

@@ -1,8 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { closeDraftDirections, type CloseResult } from '../../formats/brief-close.ts';
-import { errnoCode } from '../../formats/error.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
+import { closeDraftDirections, type CloseResult } from '../../formats/brief/close.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
 import type { DecisionRow } from '../../formats/schemas/decisions.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';

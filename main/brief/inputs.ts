@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parseSpendLine, type BriefInput } from '../../formats/brief.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
-import { checkSchema } from '../../formats/schema-check.ts';
+import { parseSpendLine, type BriefInput } from '../../formats/brief/brief.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { checkSchema } from '../../formats/schemas/check.ts';
 import type { DecisionRow } from '../../formats/schemas/decisions.ts';
 import type { FindingRow } from '../../formats/schemas/findings.ts';
 import { gateSchema, type Gate } from '../../formats/schemas/gate.ts';

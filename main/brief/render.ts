@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
-import { briefPageCount, renderBrief } from '../../formats/brief.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
+import { briefPageCount, renderBrief } from '../../formats/brief/brief.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { loadBriefInput } from './inputs.ts';
 

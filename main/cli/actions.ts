@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { EXIT } from '../../formats/codes.ts';
-import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { issue } from '../../formats/issue.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { issue } from '../../formats/codes/issue.ts';
 import { readPrivateKey, writeKeyPair } from '../actions/keys.ts';
 import { loadVerifiedDescriptor } from '../actions/load-descriptor.ts';
 import { sha256Hex, signatureFileOf, signatureText } from '../actions/signature.ts';

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { LanewardError } from '../../formats/error.ts';
-import { parseDuration } from '../../formats/duration.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { parseDuration } from '../../formats/text/duration.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

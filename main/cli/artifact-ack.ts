@@ -1,6 +1,7 @@
-import { EXIT } from '../../formats/codes.ts';
-import { oneLine, renderIssueLine } from '../../formats/issue.ts';
-import { jsonText } from '../../formats/json-text.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { renderIssueLine } from '../../formats/codes/issue.ts';
+import { jsonText } from '../../formats/text/json-text.ts';
 import { acknowledgeRun } from '../artifact/ack.ts';
 import { usage } from './args.ts';
 import { command } from './command.ts';

@@ -1,5 +1,5 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
-import { EXIT } from '../../formats/codes.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
 import { usage } from './args.ts';
 import { command } from './command.ts';

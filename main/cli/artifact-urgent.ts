@@ -1,6 +1,6 @@
-import { EXIT } from '../../formats/codes.ts';
-import { oneLine } from '../../formats/issue.ts';
-import { jsonText } from '../../formats/json-text.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { jsonText } from '../../formats/text/json-text.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';
 import { usage } from './args.ts';
 import { command } from './command.ts';

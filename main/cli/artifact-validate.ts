@@ -1,8 +1,8 @@
 import { lstatSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { EXIT } from '../../formats/codes.ts';
-import { oneLine } from '../../formats/issue.ts';
-import { jsonText } from '../../formats/json-text.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { jsonText } from '../../formats/text/json-text.ts';
 import { isSchemaName, SCHEMAS } from '../../formats/schemas/index.ts';
 import { reportObject, type RunReport } from '../../workers/validate/report.ts';
 import { validateFile } from '../../workers/validate/validate-file.ts';

@@ -1,6 +1,7 @@
-import { EXIT } from '../../formats/codes.ts';
-import { isLanewardError, toError } from '../../formats/error.ts';
-import { issue, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { isLanewardError, toError } from '../../formats/codes/error.ts';
+import { issue, renderIssueLine, type Issue } from '../../formats/codes/issue.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
 import { intOption, usage } from './args.ts';
 import { command, group, refuse } from './command.ts';
 

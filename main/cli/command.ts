@@ -1,9 +1,10 @@
 import type { ParseArgsConfig } from 'node:util';
-import { EXIT, type ResultCode } from '../../formats/codes.ts';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { exitStatus } from '../../formats/exit-status.ts';
-import { issue, jsonLine, oneLine, renderIssueLine, type Issue } from '../../formats/issue.ts';
-import { jsonText } from '../../formats/json-text.ts';
+import { EXIT, type ResultCode } from '../../formats/codes/codes.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { exitStatus } from '../../formats/codes/exit-status.ts';
+import { issue, renderIssueLine, type Issue } from '../../formats/codes/issue.ts';
+import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
+import { jsonText } from '../../formats/text/json-text.ts';
 import { parseCommand, usage } from './args.ts';
 import type { Io } from './io.ts';
 

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { exitStatus } from '../../formats/exit-status.ts';
+import { exitStatus } from '../../formats/codes/exit-status.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';

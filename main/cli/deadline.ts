@@ -1,7 +1,7 @@
-import { EXIT } from '../../formats/codes.ts';
-import { exitStatus, guardExitStatus } from '../../formats/exit-status.ts';
-import { issue, renderIssueLine } from '../../formats/issue.ts';
-import { guardLine, isCanonicalUtc, makeReceipt, parseSeconds, type GuardEvent } from '../../formats/receipt.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { exitStatus, guardExitStatus } from '../../formats/codes/exit-status.ts';
+import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
+import { guardLine, isCanonicalUtc, makeReceipt, parseSeconds, type GuardEvent } from '../../formats/supervision/receipt.ts';
 import { guardEvent, runGuarded } from '../deadline/guard-run.ts';
 import { launchesSoFar } from '../deadline/probe-claim.ts';
 import { probeLogPath } from '../deadline/probe-log.ts';

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EXIT } from '../../formats/codes.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
 import { crewRun } from '../crew/crew-run.ts';
 import { brokenLanes, writeDemoCrew } from '../demo/demo-crew.ts';
 import { interruptSignal } from '../interrupt.ts';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXIT } from '../../formats/codes.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
 import { runBatch } from '../batch/run-batch.ts';
 import { brokenRuns, generateArchive } from '../demo/sample-archive.ts';
 import { intOption, usage } from './args.ts';

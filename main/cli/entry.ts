@@ -1,5 +1,5 @@
-import { EXIT } from '../../formats/codes.ts';
-import { errnoCode, toError } from '../../formats/error.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { errnoCode, toError } from '../../formats/codes/error.ts';
 import { outputClosed } from '../interrupt.ts';
 import { processIo } from './io.ts';
 import { main } from './main.ts';

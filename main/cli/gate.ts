@@ -1,11 +1,11 @@
 import { basename } from 'node:path';
-import { EXIT } from '../../formats/codes.ts';
-import { decisionRows } from '../../formats/gate-decisions.ts';
-import { answerGate } from '../../formats/gate-reply.ts';
-import { gateAllItems, gatePageCount, gatePageItems, renderGatePage } from '../../formats/gate-render.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
-import { jsonText } from '../../formats/json-text.ts';
-import { checkSchema } from '../../formats/schema-check.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { decisionRows } from '../../formats/gate/decisions.ts';
+import { answerGate } from '../../formats/gate/reply.ts';
+import { gateAllItems, gatePageCount, gatePageItems, renderGatePage } from '../../formats/gate/render.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { jsonText } from '../../formats/text/json-text.ts';
+import { checkSchema } from '../../formats/schemas/check.ts';
 import { gateSchema, type Gate } from '../../formats/schemas/gate.ts';
 import { readJsonDocument } from '../../workers/validate/json-document.ts';
 import { intOption, usage } from './args.ts';

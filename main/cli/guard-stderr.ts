@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
-import { errnoCode } from '../../formats/error.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
 import { outputClosed } from '../interrupt.ts';
 
 /** How often a blocked stderr is tried again while a flush waits. */

@@ -1,4 +1,4 @@
-import { issue, renderIssueLine, type Issue } from '../../formats/issue.ts';
+import { issue, renderIssueLine, type Issue } from '../../formats/codes/issue.ts';
 import type { Io } from './io.ts';
 
 /**

@@ -1,5 +1,5 @@
-import { EXIT } from '../../formats/codes.ts';
-import { exitStatus } from '../../formats/exit-status.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { exitStatus } from '../../formats/codes/exit-status.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import { intOption, usage } from './args.ts';

@@ -1,7 +1,7 @@
-import { isLanewardError } from '../../formats/error.ts';
-import { exitStatus } from '../../formats/exit-status.ts';
-import { issue, renderIssueLine } from '../../formats/issue.ts';
-import { MAX_TIMER_MS } from '../../formats/limits.ts';
+import { isLanewardError } from '../../formats/codes/error.ts';
+import { exitStatus } from '../../formats/codes/exit-status.ts';
+import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
+import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { leaseSpecFor, type LeaseRequest } from '../lease/lease-options.ts';

@@ -1,4 +1,4 @@
-import { issue, renderIssueLine } from '../../formats/issue.ts';
+import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import { supervise } from '../../workers/supervise/supervise.ts';

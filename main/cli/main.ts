@@ -1,4 +1,4 @@
-import { EXIT } from '../../formats/codes.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
 import { usage } from './args.ts';
 import { commandContext, dispatch, fail, rawCommand, type Command, type Group } from './command.ts';
 import type { Io } from './io.ts';

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
-import { EXIT } from '../../formats/codes.ts';
-import { planExitStatus } from '../../formats/exit-status.ts';
-import { jsonLine } from '../../formats/issue.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { planExitStatus } from '../../formats/codes/exit-status.ts';
+import { jsonLine } from '../../formats/text/one-line.ts';
 import { reportLines, resultLine, type PlanEnv, type PlanReport } from '../plan/index.ts';
 import { command, type Command, type FailureRule, type Parsed } from './command.ts';
 import { PLAN_HELP } from './plan-help.ts';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { toError } from '../../formats/error.ts';
+import { toError } from '../../formats/codes/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { usage } from './args.ts';
 

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
-import { EXIT } from '../../formats/codes.ts';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { exitStatus, planExitStatus } from '../../formats/exit-status.ts';
-import { issue, jsonLine, oneLine, renderIssueLine } from '../../formats/issue.ts';
-import { MAX_TIMER_MS } from '../../formats/limits.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { exitStatus, planExitStatus } from '../../formats/codes/exit-status.ts';
+import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
+import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
+import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import type { PlanRunEvent, PlanRunReport } from '../plan/index.ts';
 import { reportLines, resultLine } from '../plan/index.ts';
 import { intOption, minutesOption, usage } from './args.ts';

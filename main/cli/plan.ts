@@ -1,6 +1,6 @@
 import { resolve as resolvePath } from 'node:path';
-import { EXIT } from '../../formats/codes.ts';
-import { jsonLine, oneLine } from '../../formats/issue.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { intOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { PLAN_FAILURE, reportCommand } from './plan-command.ts';

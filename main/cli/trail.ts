@@ -1,7 +1,7 @@
-import { EXIT } from '../../formats/codes.ts';
-import { LanewardError } from '../../formats/error.ts';
-import { oneLine } from '../../formats/issue.ts';
-import { NO_RUN, START_PHASE, TRAIL_COLUMNS } from '../../formats/trail.ts';
+import { EXIT } from '../../formats/codes/codes.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { NO_RUN, START_PHASE, TRAIL_COLUMNS } from '../../formats/trail/tsv.ts';
 import { appendTrail, startTrail, type TrailOutcome } from '../trail/trail-file.ts';
 import { usage } from './args.ts';
 import { command, group } from './command.ts';

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { parseAgentTurn, type AgentTurn } from '../../formats/agent-turn.ts';
-import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
-import type { LaneProgress } from '../../formats/crew-record.ts';
+import { parseAgentTurn, type AgentTurn } from '../../formats/crew/agent-turn.ts';
+import { fillArgv, type LaneSpec } from '../../formats/crew/file.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
-import type { ChildRecord } from '../../formats/child-record.ts';
+import type { ChildRecord } from '../../formats/supervision/child-record.ts';
 import { childRecord, childRuns } from '../dispatch/orphans.ts';
 import { settleChild } from './orphan-sweep.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';

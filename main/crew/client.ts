@@ -1,4 +1,4 @@
-import type { CrewSnapshot } from '../../formats/crew-snapshot.ts';
+import type { CrewSnapshot } from '../../formats/crew/snapshot.ts';
 
 // The page's script: runs in the browser, from this function's source text (see
 // main/crew/page.ts). Self-contained: it reaches the DOM only through `win` and renders

@@ -1,5 +1,5 @@
-import type { LaneSpec } from '../../formats/crew-file.ts';
-import type { LaneProgress } from '../../formats/crew-record.ts';
+import type { LaneSpec } from '../../formats/crew/file.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';

@@ -1,5 +1,5 @@
-import type { CrewDriver } from '../../formats/crew-record.ts';
-import { LanewardError } from '../../formats/error.ts';
+import type { CrewDriver } from '../../formats/crew/record.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
 

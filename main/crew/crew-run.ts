@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { LaneProgress } from '../../formats/crew-record.ts';
-import { LanewardError, toError } from '../../formats/error.ts';
-import { oneLine } from '../../formats/issue.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
+import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
 import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { openStore, type Store } from '../store/store.ts';

@@ -1,4 +1,4 @@
-import type { LaneProgress } from '../../formats/crew-record.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';

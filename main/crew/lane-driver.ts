@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { isLanewardError, toError } from '../../formats/error.ts';
-import { fillArgv, type LaneSpec } from '../../formats/crew-file.ts';
-import { crewQaLaneId } from '../../formats/crew-qa-id.ts';
-import { isTerminalStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew-record.ts';
+import { isLanewardError, toError } from '../../formats/codes/error.ts';
+import { fillArgv, type LaneSpec } from '../../formats/crew/file.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
+import { isTerminalStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
 import { work } from './agent-turns.ts';
 import type { LaneContext } from './lane-context.ts';
 import type { StepResult } from './ports.ts';

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
-import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew-file.ts';
-import { LanewardError } from '../../formats/error.ts';
-import { replyFormProblem } from '../../formats/gate-reply.ts';
+import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew/file.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { replyFormProblem } from '../../formats/gate/reply.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
 const MAX_CREW_BYTES = 4 * 1024 * 1024;

@@ -1,6 +1,6 @@
-import type { ChildRecord } from '../../formats/child-record.ts';
-import type { LaneSpec } from '../../formats/crew-file.ts';
-import type { RunRecord } from '../../formats/review-run.ts';
+import type { ChildRecord } from '../../formats/supervision/child-record.ts';
+import type { LaneSpec } from '../../formats/crew/file.ts';
+import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoCode, LanewardError, toError } from '../../formats/error.ts';
+import { errnoCode, LanewardError, toError } from '../../formats/codes/error.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';

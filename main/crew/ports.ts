@@ -1,4 +1,4 @@
-import type { LaneSpec } from '../../formats/crew-file.ts';
+import type { LaneSpec } from '../../formats/crew/file.ts';
 
 /**
  * What a lane needs from the review runs and from the QA service, as plain data: the

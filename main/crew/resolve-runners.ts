@@ -1,7 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { fillArgv, type LaneSpec, type Runners } from '../../formats/crew-file.ts';
-import { LanewardError } from '../../formats/error.ts';
+import { fillArgv, type LaneSpec, type Runners } from '../../formats/crew/file.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 
 const ROLES: readonly (keyof Runners)[] = ['native', 'outside', 'observer', 'agent'];
 

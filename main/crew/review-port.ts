@@ -1,5 +1,5 @@
-import { fillArgv } from '../../formats/crew-file.ts';
-import { isLanewardError, toError } from '../../formats/error.ts';
+import { fillArgv } from '../../formats/crew/file.ts';
+import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import { attemptOf, locateRun, phaseOf, planAnswer, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
 import type { CrewActions } from './crew-actions.ts';

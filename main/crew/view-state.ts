@@ -1,5 +1,5 @@
-import type { LaneProgress } from '../../formats/crew-record.ts';
-import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew-snapshot.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew/snapshot.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
 
 /** The live figures the dispatcher keeps. */

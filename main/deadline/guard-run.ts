@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { ResultCode } from '../../formats/codes.ts';
-import { isLanewardError } from '../../formats/error.ts';
-import type { ExitFacts } from '../../formats/exit-status.ts';
-import type { GuardEvent, Receipt } from '../../formats/receipt.ts';
+import type { ResultCode } from '../../formats/codes/codes.ts';
+import { isLanewardError } from '../../formats/codes/error.ts';
+import type { ExitFacts } from '../../formats/codes/exit-status.ts';
+import type { GuardEvent, Receipt } from '../../formats/supervision/receipt.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { supervise } from '../../workers/supervise/supervise.ts';

@@ -1,4 +1,4 @@
-import { LanewardError } from '../../formats/error.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 import { appendProbeRecord, readProbeRecords, type ProbeRecord } from './probe-log.ts';
 import type { ReceiptIdentity } from './receipt-file.ts';
 

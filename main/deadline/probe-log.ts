@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 
 /** One line of the receipt log: a launch, a refusal or a finish, with its wall-clock time. */

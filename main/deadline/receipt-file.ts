@@ -1,7 +1,7 @@
 import { closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path';
-import { errnoCode, LanewardError } from '../../formats/error.ts';
-import { MAX_RECEIPT_BYTES, parseReceipt, type Receipt } from '../../formats/receipt.ts';
+import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
+import { MAX_RECEIPT_BYTES, parseReceipt, type Receipt } from '../../formats/supervision/receipt.ts';
 import { readBounded } from '../fs/read-bounded.ts';
 
 const refuse = (message: string, path: string) => new LanewardError('RECEIPT_INVALID', message, { path });

@@ -1,5 +1,5 @@
 import { constants } from 'node:os';
-import { toError } from '../../formats/error.ts';
+import { toError } from '../../formats/codes/error.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { onAbort } from '../../workers/supervise/on-abort.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';

@@ -1,4 +1,4 @@
-import type { ChildRecord } from '../../formats/child-record.ts';
+import type { ChildRecord } from '../../formats/supervision/child-record.ts';
 import { orphanRuns, tearDownOrphan } from '../../workers/supervise/adopt.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';

@@ -1,7 +1,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { ResultCode } from '../../formats/codes.ts';
-import { errnoCode, LanewardError, toError } from '../../formats/error.ts';
+import type { ResultCode } from '../../formats/codes/codes.ts';
+import { errnoCode, LanewardError, toError } from '../../formats/codes/error.ts';
 
 /**
  * `mkdir -p` that always ends: finds the nearest ancestor that exists, then makes each

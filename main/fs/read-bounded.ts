@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { errnoCode } from '../../formats/error.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
 
 /** Why a bounded read refused a path. */
 export type BoundedReadProblem = 'absent' | 'symlink' | 'not-a-file' | 'too-large' | 'unreadable';

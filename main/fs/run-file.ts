@@ -1,4 +1,4 @@
-import { LanewardError } from '../../formats/error.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 import { isBoundedReadError, readBounded } from './read-bounded.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { LanewardError } from '../../formats/error.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 
 /**
  * Splits a command template into argv words the way a user writes them, with no shell:

@@ -1,5 +1,5 @@
-import type { ChildRecord, OrphanEnd } from '../../formats/child-record.ts';
-import type { AttemptRecord } from '../../formats/review-run.ts';
+import type { ChildRecord, OrphanEnd } from '../../formats/supervision/child-record.ts';
+import type { AttemptRecord } from '../../formats/review/run-record.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';

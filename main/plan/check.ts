@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
-import { LanewardError, toError } from '../../formats/error.ts';
-import { sha256 } from '../../formats/plan-doc.ts';
-import { parseReviewResult } from '../../formats/review-result.ts';
-import type { RunRecord } from '../../formats/review-run.ts';
+import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { sha256 } from '../../formats/text/sha256.ts';
+import { parseReviewResult } from '../../formats/review/result.ts';
+import type { RunRecord } from '../../formats/review/run-record.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { appendTrail } from '../trail/trail-file.ts';
 import { runCommand } from './commit.ts';

@@ -1,9 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { decode, encode } from 'cbor-x';
-import { LanewardError, toError } from '../../formats/error.ts';
-import { sha256 } from '../../formats/plan-doc.ts';
-import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { sha256 } from '../../formats/text/sha256.ts';
+import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { syncDirectory, writeFileAtomic } from '../fs/atomic-write.ts';
 import { readJournal, transact, type Store } from '../store/store.ts';
 import { BINDING_FILE } from './run-binding.ts';

@@ -1,6 +1,6 @@
-import { LanewardError } from '../../formats/error.ts';
-import type { ReviewFinding } from '../../formats/review-result.ts';
-import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import type { ReviewFinding } from '../../formats/review/finding.ts';
+import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { transact, type Store } from '../store/store.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { transition, type Command } from './core/machine.ts';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RunRecord } from '../../formats/review-run.ts';
+import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { PlanReport } from './report.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { isLanewardError, LanewardError, toError } from '../../formats/error.ts';
-import { sha256 } from '../../formats/plan-doc.ts';
-import type { RunRecord } from '../../formats/review-run.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { sha256 } from '../../formats/text/sha256.ts';
+import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { RunManifest } from '../../formats/schemas/run.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { draftGate } from '../../formats/review-gate.ts';
+import { draftGate } from '../../formats/gate/draft.ts';
 import { syncDirectory, syncFile } from '../fs/atomic-write.ts';
 import type { Store } from '../store/store.ts';
 import { commit, settleCommand } from './commit.ts';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
-import type { RunRecord } from '../../formats/review-run.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { Store } from '../store/store.ts';
 import { openStateRoot } from './state-root.ts';
 import { readBinding, stateRootFor, type RunBinding } from './run-binding.ts';

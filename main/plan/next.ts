@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
-import { detectScope, type PlanScope } from '../../formats/plan-scope.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { detectScope, type PlanScope } from '../../formats/review/plan-scope.ts';
 import { commit, settleCommand } from './commit.ts';
 import { writeExport } from './export.ts';
 import { runDirOf } from './locate.ts';

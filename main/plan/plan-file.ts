@@ -1,5 +1,6 @@
-import { LanewardError } from '../../formats/error.ts';
-import { parsePlan, sha256, type PlanDoc } from '../../formats/plan-doc.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { parsePlan, type PlanDoc } from '../../formats/review/plan-doc.ts';
+import { sha256 } from '../../formats/text/sha256.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
 export const MAX_PLAN_BYTES = 4 * 1024 * 1024;

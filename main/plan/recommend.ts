@@ -1,4 +1,4 @@
-import { LanewardError } from '../../formats/error.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 import { runCommand } from './commit.ts';
 import { locateRun } from './locate.ts';
 import type { PlanReport } from './report.ts';

@@ -1,4 +1,4 @@
-import { oneLine } from '../../formats/issue.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
 import { spendLine } from './core/spend.ts';
 import type { PlanReport, TerminalStatus } from './core/report.ts';
 

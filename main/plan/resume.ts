@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
-import { oneLine } from '../../formats/issue.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
 import { transact } from '../store/store.ts';
 import { removeStaleTemps } from '../fs/atomic-write.ts';
 import { restoreCheckpoint } from './checkpoint.ts';

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 import { runCommand } from './commit.ts';
 import { isCapped, reopened, type ReviseInput } from './core/revise.ts';
 import { archiveFiles } from './files/archive.ts';

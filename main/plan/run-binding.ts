@@ -1,7 +1,7 @@
 import { constants, existsSync } from 'node:fs';
 import { link, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { makeDirs } from '../fs/make-dirs.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { LanewardError } from '../../formats/error.ts';
-import type { RunDriver } from '../../formats/review-run.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import type { RunDriver } from '../../formats/review/run-record.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { transact } from '../store/store.ts';
 import { claim, unclaim } from './core/driver.ts';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isLanewardError } from '../../formats/error.ts';
-import type { AttemptRecord, PhaseId, VoiceId } from '../../formats/review-run.ts';
+import { isLanewardError } from '../../formats/codes/error.ts';
+import type { AttemptRecord, PhaseId, VoiceId } from '../../formats/review/run-record.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
@@ -20,7 +20,7 @@ import { recordChild, settleOrphan, undispatch } from './attempt-child.ts';
 import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
 import { attemptOf } from './core/records.ts';
 import { childRecord } from '../dispatch/orphans.ts';
-import type { OrphanEnd } from '../../formats/child-record.ts';
+import type { OrphanEnd } from '../../formats/supervision/child-record.ts';
 import { claimRun, type ReleaseRun } from './run-driver.ts';
 import { cancelVoice, dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
 import { onAbort } from '../../workers/supervise/on-abort.ts';

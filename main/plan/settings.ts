@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
-import { oneLine } from '../../formats/issue.ts';
-import { modelFamily, parseFamilyTable, type FamilyAnswer } from '../../formats/model-family.ts';
-import type { SessionKind } from '../../formats/review-run.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { modelFamily, parseFamilyTable, type FamilyAnswer } from '../../formats/review/model-family.ts';
+import type { SessionKind } from '../../formats/review/run-record.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isLanewardError, LanewardError, oneLineMessage } from '../../formats/error.ts';
+import { isLanewardError, LanewardError, oneLineMessage } from '../../formats/codes/error.ts';
 import { openStore, type Store } from '../store/store.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { oneLine } from '../../formats/issue.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
 import { describeRun } from './describe.ts';
 import { locateRun } from './locate.ts';
 import type { PlanEnv } from './settings.ts';

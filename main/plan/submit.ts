@@ -1,9 +1,9 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { LanewardError } from '../../formats/error.ts';
-import { sha256 } from '../../formats/plan-doc.ts';
-import { parseReviewResult } from '../../formats/review-result.ts';
-import { PHASES, type PhaseId, type RunRecord, type VoiceId } from '../../formats/review-run.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { sha256 } from '../../formats/text/sha256.ts';
+import { parseReviewResult } from '../../formats/review/result.ts';
+import { PHASES, type PhaseId, type RunRecord, type VoiceId } from '../../formats/review/run-record.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { runCommand } from './commit.ts';
 import { phaseOf } from './core/records.ts';

@@ -1,4 +1,4 @@
-import type { PhaseId, RunRecord } from '../../formats/review-run.ts';
+import type { PhaseId, RunRecord } from '../../formats/review/run-record.ts';
 import type { PhaseTiming, Store } from '../store/store.ts';
 
 const HISTORY_RUNS = 10;

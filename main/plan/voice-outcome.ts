@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../../formats/review-run.ts';
+import type { AttemptRecord } from '../../formats/review/run-record.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { commit, runCommand } from './commit.ts';
 import type { OutcomeFacts } from './core/voices.ts';

@@ -1,4 +1,4 @@
-import type { Exchange, LaneRecord } from '../../formats/qa-record.ts';
+import type { Exchange, LaneRecord } from '../../formats/qa/record.ts';
 import type { ObserverResult } from './observer-call.ts';
 
 /** Frames kept per lane: the newest, so a long lane's record stays bounded. */

@@ -1,4 +1,4 @@
-import type { QaEvent } from '../../formats/qa-events.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
 import type { Store } from '../store/store.ts';
 import { transactLane } from '../store/store.ts';
 import { applyCall } from './apply-call.ts';

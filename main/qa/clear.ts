@@ -1,4 +1,4 @@
-import type { QaEvent } from '../../formats/qa-events.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
 import { checkLaneId } from './lane-id.ts';

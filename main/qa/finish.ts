@@ -1,5 +1,5 @@
-import type { QaEvent } from '../../formats/qa-events.ts';
-import type { Exchange, ObserverConfig, Turn } from '../../formats/qa-record.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
+import type { Exchange, ObserverConfig, Turn } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { applyCall } from './apply-call.ts';
 import { checkLaneId } from './lane-id.ts';

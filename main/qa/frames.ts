@@ -1,8 +1,8 @@
-import { decodeUtf8 } from '../../formats/utf8-text.ts';
+import { decodeUtf8 } from '../../formats/text/utf8.ts';
 import { SUPERVISION_DEFAULTS } from '../../workers/supervise/spec.ts';
 import { readBounded } from '../fs/read-bounded.ts';
-import type { Frame, QaMode } from '../../formats/qa-record.ts';
-import type { ToolEventFormat } from '../../formats/tool-policy.ts';
+import type { Frame, QaMode } from '../../formats/qa/record.ts';
+import type { ToolEventFormat } from '../../formats/supervision/tool-policy.ts';
 import { toolsNamed } from '../../workers/supervise/tool-guard.ts';
 
 /** Frames kept per observer call, and characters per frame: the record stays small. */

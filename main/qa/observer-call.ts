@@ -1,12 +1,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import type { ResultCode } from '../../formats/codes.ts';
-import { isLanewardError, toError } from '../../formats/error.ts';
-import { QA_TOOL_POLICY, type Frame, type ObserverConfig, type QaMode } from '../../formats/qa-record.ts';
-import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats/qa-verdict.ts';
-import { isToolEventFormat } from '../../formats/tool-policy.ts';
-import { decodeUtf8 } from '../../formats/utf8-text.ts';
+import type { ResultCode } from '../../formats/codes/codes.ts';
+import { isLanewardError, toError } from '../../formats/codes/error.ts';
+import { QA_TOOL_POLICY, type Frame, type ObserverConfig, type QaMode } from '../../formats/qa/record.ts';
+import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats/qa/verdict.ts';
+import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
+import { decodeUtf8 } from '../../formats/text/utf8.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';

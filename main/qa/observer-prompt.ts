@@ -1,4 +1,4 @@
-import { QA_TOOL_POLICY, type Exchange, type QaMode, type Turn } from '../../formats/qa-record.ts';
+import { QA_TOOL_POLICY, type Exchange, type QaMode, type Turn } from '../../formats/qa/record.ts';
 
 /** What one observer prompt carries besides its mode. */
 export interface PromptInput {

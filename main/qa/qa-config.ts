@@ -1,4 +1,4 @@
-import { LanewardError } from '../../formats/error.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 
 /** The QA knobs, read once at the boundary. */
 export interface QaConfig {

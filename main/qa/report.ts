@@ -1,8 +1,8 @@
-import type { ResultCode } from '../../formats/codes.ts';
-import type { QaEvent } from '../../formats/qa-events.ts';
-import type { LaneRecord, LaneStatus } from '../../formats/qa-record.ts';
+import type { ResultCode } from '../../formats/codes/codes.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
+import type { LaneRecord, LaneStatus } from '../../formats/qa/record.ts';
 
-export type { LaneStatus } from '../../formats/qa-record.ts';
+export type { LaneStatus } from '../../formats/qa/record.ts';
 
 /**
  * What every QA function returns: plain data (it crosses a worker boundary), the events

@@ -1,7 +1,7 @@
-import { isLanewardError } from '../../formats/error.ts';
-import type { QaEvent } from '../../formats/qa-events.ts';
-import type { LaneRecord, ObserverConfig } from '../../formats/qa-record.ts';
-import { isToolEventFormat } from '../../formats/tool-policy.ts';
+import { isLanewardError } from '../../formats/codes/error.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
+import type { LaneRecord, ObserverConfig } from '../../formats/qa/record.ts';
+import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';

@@ -1,5 +1,5 @@
-import type { QaEvent } from '../../formats/qa-events.ts';
-import type { LaneRecord, ObserverConfig, Turn, TurnRole } from '../../formats/qa-record.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
+import type { LaneRecord, ObserverConfig, Turn, TurnRole } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { applyCall } from './apply-call.ts';
 import { sweepStaleCalls } from './call-dirs.ts';

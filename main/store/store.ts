@@ -3,13 +3,13 @@ import { resolve } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { createRequire } from 'node:module';
 import type { Database } from 'lmdb';
-import { LanewardError, oneLineMessage } from '../../formats/error.ts';
+import { LanewardError, oneLineMessage } from '../../formats/codes/error.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
-import type { CrewDriver, LaneProgress } from '../../formats/crew-record.ts';
-import type { QaEvent } from '../../formats/qa-events.ts';
-import type { LaneRecord } from '../../formats/qa-record.ts';
-import type { BoundBlob, JournalEvent, PhaseTiming, RunRecord } from '../../formats/review-run.ts';
+import type { CrewDriver, LaneProgress } from '../../formats/crew/record.ts';
+import type { QaEvent } from '../../formats/qa/events.ts';
+import type { LaneRecord } from '../../formats/qa/record.ts';
+import type { BoundBlob, JournalEvent, PhaseTiming, RunRecord } from '../../formats/review/run-record.ts';
 
 export type { PhaseTiming };
 

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { basename } from 'node:path';
-import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
 import {
   newestStart,
   parseTrail,
@@ -10,7 +10,7 @@ import {
   TRAIL_HEADER,
   type ParsedTrail,
   type TrailRow,
-} from '../../formats/trail.ts';
+} from '../../formats/trail/tsv.ts';
 import { takeLock } from './trail-lock.ts';
 
 /** A trail larger than this is refused rather than read: every append reads it whole. */

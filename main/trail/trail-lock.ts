@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { errnoCode, LanewardError } from '../../formats/error.ts';
+import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
 
 const WAIT_MS = 10_000;
 const PAUSE_MS = 5;

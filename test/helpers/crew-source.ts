@@ -1,4 +1,4 @@
-import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew-snapshot.ts';
+import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew/snapshot.ts';
 
 /** A snapshot source the test sets by hand; `set` notifies like a running crew would. */
 export class FakeSource implements SnapshotSource {

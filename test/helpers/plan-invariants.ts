@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderResultFormat } from '../../formats/review-result.ts';
-import type { JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import { renderResultFormat } from '../../formats/review/result-format.ts';
+import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { openStore, readJournal, type Store } from '../../main/store/store.ts';
 import type { Ran } from './plan-drive.ts';
 

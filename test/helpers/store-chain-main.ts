@@ -1,5 +1,5 @@
 import { openStore, transact } from '../../main/store/store.ts';
-import type { JournalEvent, RunRecord } from '../../formats/review-run.ts';
+import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 
 // One short-lived store user, as one laneward command is. Bundled by the open-race test:
 //   node chain.mjs open <state root>                         opens the store and exits

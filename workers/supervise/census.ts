@@ -1,4 +1,4 @@
-import { errnoCode } from '../../formats/error.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
 import { canRun, readProcStat, statScratch, type ProcStat } from './proc-stat.ts';
 import { lastPid, type ProcSnapshot, type ProcSnapshots } from './proc-snapshot.ts';
 

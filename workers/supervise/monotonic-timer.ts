@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../formats/limits.ts';
+import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 
 /** Milliseconds on the one monotonic clock every budget uses (same origin in every thread). */
 export function nowMs(): number {

@@ -1,4 +1,4 @@
-import type { TimeoutMode } from '../../formats/supervision-modes.ts';
+import type { TimeoutMode } from '../../formats/supervision/modes.ts';
 import { nowMs } from './monotonic-timer.ts';
 
 export type TimeoutCode = 'DEADLINE_EXPIRED' | 'LEASE_EXPIRED' | 'POST_PROVIDER_TIMEOUT';

@@ -1,5 +1,5 @@
-import type { ProgressSource, TimeoutMode } from '../../formats/supervision-modes.ts';
-import type { ToolPolicy } from '../../formats/tool-policy.ts';
+import type { ProgressSource, TimeoutMode } from '../../formats/supervision/modes.ts';
+import type { ToolPolicy } from '../../formats/supervision/tool-policy.ts';
 import type { ProcSnapshots } from './proc-snapshot.ts';
 
 /**

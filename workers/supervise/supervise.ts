@@ -1,7 +1,7 @@
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { errnoCode } from '../../formats/error.ts';
-import { JsonlLineSplitter } from '../../formats/jsonl-lines.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
+import { JsonlLineSplitter } from '../../formats/jsonl/lines.ts';
 import { TreeCensus } from './census.ts';
 import { DeadlineTimer, nowMs } from './monotonic-timer.ts';
 import { buildOutcome, type Outcome, type OutcomeCode } from './outcome.ts';

@@ -1,4 +1,4 @@
-import { classifyTool, type ToolEventFormat, type ToolPolicy } from '../../formats/tool-policy.ts';
+import { classifyTool, type ToolEventFormat, type ToolPolicy } from '../../formats/supervision/tool-policy.ts';
 import { eventObject, objectAt } from './trackers/_event.ts';
 
 // Codex items that are not tools: thinking, prose, the plan list, an error report.

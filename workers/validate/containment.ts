@@ -1,7 +1,7 @@
 import { lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, sep } from 'node:path';
-import { errnoCode } from '../../formats/error.ts';
-import type { ResultCode } from '../../formats/codes.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
+import type { ResultCode } from '../../formats/codes/codes.ts';
 
 export type Resolved =
   | { readonly ok: true; readonly file: string }

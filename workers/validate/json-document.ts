@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { errnoCode } from '../../formats/error.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
-import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { MAX_LINE_BYTES } from '../../formats/jsonl/lines.ts';
 
 export type JsonDocument = { value: unknown; bytes: Buffer } | { issue: Issue };
 

@@ -1,8 +1,8 @@
-import { issue } from '../../formats/issue.ts';
-import { ERROR_CAP, IssueList } from '../../formats/issue-list.ts';
-import { JsonlLineSplitter } from '../../formats/jsonl-lines.ts';
-import { parseJsonlObject, parseJsonlRow } from '../../formats/jsonl-row.ts';
-import { checkSchema, fastCheckFor } from '../../formats/schema-check.ts';
+import { issue } from '../../formats/codes/issue.ts';
+import { ERROR_CAP, IssueList } from '../../formats/schemas/issue-list.ts';
+import { JsonlLineSplitter } from '../../formats/jsonl/lines.ts';
+import { parseJsonlObject, parseJsonlRow } from '../../formats/jsonl/row.ts';
+import { checkSchema, fastCheckFor } from '../../formats/schemas/check.ts';
 import type { AnySchema } from '../../formats/schemas/index.ts';
 import { streamFile, type StreamedFile } from './file-stream.ts';
 import { IdIndex } from './id-index.ts';

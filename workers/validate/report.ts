@@ -1,5 +1,5 @@
-import type { ResultCode } from '../../formats/codes.ts';
-import type { Issue } from '../../formats/issue.ts';
+import type { ResultCode } from '../../formats/codes/codes.ts';
+import type { Issue } from '../../formats/codes/issue.ts';
 
 /** The verdict on one run directory, in the shape `artifact validate --json` prints. */
 export interface RunReport {

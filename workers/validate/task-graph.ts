@@ -1,5 +1,5 @@
-import { issue } from '../../formats/issue.ts';
-import { IssueList } from '../../formats/issue-list.ts';
+import { issue } from '../../formats/codes/issue.ts';
+import { IssueList } from '../../formats/schemas/issue-list.ts';
 
 /** What the graph keeps of one task row: enough to resolve references and find cycles. */
 export interface TaskNode {

@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { errnoCode } from '../../formats/error.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
-import { IssueList } from '../../formats/issue-list.ts';
-import { checkSchema } from '../../formats/schema-check.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { IssueList } from '../../formats/schemas/issue-list.ts';
+import { checkSchema } from '../../formats/schemas/check.ts';
 import { SCHEMAS, type SchemaName } from '../../formats/schemas/index.ts';
 import { readJsonDocument } from './json-document.ts';
 import { checkJsonlFile } from './jsonl-artifact.ts';

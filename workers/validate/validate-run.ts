@@ -1,10 +1,10 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize } from 'node:path';
-import { errnoCode } from '../../formats/error.ts';
-import { issue, type Issue } from '../../formats/issue.ts';
-import { IssueList } from '../../formats/issue-list.ts';
-import { MAX_LINE_BYTES } from '../../formats/jsonl-lines.ts';
-import { checkSchema } from '../../formats/schema-check.ts';
+import { errnoCode } from '../../formats/codes/error.ts';
+import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { IssueList } from '../../formats/schemas/issue-list.ts';
+import { MAX_LINE_BYTES } from '../../formats/jsonl/lines.ts';
+import { checkSchema } from '../../formats/schemas/check.ts';
 import { decisionSchema } from '../../formats/schemas/decisions.ts';
 import { findingSchema } from '../../formats/schemas/findings.ts';
 import { runSchema, TERMINAL_RUN_STATUSES, type RunManifest } from '../../formats/schemas/run.ts';

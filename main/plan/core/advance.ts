@@ -1,5 +1,5 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { PhaseTiming, RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { PhaseTiming, RunRecord } from '../../../formats/review/run-record.ts';
 import { tryCarry } from './carry.ts';
 import { startCheck } from './carry-check.ts';
 import { numberedFindings } from './findings.ts';

@@ -1,7 +1,7 @@
-import { LanewardError } from '../../../formats/error.ts';
-import { decisionId } from '../../../formats/gate-decisions.ts';
-import { answerGate, type Choice, type ParsedReply } from '../../../formats/gate-reply.ts';
-import type { GateAnswer, RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import { decisionId } from '../../../formats/gate/decisions.ts';
+import { answerGate, type Choice, type ParsedReply } from '../../../formats/gate/reply.ts';
+import type { GateAnswer, RunRecord } from '../../../formats/review/run-record.ts';
 import type { GateItem } from '../../../formats/schemas/gate.ts';
 import { isDoIt } from './carry.ts';
 import { recordChoice, settleGate } from './gate.ts';

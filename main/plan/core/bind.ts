@@ -1,7 +1,7 @@
-import { LanewardError } from '../../../formats/error.ts';
-import { familiesConflict, type FamilyAnswer } from '../../../formats/model-family.ts';
-import type { ReviewFinding } from '../../../formats/review-result.ts';
-import type { PhaseId, RunRecord, VoiceId } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import { familiesConflict, type FamilyAnswer } from '../../../formats/review/model-family.ts';
+import type { ReviewFinding } from '../../../formats/review/finding.ts';
+import type { PhaseId, RunRecord, VoiceId } from '../../../formats/review/run-record.ts';
 import { closeIfDone } from './phases.ts';
 import { attemptOf, phaseOf } from './records.ts';
 import { release, settle } from './spend.ts';

@@ -1,7 +1,7 @@
-import { LanewardError } from '../../../formats/error.ts';
-import { familiesConflict, type FamilyAnswer } from '../../../formats/model-family.ts';
-import type { ReviewFinding } from '../../../formats/review-result.ts';
-import type { RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import { familiesConflict, type FamilyAnswer } from '../../../formats/review/model-family.ts';
+import type { ReviewFinding } from '../../../formats/review/finding.ts';
+import type { RunRecord } from '../../../formats/review/run-record.ts';
 import { applyCarry, refuseCarry } from './carry.ts';
 import { recordAndSettle } from './gate.ts';
 import { reservation, usd, worstCase } from './spend.ts';

@@ -1,6 +1,6 @@
-import { decisionId } from '../../../formats/gate-decisions.ts';
-import { oneLine } from '../../../formats/issue.ts';
-import type { GateAnswer, GateRecord, RunRecord } from '../../../formats/review-run.ts';
+import { decisionId } from '../../../formats/gate/decisions.ts';
+import { oneLine } from '../../../formats/text/one-line.ts';
+import type { GateAnswer, GateRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import type { GateItem } from '../../../formats/schemas/gate.ts';
 import type { Step } from './step.ts';
 

@@ -1,6 +1,6 @@
-import type { ChildRecord, OrphanEnd } from '../../../formats/child-record.ts';
-import { LanewardError } from '../../../formats/error.ts';
-import type { AttemptRecord, RunRecord } from '../../../formats/review-run.ts';
+import type { ChildRecord, OrphanEnd } from '../../../formats/supervision/child-record.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { AttemptRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import { attemptOf } from './records.ts';
 import type { Step } from './step.ts';
 

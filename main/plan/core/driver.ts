@@ -1,4 +1,4 @@
-import type { RunDriver, RunRecord } from '../../../formats/review-run.ts';
+import type { RunDriver, RunRecord } from '../../../formats/review/run-record.ts';
 
 /**
  * Claims the run for one `plan run`: returns the live holder when another driver has it

@@ -1,5 +1,5 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { RunRecord } from '../../../formats/review/run-record.ts';
 import type { Step } from './step.ts';
 
 const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete', 'reviewed']);

@@ -1,5 +1,5 @@
-import type { RunFinding } from '../../../formats/review-gate.ts';
-import type { PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review-run.ts';
+import type { RunFinding } from '../../../formats/gate/draft.ts';
+import type { PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review/run-record.ts';
 import { byMint } from './records.ts';
 import type { Step } from './step.ts';
 

@@ -1,8 +1,8 @@
-import { LanewardError } from '../../../formats/error.ts';
-import { decisionId } from '../../../formats/gate-decisions.ts';
-import { sha256 } from '../../../formats/plan-doc.ts';
-import { draftGate } from '../../../formats/review-gate.ts';
-import type { RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import { decisionId } from '../../../formats/gate/decisions.ts';
+import { sha256 } from '../../../formats/text/sha256.ts';
+import { draftGate } from '../../../formats/gate/draft.ts';
+import type { RunRecord } from '../../../formats/review/run-record.ts';
 import type { GateItem } from '../../../formats/schemas/gate.ts';
 import { phaseFindings } from './findings.ts';
 import { voidCheck } from './phases.ts';

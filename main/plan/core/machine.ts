@@ -1,5 +1,5 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { PhaseTiming, RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { PhaseTiming, RunRecord } from '../../../formats/review/run-record.ts';
 import { advance, type AdvanceInput } from './advance.ts';
 import { answer, type AnswerInput } from './answer.ts';
 import { submit, type SubmitInput } from './bind.ts';

@@ -1,7 +1,8 @@
-import { buildConsensus, type Consensus } from '../../../formats/consensus.ts';
-import { LanewardError } from '../../../formats/error.ts';
-import type { AttemptRecord, GateRecord, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review-run.ts';
-import { VOICES } from '../../../formats/review-run.ts';
+import { buildConsensus } from '../../../formats/consensus/build.ts';
+import { type Consensus } from '../../../formats/consensus/types.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { AttemptRecord, GateRecord, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review/run-record.ts';
+import { VOICES } from '../../../formats/review/run-record.ts';
 import { phaseFindings } from './findings.ts';
 import { phaseOf } from './records.ts';
 import { admit } from './spend.ts';

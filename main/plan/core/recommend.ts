@@ -1,6 +1,6 @@
-import { LanewardError } from '../../../formats/error.ts';
-import { decisionId } from '../../../formats/gate-decisions.ts';
-import type { RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import { decisionId } from '../../../formats/gate/decisions.ts';
+import type { RunRecord } from '../../../formats/review/run-record.ts';
 import { recHash } from './gate.ts';
 import type { Step } from './step.ts';
 

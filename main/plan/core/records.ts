@@ -1,5 +1,5 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { AttemptRecord, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { AttemptRecord, PhaseId, PhaseRecord, RunRecord, VoiceId } from '../../../formats/review/run-record.ts';
 
 /** Lookups into the run record that every transition shares. */
 

@@ -1,4 +1,4 @@
-import type { RunState, SpendRecord } from '../../../formats/review-run.ts';
+import type { RunState, SpendRecord } from '../../../formats/review/run-record.ts';
 
 export type TerminalStatus = 'awaiting_result' | 'gate_pending' | 'complete' | 'reviewed' | 'incomplete' | 'interrupted' | 'refused';
 

@@ -1,6 +1,6 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { PlanDoc } from '../../../formats/plan-doc.ts';
-import type { PhaseId, RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { PlanDoc } from '../../../formats/review/plan-doc.ts';
+import type { PhaseId, RunRecord } from '../../../formats/review/run-record.ts';
 import { voidCheck } from './phases.ts';
 import { emptyPhase } from './records.ts';
 import { settle } from './spend.ts';

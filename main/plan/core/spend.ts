@@ -1,5 +1,5 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { AttemptRecord, SpendRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { AttemptRecord, SpendRecord } from '../../../formats/review/run-record.ts';
 
 /** What each attempt reserves under a cap when the parent gave no --estimate-usd. */
 export const DEFAULT_RESERVE_USD = 2;

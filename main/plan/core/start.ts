@@ -1,6 +1,6 @@
-import type { PlanDoc } from '../../../formats/plan-doc.ts';
-import type { PlanScope } from '../../../formats/plan-scope.ts';
-import type { PhaseId, RunRecord, SessionKind } from '../../../formats/review-run.ts';
+import type { PlanDoc } from '../../../formats/review/plan-doc.ts';
+import type { PlanScope } from '../../../formats/review/plan-scope.ts';
+import type { PhaseId, RunRecord, SessionKind } from '../../../formats/review/run-record.ts';
 import { openPhase } from './phases.ts';
 import { emptyPhase } from './records.ts';
 import { newSpend } from './spend.ts';

@@ -1,5 +1,5 @@
-import type { ReviewFinding } from '../../../formats/review-result.ts';
-import type { JournalEvent } from '../../../formats/review-run.ts';
+import type { ReviewFinding } from '../../../formats/review/finding.ts';
+import type { JournalEvent } from '../../../formats/review/run-record.ts';
 import type { PlanReport } from './report.ts';
 
 /**

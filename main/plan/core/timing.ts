@@ -1,4 +1,4 @@
-import type { PhaseTiming, RunRecord } from '../../../formats/review-run.ts';
+import type { PhaseTiming, RunRecord } from '../../../formats/review/run-record.ts';
 
 /** Each closed phase's wall time, to keep in the store's cross-run history. */
 export function phaseTimings(run: RunRecord): { key: [string, string]; value: PhaseTiming }[] {

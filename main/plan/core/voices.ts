@@ -1,5 +1,5 @@
-import { LanewardError } from '../../../formats/error.ts';
-import type { AttemptRecord, RunRecord } from '../../../formats/review-run.ts';
+import { LanewardError } from '../../../formats/codes/error.ts';
+import type { AttemptRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import { closeIfDone } from './phases.ts';
 import { attemptOf, openAttempt, phaseOf } from './records.ts';
 import { release, settle, usd } from './spend.ts';

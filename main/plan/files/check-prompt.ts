@@ -1,5 +1,5 @@
-import { renderResultFormat } from '../../../formats/review-result.ts';
-import type { RunRecord } from '../../../formats/review-run.ts';
+import { renderResultFormat } from '../../../formats/review/result-format.ts';
+import type { RunRecord } from '../../../formats/review/run-record.ts';
 import { CHECK_PHASE } from '../core/carry-check.ts';
 
 /** The prompt of a carry check: the delta against the plan at the last gate, the accepted changes, the whole plan. */

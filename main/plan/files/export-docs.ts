@@ -1,6 +1,6 @@
-import { oneLine } from '../../../formats/issue.ts';
-import type { RunFinding } from '../../../formats/review-gate.ts';
-import type { RunRecord } from '../../../formats/review-run.ts';
+import { oneLine } from '../../../formats/text/one-line.ts';
+import type { RunFinding } from '../../../formats/gate/draft.ts';
+import type { RunRecord } from '../../../formats/review/run-record.ts';
 import { spendLine } from '../core/spend.ts';
 import type { DecisionRow } from '../../../formats/schemas/decisions.ts';
 

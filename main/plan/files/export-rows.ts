@@ -1,6 +1,6 @@
-import { decisionId } from '../../../formats/gate-decisions.ts';
-import type { RunFinding } from '../../../formats/review-gate.ts';
-import type { GateRecord, RunRecord } from '../../../formats/review-run.ts';
+import { decisionId } from '../../../formats/gate/decisions.ts';
+import type { RunFinding } from '../../../formats/gate/draft.ts';
+import type { GateRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import type { DecisionRow } from '../../../formats/schemas/decisions.ts';
 import type { GateItem } from '../../../formats/schemas/gate.ts';
 import { checkVerdict } from './gate-document.ts';

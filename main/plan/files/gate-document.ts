@@ -1,5 +1,5 @@
 import type { Gate } from '../../../formats/schemas/gate.ts';
-import type { CarryCheck, RunRecord } from '../../../formats/review-run.ts';
+import type { CarryCheck, RunRecord } from '../../../formats/review/run-record.ts';
 
 /** gate.json v1 of the run's current gate. */
 export function gateDocument(run: RunRecord): Gate {

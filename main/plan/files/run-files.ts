@@ -1,9 +1,9 @@
 import { chmodSync, existsSync } from 'node:fs';
-import { isLanewardError, LanewardError, toError } from '../../../formats/error.ts';
+import { isLanewardError, LanewardError, toError } from '../../../formats/codes/error.ts';
 import { join } from 'node:path';
-import { renderConsensusMarkdown } from '../../../formats/consensus.ts';
-import { renderPrompt } from '../../../formats/review-prompt.ts';
-import type { AttemptRecord, RunRecord } from '../../../formats/review-run.ts';
+import { renderConsensusMarkdown } from '../../../formats/consensus/render.ts';
+import { renderPrompt } from '../../../formats/review/prompt.ts';
+import type { AttemptRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import { writeFileAtomic } from '../../fs/atomic-write.ts';
 import { makeDirs } from '../../fs/make-dirs.ts';
 import { runFileHolds } from '../../fs/run-file.ts';

@@ -1,4 +1,4 @@
-import { parseJsonlRow } from '../../../formats/jsonl-row.ts';
+import { parseJsonlRow } from '../../../formats/jsonl/row.ts';
 import type { ProgressTracker, Verdict } from './verdict.ts';
 
 // Internal helpers shared by the trackers (the leading underscore marks the module internal).

@@ -1,4 +1,4 @@
-import { PROGRESS_SOURCES, type ProgressSource } from '../../../formats/supervision-modes.ts';
+import { PROGRESS_SOURCES, type ProgressSource } from '../../../formats/supervision/modes.ts';
 import type { ProgressTracker } from './verdict.ts';
 import { ClaudeStreamJsonTracker } from './claude-stream-json.ts';
 import { CodexJsonTracker } from './codex-json.ts';

@@ -1,0 +1,26 @@
+import { oneLine } from '../text/one-line.ts';
+import { RESULT_CODES, type ResultCode } from './codes.ts';
+
+/** One problem found in an input: which code, where, and the specific detail. */
+export interface Issue {
+  readonly code: ResultCode;
+  /** Where it is: `run.json.phases.eng.outside`, `findings.jsonl:12.severity`. */
+  readonly path: string;
+  /** The specific message (the line's detail). */
+  readonly message: string;
+}
+
+export function issue(code: ResultCode, path: string, message: string): Issue {
+  return { code, path, message };
+}
+
+/**
+ * The one line format every error is printed in:
+ * `<context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>)`.
+ */
+export function renderIssueLine(context: string, found: Issue): string {
+  const info = RESULT_CODES[found.code];
+  const message = oneLine(found.message);
+  const where = found.path === '' ? message : `${message} at ${oneLine(found.path)}`;
+  return `${context}: ${info.summary} (${where}); fix: ${info.fix} (${found.code})`;
+}

@@ -1,0 +1,81 @@
+import type { ChildRecord } from '../supervision/child-record.ts';
+
+/** Where a lane is in its life; the last three are terminal. */
+export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
+export type LaneStage = (typeof LANE_STAGES)[number];
+
+export function isTerminalStage(stage: LaneStage): boolean {
+  return stage === 'complete' || stage === 'failed' || stage === 'interrupted';
+}
+
+/**
+ * One lane's progress, as the store keeps it under [crew, lane]. A turn is journaled as
+ * dispatched before its agent starts, so a crew started again never runs it twice; it
+ * ingests the turn's result instead.
+ */
+export interface LaneProgress {
+  readonly crew: string;
+  readonly lane: string;
+  stage: LaneStage;
+  runDir: string;
+  /** Agent turns handed to the pool, and those whose result was ingested. */
+  turnsDispatched: number;
+  turnsDone: number;
+  /**
+   * Turns dispatched before a crash whose result was missing or unreadable when the crew
+   * started again: never re-run, recorded with QA as diff-bearing turns of unknown content.
+   */
+  lostTurns: number[];
+  /** The last guidance the observer gave, carried into the agent's next prompt. */
+  guidance: string | null;
+  /** Supervised children this lane started (reviewers, observers, agent turns): spawned, not merely queued. */
+  attempts: number;
+  /**
+   * The child of the last agent turn dispatched, journaled at its spawn (null from the
+   * dispatch until then): a crew started after this one died finds it still running.
+   */
+  turnChild?: ChildRecord | null;
+  /** The stage an interrupted or failed lane stopped in: where a crew started again (or a retry) resumes it. */
+  stoppedIn: LaneStage | null;
+  /** Turns taken before the lane's last retry: a retried lane has its whole turn budget again. */
+  turnBase?: number;
+  /** Why the lane failed or was interrupted. */
+  code: string | null;
+  detail: string | null;
+  updatedAt: string;
+}
+
+export function newLane(crew: string, lane: string, runDir: string, now: string): LaneProgress {
+  return { crew, lane, stage: 'queued', runDir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code: null, detail: null, updatedAt: now };
+}
+
+/**
+ * A failed lane made ready to run again, as new attempts (nothing it started is ever
+ * replayed): a lane that failed exporting exports again; any other starts over from its
+ * observer's bootstrap (its QA history was cleared when it failed), through the review and
+ * answer it already has, with the whole agent turn budget again; its turns keep their
+ * numbers, so no turn file is reused. Null for a lane that did not fail.
+ */
+export function retryLane(progress: LaneProgress, now: string): LaneProgress | null {
+  if (progress.stage !== 'failed') return null;
+  return {
+    ...progress,
+    stage: progress.stoppedIn === 'export' ? 'export' : 'bootstrap',
+    stoppedIn: null,
+    code: null,
+    detail: null,
+    guidance: null,
+    // The turn the lane failed on is closed: a retry starts new turns, never ingests it again.
+    turnsDone: progress.turnsDispatched,
+    turnBase: progress.turnsDispatched,
+    updatedAt: now,
+  };
+}
+
+/** The process that runs a crew: one at a time per crew and state root. */
+export interface CrewDriver {
+  readonly pid: number;
+  /** Its start tick (/proc/<pid>/stat field 22), so a reused pid is not taken for it. */
+  readonly ticks: string;
+  readonly since: string;
+}
