@@ -3,6 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { buildId } from './build-id.mjs';
+import { bundleOptions } from './bundle-options.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -21,23 +22,10 @@ await build({
   entryPoints: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(root, file)])),
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.mjs' },
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  // Native addons load from node_modules on both runtimes; they cannot be inlined.
-  // Piscina starts its own worker script from beside its code, so it stays there too.
-  external: ['lmdb', 'cbor-extract', '@napi-rs/nice', 'msgpackr-extract', 'piscina'],
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  define: {
-    __dirname: 'import.meta.dirname',
-    __filename: 'import.meta.filename',
-    __LANEWARD_BUILD_ID__: JSON.stringify(id),
-  },
+  ...bundleOptions(id),
   legalComments: 'none',
   minifyWhitespace: true,
   minifySyntax: true,
-  logLevel: 'warning',
 });
 // Written last: a dist/ whose build-id matches the sources is complete.
 writeFileSync(join(root, 'dist', 'build-id'), `${id}\n`);

@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { bundleOptions } from './bundle-options.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const target = join(root, 'docs', 'commands.md');
@@ -14,14 +15,7 @@ try {
   await build({
     entryPoints: [join(root, 'main', 'cli', 'help-doc.ts')],
     outfile: bundle,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['lmdb', 'cbor-extract', '@napi-rs/nice', 'msgpackr-extract', 'piscina'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    define: { __dirname: 'import.meta.dirname', __filename: 'import.meta.filename', __LANEWARD_BUILD_ID__: '"docs"' },
-    logLevel: 'warning',
+    ...bundleOptions('docs'),
   });
   const { renderCommandsDoc } = await import(pathToFileURL(bundle).href);
   const text = await renderCommandsDoc();

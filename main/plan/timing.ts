@@ -1,17 +1,7 @@
-import type { PhaseId, RunRecord } from '../../formats/review/run-record.ts';
+import type { PhaseId } from '../../formats/review/run-record.ts';
 import type { PhaseTiming, Store } from '../store/store.ts';
 
 const HISTORY_RUNS = 10;
-
-/** Each closed phase's wall time, to keep in the store's cross-run history. */
-export function phaseTimings(run: RunRecord): { key: [string, string]; value: PhaseTiming }[] {
-  return run.order.flatMap((id) => {
-    const phase = run.phases[id];
-    if (phase?.opened_at == null || phase.closed_at == null) return [];
-    const seconds = (Date.parse(phase.closed_at) - Date.parse(phase.opened_at)) / 1000;
-    return [{ key: [id, run.run] as [string, string], value: { at: phase.closed_at, seconds } }];
-  });
-}
 
 /** Medians of the last ten recorded runs per phase, or null for a phase with no history. */
 export function estimates(store: Store, order: readonly PhaseId[], exclude: string): Map<PhaseId, number | null> {
@@ -35,14 +25,6 @@ export function estimateLine(store: Store, order: readonly PhaseId[], run: strin
   const parts = order.map((p) => `${p}=${found.get(p) === null ? '?' : `${Math.round(found.get(p)!)}s`}`);
   const total = [...found.values()].reduce<number>((sum, v) => sum + (v ?? 0), 0);
   return `ESTIMATE: ${parts.join(' ')} total=${Math.round(total)}s (medians of the last ${HISTORY_RUNS} runs per phase)`;
-}
-
-/** The `CYCLE:` line printed at the gate: the run's wall time so far and each phase's. */
-export function cycleLine(run: RunRecord): string {
-  const parts = phaseTimings(run).map(({ key, value }) => `${key[0]}:${Math.round(value.seconds)}s`);
-  const ends = run.order.map((id) => run.phases[id]?.closed_at).filter((t): t is string => typeof t === 'string').sort();
-  const wall = ends.length === 0 ? 0 : (Date.parse(ends[ends.length - 1]!) - Date.parse(run.created_at)) / 1000;
-  return `CYCLE: run=${run.run} wall_s=${Math.round(wall)} phases=${parts.join(',')}`;
 }
 
 function median(sorted: readonly number[]): number {
