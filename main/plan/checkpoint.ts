@@ -104,38 +104,47 @@ export interface GenerationStatus {
 
 /** Every generation under `<root>/<run>`, newest first, each verified against its manifest. */
 export function listGenerations(from: string): GenerationStatus[] {
+  const current = readCurrent(join(from, 'current.json'));
+  return generationNames(from).map((name) => {
+    const loaded = loadGeneration(join(from, 'generations', name));
+    const files = 'problem' in loaded ? 0 : Object.keys(loaded.manifest.files).length;
+    return { name, seq: Number(name), files, problem: 'problem' in loaded ? loaded.problem : null, current: current?.generation === name };
+  });
+}
+
+function generationNames(from: string): string[] {
   const generations = join(from, 'generations');
   if (!existsSync(generations)) throw new LanewardError('CHECKPOINT_INVALID', `${from} holds no generations/`, { path: from });
-  const current = readCurrent(join(from, 'current.json'));
-  return readdirSync(generations)
-    .filter((name) => /^\d{12}$/.test(name))
-    .sort()
-    .reverse()
-    .map((name) => {
-      const problem = verify(join(generations, name));
-      const manifest = problem === null ? readManifest(join(generations, name)) : null;
-      return { name, seq: Number(name), files: manifest === null ? 0 : Object.keys(manifest.files).length, problem, current: current?.generation === name };
-    });
+  return readdirSync(generations).filter((name) => /^\d{12}$/.test(name)).sort().reverse();
 }
 
 /**
  * Restores the newest generation that verifies into `out` and the store: the files are
  * staged beside `out` and renamed into place, then the record, blobs and journal are
- * written in one transaction (a store that already holds a newer state keeps it).
+ * written in one transaction (a store that already holds a newer state keeps it). Each
+ * file is read once, and what is restored is those very bytes, checked against the
+ * manifest; older generations are read only when a newer one fails.
  */
 export async function restoreCheckpoint(from: string, out: string, store: Store): Promise<{ run: string; generation: string }> {
-  const good = listGenerations(from).find((g) => g.problem === null);
-  if (good === undefined) throw new LanewardError('CHECKPOINT_INVALID', `no generation under ${from} verifies`, { path: from });
-  const dir = join(from, 'generations', good.name);
-  const manifest = readManifest(dir)!;
-  const dump = decode(readRunFile(join(dir, STATE), STATE_MAX)!) as StateDump;
+  let chosen: { name: string; loaded: Loaded; dump: StateDump } | undefined;
+  for (const name of generationNames(from)) {
+    const loaded = loadGeneration(join(from, 'generations', name));
+    if ('problem' in loaded) continue;
+    const dump = decodeState(loaded);
+    if (dump !== null) {
+      chosen = { name, loaded, dump };
+      break;
+    }
+  }
+  if (chosen === undefined) throw new LanewardError('CHECKPOINT_INVALID', `no generation under ${from} verifies`, { path: from });
+  const { name: generation, loaded, dump } = chosen;
   if (existsSync(out) && readdirSync(out).length > 0) throw new LanewardError('CHECKPOINT_INVALID', `${out} is not empty; restore into a new directory`, { path: out });
   const staging = `${out}.${process.pid}.restore`;
   rmSync(staging, { recursive: true, force: true });
   makeDirs(staging);
-  for (const name of Object.keys(manifest.files)) {
+  for (const [name, bytes] of loaded.files) {
     if (name === STATE) continue;
-    writeFileSync(join(staging, name), readRunFile(join(dir, name))!);
+    writeFileSync(join(staging, name), bytes);
     chmodSync(join(staging, name), name.endsWith('.bound.md') ? 0o444 : 0o644);
   }
   writeFileSync(join(staging, BINDING_FILE), `${dump.record.run} ${store.root}\n`);
@@ -146,27 +155,46 @@ export async function restoreCheckpoint(from: string, out: string, store: Store)
     for (const [id, blob] of dump.blobs) void store.blobs.put([dump.record.run, id], blob);
     dump.journal.forEach((event, i) => void store.journal.put([dump.record.run, i], event));
     const record = { ...dump.record, seq: dump.journal.length };
-    return { change: { record, events: [{ type: 'restored', at: new Date().toISOString(), generation: good.name }] }, result: null };
+    return { change: { record, events: [{ type: 'restored', at: new Date().toISOString(), generation }] }, result: null };
   });
-  return { run: dump.record.run, generation: good.name };
+  return { run: dump.record.run, generation };
 }
 
-function verify(dir: string): string | null {
+interface Loaded {
+  readonly manifest: GenerationManifest;
+  /** Every file the manifest lists, as read and hashed. */
+  readonly files: ReadonlyMap<string, Buffer>;
+}
+
+/** Reads a generation once: every file its manifest lists, each checked against its sha256. */
+function loadGeneration(dir: string): Loaded | { problem: string } {
   const manifest = readManifest(dir);
-  if (manifest === null) return 'no readable manifest.json';
+  if (manifest === null) return { problem: 'no readable manifest.json' };
+  const files = new Map<string, Buffer>();
   for (const [name, hash] of Object.entries(manifest.files)) {
-    if (name.includes('/') || name.startsWith('.')) return `manifest lists ${name}`;
+    if (name.includes('/') || name.startsWith('.')) return { problem: `manifest lists ${name}` };
     let bytes: Buffer | undefined;
     try {
       bytes = readRunFile(join(dir, name), name === STATE ? STATE_MAX : RUN_FILE_MAX);
     } catch {
-      return `${name} is not a regular file of ours`;
+      return { problem: `${name} is not a regular file of ours` };
     }
-    if (bytes === undefined) return `${name} is missing`;
-    if (sha256(bytes) !== hash) return `${name} does not match its sha256`;
+    if (bytes === undefined) return { problem: `${name} is missing` };
+    if (sha256(bytes) !== hash) return { problem: `${name} does not match its sha256` };
+    files.set(name, bytes);
   }
-  if (manifest.files[STATE] === undefined) return `${STATE} is not listed`;
-  return null;
+  if (!files.has(STATE)) return { problem: `${STATE} is not listed` };
+  return { manifest, files };
+}
+
+/** The generation's store state, when it is the run its manifest names; null when not. */
+function decodeState(loaded: Loaded): StateDump | null {
+  try {
+    const dump = decode(loaded.files.get(STATE)!) as StateDump;
+    return dump?.record?.run === loaded.manifest.run && Array.isArray(dump.journal) && Array.isArray(dump.blobs) ? dump : null;
+  } catch {
+    return null;
+  }
 }
 
 function readManifest(dir: string): GenerationManifest | null {
