@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { planEnv, planNext, planResume, planStatus } from '../main/plan/index.ts';
@@ -21,4 +21,15 @@ test('should point the run directory at a state root that moved once resume is g
   expect(readFileSync(join(out, '.laneward-run'), 'utf8')).toBe(`${first.run} ${after}\n`);
   // No --state and no LANEWARD_STATE_ROOT: the binding alone names the root now.
   expect(planStatus({ out }, planEnv({}, dir)).status).toBe('awaiting_result');
+});
+
+test('should refuse a run binding that is a symlink (RUN_NOT_INITIALIZED), not follow it', async () => {
+  const dir = join(root, 'linked');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'plan.md'), PLAN);
+  const first = await planNext({ out: join(dir, 'real'), plan: join(dir, 'plan.md') }, planEnv({}, dir, join(dir, 'state')));
+  mkdirSync(join(dir, 'fake'));
+  symlinkSync(join(dir, 'real', '.laneward-run'), join(dir, 'fake', '.laneward-run'));
+  expect(first.run).not.toBeNull();
+  expect(() => planStatus({ out: join(dir, 'fake') }, planEnv({}, dir))).toThrowError(expect.objectContaining({ code: 'RUN_NOT_INITIALIZED', message: expect.stringContaining('is a symlink') }));
 });

@@ -85,9 +85,9 @@ export type BoundedResult =
   | { readonly ok: false; readonly reason: BoundedReadProblem; readonly detail: string };
 
 /** {@link readBounded} as data, for callers that turn each refusal into their own code. */
-export function tryReadBounded(path: string, maxBytes: number): BoundedResult {
+export function tryReadBounded(path: string, maxBytes: number, options: { noFollow?: boolean } = {}): BoundedResult {
   try {
-    return { ok: true, bytes: readBounded(path, maxBytes).bytes };
+    return { ok: true, bytes: readBounded(path, maxBytes, options).bytes };
   } catch (error) {
     if (!isBoundedReadError(error)) throw error;
     return { ok: false, reason: error.problem, detail: `${path} ${error.message}` };

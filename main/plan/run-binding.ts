@@ -20,7 +20,8 @@ const RUN_ID = /^[a-z0-9][a-z0-9-]{0,127}$/;
 /** Reads the binding; undefined when the directory holds none. A damaged one is refused. */
 export function readBinding(dir: string): RunBinding | undefined {
   const file = join(dir, BINDING_FILE);
-  const read = tryReadBounded(file, 8192);
+  // laneward writes the binding itself: a link planted at its name is refused, not followed.
+  const read = tryReadBounded(file, 8192, { noFollow: true });
   if (!read.ok) {
     if (read.reason === 'absent') return undefined;
     throw new LanewardError('RUN_NOT_INITIALIZED', read.detail, { path: file });

@@ -4,7 +4,7 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { sha256 } from '../../formats/text/sha256.ts';
 import { parseReviewResult } from '../../formats/review/result.ts';
 import { PHASES, type PhaseId, type RunRecord, type VoiceId } from '../../formats/review/run-record.ts';
-import { tryReadBounded } from '../fs/read-bounded.ts';
+import { isBoundedReadError, readBounded, type BoundedRead, type BoundedReadError } from '../fs/read-bounded.ts';
 import { runCommand } from './commit.ts';
 import { phaseOf } from './core/records.ts';
 import { locateRun } from './locate.ts';
@@ -57,9 +57,19 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
   if (options.model === undefined || options.model.trim() === '') throw new LanewardError('USAGE', '--model <id> is required');
   if (options.attest !== undefined && options.record === undefined) throw new LanewardError('USAGE', '--attest applies to hand-run records (--record) only');
   const path = resolve(penv.cwd, file);
-  otherAttemptsFile(located.record, attempt, path, located.runDir);
-  const read = tryReadBounded(path, MAX_RESULT_BYTES);
-  if (!read.ok) throw new LanewardError('RESULT_UNREADABLE', read.detail, { path });
+  // The file is read first and compared by the identity of the very descriptor read: a
+  // link swapped in after a check would otherwise pass it. Another attempt's result file,
+  // by name or by identity, is refused before an unreadable file is.
+  let read: BoundedRead | undefined;
+  let failure: BoundedReadError | undefined;
+  try {
+    read = readBounded(path, MAX_RESULT_BYTES);
+  } catch (error) {
+    if (!isBoundedReadError(error)) throw error;
+    failure = error;
+  }
+  otherAttemptsFile(located.record, attempt, path, located.runDir, read === undefined ? null : `${read.stat.dev}:${read.stat.ino}`);
+  if (read === undefined) throw new LanewardError('RESULT_UNREADABLE', `${path} ${failure!.message}`, { path });
   const digest = sha256(read.bytes);
   const parsed = parseReviewResult(read.bytes, { phase: phaseId, snapshot, record: options.record !== undefined, attested: options.attest !== undefined });
   const family = penv.settings.familyOf(options.model);
@@ -96,11 +106,11 @@ function onlyOpenAttempt(run: RunRecord, phase: PhaseId, voice: VoiceId, allowed
 /**
  * Another attempt's result file is never bound to this one, whatever it holds. Paths are
  * compared resolved (symlinks, `..`, a run directory reached by another name), and by
- * device and inode when both files exist, so a link to another attempt's result is that
- * result.
+ * device and inode (`readId`: of the descriptor the result was read from), so a link to
+ * another attempt's result is that result.
  */
-function otherAttemptsFile(run: RunRecord, attemptId: string, path: string, runDir: string): void {
-  const given = resolvedFile(path);
+function otherAttemptsFile(run: RunRecord, attemptId: string, path: string, runDir: string, readId: string | null): void {
+  const given = { path: resolvedFile(path).path, id: readId };
   for (const other of Object.values(run.attempts)) {
     if (other.id === attemptId) continue;
     const theirs = resolvedFile(join(runDir, other.result));
