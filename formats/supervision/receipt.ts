@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { parseDuration } from '../text/duration.ts';
 import { MAX_TIMER_MS } from './limits.ts';
 
 /** A receipt is one short line; anything longer is not one of ours. */
@@ -41,10 +42,8 @@ export type Receipt = v.InferOutput<typeof receiptV1Schema> | v.InferOutput<type
  * 1 ms to {@link MAX_TIMER_MS}. Returns milliseconds, or undefined when it is not one.
  */
 export function parseSeconds(text: string): number | undefined {
-  const match = /^(\d{1,10})(?:\.(\d{1,3}))?$/.exec(text);
-  if (match === null) return undefined;
-  const ms = Number(match[1]) * 1000 + Number((match[2] ?? '').padEnd(3, '0'));
-  return ms >= 1 && ms <= MAX_TIMER_MS ? ms : undefined;
+  // A bare number only: the guard's SECONDS takes no unit.
+  return /^\d+(?:\.\d+)?$/.test(text) ? (parseDuration(text, 's') ?? undefined) : undefined;
 }
 
 /** Builds a receipt; an earlier caller deadline only moves deadlineAt, never budgetMs. */

@@ -4,8 +4,7 @@ import { MAX_TIMER_MS } from '../supervision/limits.ts';
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
 export type DurationUnit = keyof typeof UNIT_MS;
 
-
-const DURATION = /^(\d{1,9}(?:\.\d{1,3})?)(ms|s|m|h)?$/;
+const DURATION = /^(\d{1,10}(?:\.\d{1,3})?)(ms|s|m|h)?$/;
 
 /**
  * A duration such as `90s`, `5m`, `1h`, `500ms` or `1.5m`, in whole milliseconds; a bare
