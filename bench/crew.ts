@@ -74,9 +74,10 @@ export async function benchCrew(options: { lanes: number; samples: number }): Pr
     // the coordinator does around it (journal, prompts, submit, QA, export).
     const serial = await crewOf(join(dir, 'serial'), 3, 1, 1);
     const perAttempt = (serial.seconds * 1000) / serial.attempts;
+    const overhead = perAttempt - bare;
     line(
       'crew, serial',
-      `${serial.attempts} attempts in ${serial.seconds.toFixed(1)} s = ${perAttempt.toFixed(2)} ms per attempt: coordinator overhead ${(perAttempt - bare).toFixed(2)} ms per attempt over the bare spawn (target < 2 ms)`,
+      `${serial.attempts} attempts in ${serial.seconds.toFixed(2)} s = ${perAttempt.toFixed(2)} ms per attempt (${ratio(perAttempt, bare)} the bare spawn): coordinator overhead ${overhead.toFixed(2)} ms per attempt over the bare spawn, ${(overhead / bare).toFixed(2)}x of it (target < 2 ms)`,
     );
 
     const wide = await crewOf(join(dir, 'wide'), options.lanes, 8);
