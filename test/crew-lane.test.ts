@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { LaneSpec } from '../formats/crew/file.ts';
 import { newLane, type LaneProgress } from '../formats/crew/record.ts';
 import type { CrewActions } from '../main/crew/crew-actions.ts';
@@ -103,6 +103,23 @@ function lane(options: {
 }
 
 describe('a lane from its saved progress to its end', () => {
+  it('should end a lane failed, starting nothing more, when a stage move saved behind fails to commit', async () => {
+    const l = lane({});
+    const real = store.crewLanes.put.bind(store.crewLanes);
+    // The second save is the move to review, written behind: its commit fails.
+    let puts = 0;
+    const spy = vi.spyOn(store.crewLanes, 'put').mockImplementation(((key: never, value: never) => (++puts === 2 ? Promise.reject(new Error('commit failed\nMDB_MAP_FULL')) : real(key, value))) as never);
+    try {
+      const end = await l.drive();
+      expect(end).toMatchObject({ stage: 'failed', code: 'INTERNAL' });
+      expect(end.detail).toMatch(/MDB_MAP_FULL/);
+      // Found at the lane's next save: the review ran, nothing after it started.
+      expect(l.calls).toEqual(['qa-start', 'review']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('should run bootstrap, review, answer, agent turns under QA, the cross-check and export, in that order', async () => {
     const l = lane({});
     const end = await l.drive();

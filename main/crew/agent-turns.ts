@@ -17,6 +17,11 @@ import type { StepResult } from './ports.ts';
 const MAX_TURN_BYTES = 256 * 1024;
 
 type Save = (changes: Partial<LaneProgress>) => Promise<void>;
+/** The lane's saves: awaited until committed, or write-behind (see driveLane). */
+interface Saves {
+  readonly save: Save;
+  readonly advance: (changes: Partial<LaneProgress>) => void;
+}
 type End = (step: StepResult) => Promise<void>;
 
 /** What ingesting one turn decided: the lane's typed end, or the progress to save. */
@@ -28,14 +33,15 @@ type Ingested = { readonly end: StepResult } | { readonly changes: Partial<LaneP
  * end was never ingested is ingested when the crew is started again: its orphan may have
  * changed the worktree, so it is never dropped (see {@link ingestTurn}).
  */
-export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, save: Save, end: End): Promise<void> {
+export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, saves: Saves, end: End): Promise<void> {
+  const { save, advance } = saves;
   if (progress.turnsDispatched > progress.turnsDone) {
     // Its agent may still run, orphaned: it is settled (adopted to its end, or torn down
     // with proof) before its result is read and before another turn starts in the worktree.
     const settled = await settleTurnOrphan(ctx, lane, progress);
     if (!settled.ok) return end(settled);
     const resumed = await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null);
-    return 'end' in resumed ? end(resumed.end) : save(resumed.changes);
+    return 'end' in resumed ? end(resumed.end) : advance(resumed.changes);
   }
   if (progress.turnsDone - (progress.turnBase ?? 0) >= ctx.agentTurns) {
     await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
@@ -55,8 +61,10 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
   const outcome = await ctx.run(spec, { onSlot, onSpawn });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
+  // Saved behind: a crash before its commit leaves the turn dispatched and not done, and
+  // the crew started again ingests it anew (its QA turns are keyed, never recorded twice).
   const ingested = await ingestTurn(ctx, lane, qaId, progress, n, outcome);
-  return 'end' in ingested ? end(ingested.end) : save(ingested.changes);
+  return 'end' in ingested ? end(ingested.end) : advance(ingested.changes);
 }
 
 /**

@@ -123,20 +123,32 @@ async function runClaimed(
   let view: CrewView | undefined;
   let lanes: LaneProgress[] = [];
   let ran = false;
+  // The QA thread boots while the pool starts and the orphans are swept (it starts no
+  // child before a lane calls it, and no lane runs before the sweep is done): its start
+  // is most of a crew's fixed cost. Closed in the finally whichever start failed.
+  let pool: Dispatcher | undefined;
+  const poolRun: Dispatcher['run'] = (spec, runOptions) => {
+    if (pool === undefined) throw new Error('the crew dispatcher is not started');
+    return pool.run(spec, runOptions);
+  };
+  // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
+  const run: Dispatcher['run'] = (spec, runOptions) => poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+  const qaStarting = startQaService(root, run, qaConfig, {
+    actionsFile: loaded.actionsFile,
+    trust: loaded.trustFile,
+    action: crew.actions.observer,
+    timeoutMs: crew.limits.timeout_ms,
+  });
+  // Settled here too: a pool that failed to start must not leave this an unhandled rejection.
+  qaStarting.catch(() => undefined);
   try {
-    const pool = (dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
-    // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
-    const run: Dispatcher['run'] = (spec, runOptions) => pool.run(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+    pool = dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency });
     // A crew that died left children running: each is adopted or torn down before any
     // lane starts a child of its own.
     const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop.signal });
-    qa = await startQaService(root, run, qaConfig, {
-      actionsFile: loaded.actionsFile,
-      trust: loaded.trustFile,
-      action: crew.actions.observer,
-      timeoutMs: crew.limits.timeout_ms,
-    });
-    const shown = (view = new CrewView(crew.crew, () => pool.stats(), loaded.lanes.map((l) => l.id)));
+    qa = await qaStarting;
+    const dispatching = pool;
+    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id)));
     if (options.serve !== undefined) {
       const port = options.serve;
       server = await (await import('./serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
@@ -179,7 +191,8 @@ async function runClaimed(
     if (live !== undefined) clearInterval(live);
     if (refresh !== undefined) clearInterval(refresh);
     options.cancel.removeEventListener('abort', onCancel);
-    await qa?.close();
+    // A QA thread whose start was still under way when another start failed is closed too.
+    await (qa ?? (await qaStarting.catch(() => undefined)))?.close();
     await dispatcher?.close();
     // A start that failed leaves no server behind (a served crew closes it below, after its summary).
     if (!ran) await server?.close();

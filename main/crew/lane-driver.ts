@@ -19,12 +19,45 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   const key: [string, string] = [ctx.crew, lane.id];
   const now = () => new Date().toISOString();
   const progress: LaneProgress = ctx.store.crewLanes.get(key) ?? newLane(ctx.crew, lane.id, join(ctx.out, lane.id), now());
+  // A write-behind save that failed: the lane's next save, or its end, throws it.
+  let behindFailed: { error: unknown } | undefined;
+  let behind: Promise<void> = Promise.resolve();
   const save = async (changes: Partial<LaneProgress>) => {
     Object.assign(progress, changes, { updatedAt: now() });
+    if (behindFailed !== undefined) throw behindFailed.error;
     await ctx.store.crewLanes.put(key, progress);
     ctx.onChange(progress);
   };
-  const stage = (next: LaneStage) => save({ stage: next });
+  /**
+   * A save between two stages that nothing waits for (write-behind): lmdb encodes the
+   * record now and commits it in this thread's ordered write queue, so it is committed
+   * with or before the next write this thread queues (the next stage's first journal
+   * record, the next turn's dispatch, the lane's next awaited save). What must be saved
+   * before a child starts still is: a reviewer's and an agent turn's dispatch are awaited
+   * journal writes queued after it. A crash before its commit resumes the lane in the
+   * stage before, as a crash just after that stage's work always could: every stage
+   * resumes on its own (a bootstrap that passed is left alone, a turn is ingested by its
+   * keys, a run continues from its journal). Each awaited commit waits for the disk flush
+   * of the one before it, so every wait saved here is one flush off the lane's path.
+   */
+  const advance = (changes: Partial<LaneProgress>) => {
+    Object.assign(progress, changes, { updatedAt: now() });
+    if (behindFailed !== undefined) throw behindFailed.error;
+    const put = ctx.store.crewLanes.put(key, progress);
+    behind = Promise.resolve(put).then(
+      () => undefined,
+      (error: unknown) => {
+        behindFailed ??= { error };
+      },
+    );
+    ctx.onChange(progress);
+  };
+  /** Everything saved behind is committed (or its failure thrown). */
+  const settleBehind = async () => {
+    await behind;
+    if (behindFailed !== undefined) throw behindFailed.error;
+  };
+  const stage = (next: LaneStage) => advance({ stage: next });
   const count = (step: StepResult) => {
     progress.attempts += step.attempts;
   };
@@ -53,12 +86,12 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
       }
       switch (progress.stage) {
         case 'queued':
-          await stage('bootstrap');
+          stage('bootstrap');
           break;
         case 'bootstrap': {
           const step = await ctx.qa.start(qaLane(ctx, lane), fillArgv(lane.runners.observer, { lane: lane.id }));
           count(step);
-          if (step.ok) await stage('review');
+          if (step.ok) stage('review');
           else await end(step);
           break;
         }
@@ -67,25 +100,25 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           const onSpawn = () => save({ attempts: progress.attempts + 1 });
           const step = await ctx.review.drive(lane, progress.runDir, { retry: retried !== null, onSpawn });
           if (!step.ok) await end(step);
-          else await stage(step.status === 'gate_pending' ? 'answer' : 'work');
+          else stage(step.status === 'gate_pending' ? 'answer' : 'work');
           break;
         }
         case 'answer': {
           const step = await ctx.review.answer(progress.runDir);
           count(step);
-          if (step.ok) await stage('work');
+          if (step.ok) stage('work');
           else await end(step);
           break;
         }
         case 'work':
-          await work(ctx, lane, qaLane(ctx, lane), progress, save, end);
+          await work(ctx, lane, qaLane(ctx, lane), progress, { save, advance }, end);
           break;
         case 'cross-check': {
           const step = await ctx.qa.finish(qaLane(ctx, lane));
           count(step);
-          if (step.ok) await save({ stage: 'export', guidance: null });
+          if (step.ok) advance({ stage: 'export', guidance: null });
           // A failed cross-check aborts completion: the agent works on with its guidance.
-          else if (step.guidance !== null && progress.turnsDone - (progress.turnBase ?? 0) < ctx.agentTurns) await save({ stage: 'work', guidance: step.guidance });
+          else if (step.guidance !== null && progress.turnsDone - (progress.turnBase ?? 0) < ctx.agentTurns) advance({ stage: 'work', guidance: step.guidance });
           else await end(step);
           break;
         }
@@ -98,6 +131,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
         }
       }
     }
+    await settleBehind();
   } catch (error) {
     // A store that cannot be written or a port that broke: the lane ends typed, the crew goes on.
     const code = isLanewardError(error) ? error.code : 'INTERNAL';

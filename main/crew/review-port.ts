@@ -33,10 +33,12 @@ export function crewReviewPort(context: {
         context.run(spec, {
           ...options,
           onSpawn: async (child) => {
-            // The child is journaled first: that is what a crew started after this one needs.
-            await options.onSpawn?.(child);
+            // The child's journal record is queued first (that is what a crew started after
+            // this one needs), the lane's count in the same event-loop turn: both commit in
+            // one batched commit, one disk flush, rather than one after the other.
+            const journaled = Promise.resolve(options.onSpawn?.(child));
             attempts += 1;
-            await driveOptions?.onSpawn?.();
+            await Promise.all([journaled, driveOptions?.onSpawn?.()]);
           },
         });
       const orphans = context.orphans?.review(runDir);

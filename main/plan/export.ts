@@ -71,7 +71,8 @@ export function writeExport(store: Store, run: RunRecord, runDir: string, report
   if (run.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(run), null, 2)}\n`]);
   const artifacts: RunManifest['artifacts'] = {};
   for (const [name, content] of files) {
-    onDisk(join(runDir, name), () => ensureFile(join(runDir, name), content));
+    // Not synced one by one: every artifact, then the directory, is synced before run.json.
+    onDisk(join(runDir, name), () => ensureFile(join(runDir, name), content, undefined, false));
     artifacts[name] = { path: name, sha256: sha256(content) };
   }
   const phases: RunManifest['phases'] = {};
@@ -114,10 +115,12 @@ export function writeExport(store: Store, run: RunRecord, runDir: string, report
     gate_rev: run.gate_rev,
     deviations: run.deviations,
   };
-  onDisk(join(runDir, 'run.json'), () => ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`));
-  // Files other commands wrote without fsync become durable before export is recorded done.
-  for (const entry of [...Object.values(artifacts).map((a) => a.path), 'run.json']) onDisk(join(runDir, entry), () => syncFile(join(runDir, entry)));
+  // Files other commands wrote without fsync become durable before run.json names them,
+  // and run.json (written durably, last) before export is recorded done.
+  for (const entry of Object.values(artifacts).map((a) => a.path)) onDisk(join(runDir, entry), () => syncFile(join(runDir, entry)));
   onDisk(runDir, () => syncDirectory(runDir));
+  onDisk(join(runDir, 'run.json'), () => ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`));
+  onDisk(join(runDir, 'run.json'), () => syncFile(join(runDir, 'run.json')));
   const verdict = validateRun(join(runDir, 'run.json'));
   if (!verdict.valid) {
     const first = verdict.errors[0];
