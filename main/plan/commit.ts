@@ -1,6 +1,6 @@
 import { LanewardError } from '../../formats/codes/error.ts';
 import type { ReviewFinding } from '../../formats/review/finding.ts';
-import type { BoundBlob, JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
+import type { BoundBlob, JournalEvent, PhaseTiming, RunRecord } from '../../formats/review/run-record.ts';
 import { transact, type Store } from '../store/store.ts';
 import { checkpointAfter } from './checkpoint.ts';
 import { transition, type Command } from './core/machine.ts';
@@ -20,17 +20,28 @@ export interface Bound {
  * the events, the bound blob, the phase timings and the new record commit together, or
  * nothing does. Returns the committed record (the one read, when nothing changed).
  */
-export async function commit(store: Store, runId: string, command: Command, report: PlanReport, bound?: Bound): Promise<RunRecord> {
+export async function commit(store: Store, runId: string, commands: Command | readonly Command[], report: PlanReport, bound?: Bound): Promise<RunRecord> {
   const now = new Date().toISOString();
-  return transact(store, runId, (current) => {
-    if (current === undefined && command.type !== 'start') throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
+  const list = Array.isArray(commands) ? (commands as readonly Command[]) : [commands as Command];
+  return transact(store, runId, (read) => {
+    if (read === undefined && list[0]?.type !== 'start') throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
     const events: JournalEvent[] = [];
     // The findings this command binds are not in the store until it commits.
     const findingsOf = (id: string): readonly ReviewFinding[] => (id === bound?.attempt ? bound.blob.findings : store.blobs.get([runId, id])?.findings ?? []);
-    const done = transition(current, command, { now, events, report, findingsOf });
-    if (!done.changed) return { change: null, result: done.record };
+    // Several commands in one transaction (a supervision's outcome with the voice's end):
+    // they commit together or not at all, in one flush.
+    let current = read;
+    let changed = false;
+    const history: { key: [string, string]; value: PhaseTiming }[] = [];
+    for (const command of list) {
+      const done = transition(current, command, { now, events, report, findingsOf });
+      current = done.record;
+      changed ||= done.changed;
+      history.push(...done.history);
+    }
+    if (!changed || current === undefined) return { change: null, result: current! };
     const blobs = bound === undefined ? [] : [{ key: [runId, bound.attempt] as [string, string], value: bound.blob }];
-    return { change: { record: done.record, events, blobs, history: done.history }, result: done.record };
+    return { change: { record: current, events, blobs, history }, result: current };
   });
 }
 
@@ -60,7 +71,7 @@ export function settleCommand(located: { store: Store; runDir: string }, record:
 export async function runCommand(
   located: { store: Store; runDir: string; record: RunRecord },
   penv: PlanEnv,
-  command: Command,
+  command: Command | readonly Command[],
   show: Settle,
   bound?: Bound,
 ): Promise<{ report: PlanReport; record: RunRecord }> {

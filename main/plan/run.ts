@@ -22,7 +22,7 @@ import { attemptOf } from './core/records.ts';
 import { childRecord } from '../dispatch/orphans.ts';
 import type { OrphanEnd } from '../../formats/supervision/child-record.ts';
 import { claimRun, type ReleaseRun } from './run-driver.ts';
-import { cancelVoice, dispatcherAlive, failVoice, inFlight, markDispatched, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
+import { cancelVoice, dispatcherAlive, failVoice, inFlight, markDispatched, outcomeCommand, recordOutcome, type OutcomeFacts } from './voice-outcome.ts';
 import { onAbort } from '../../workers/supervise/on-abort.ts';
 
 /** The provider's budget when the caller gives none: the lease, or the total deadline. */
@@ -156,8 +156,16 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   const ends: AttemptEnd[] = [];
   let stopped: string | null = null;
 
-  const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null) => {
-    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail });
+  // A supervision's outcome is journaled with the voice's end, in one transaction; its
+  // progress line is printed once that committed.
+  const journaled = (attempt: AttemptRecord, outcome: OutcomeFacts | null) => (outcome === null ? [] : [outcomeCommand(attempt.id, outcome)]);
+  const announce = (attempt: AttemptRecord, outcome: OutcomeFacts | null) => {
+    if (outcome !== null) emit({ type: 'outcome', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, outcome });
+  };
+
+  const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null, journal = journaled(attempt, outcome)) => {
+    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail }, journal);
+    if (journal.length > 0) announce(attempt, outcome);
     emit({ type: 'report', command: 'fail', report });
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: status, code, outcome });
   };
@@ -168,12 +176,15 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       report = await planSubmit(
         { out: options.out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result, model: attempt.voice === 'native' ? options.nativeModel : options.outsideModel, runner: 'plan-run' },
         penv,
+        journaled(attempt, outcome),
       );
     } catch (error) {
-      // A result the contract refuses is this voice's typed failure; anything else is the run's.
+      // A result the contract refuses is this voice's typed failure (the outcome is journaled
+      // with it); anything else is the run's.
       if (!isLanewardError(error) || error.code === 'STATE_UNAVAILABLE' || error.code === 'INTERNAL') throw error;
       return fail(attempt, 'failed', error.code, error.message, outcome);
     }
+    announce(attempt, outcome);
     emit({ type: 'report', command: 'submit', report });
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'bound', code: null, outcome });
   };
@@ -254,11 +265,11 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       onSpawn: (child) => recordChild(options.out, penv, attempt.id, childRecord(spec, child)),
     });
     const facts = outcomeFacts(outcome);
-    await recordOutcome(options.out, penv, attempt.id, facts);
-    emit({ type: 'outcome', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, outcome: facts });
     if (outcome.status === 'ok') return submit(attempt, result, facts);
     if (outcome.code === 'CANCELLED' && !outcome.providerStarted) {
       // Nothing went out: the attempt stays open for the next plan run.
+      await recordOutcome(options.out, penv, attempt.id, facts);
+      announce(attempt, facts);
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'open', code: 'CANCELLED', outcome: facts });
       return;
     }
@@ -267,7 +278,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       // is no failure of the provider. The attempt is given up and its voice waits for a
       // fresh one, which the next plan run's first next mints; its phase never closes
       // without it.
-      const report = await cancelVoice(options.out, penv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`);
+      const report = await cancelVoice(options.out, penv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`, journaled(attempt, facts));
+      announce(attempt, facts);
       emit({ type: 'report', command: 'fail', report });
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'cancelled', code: 'CANCELLED', outcome: facts });
       return;

@@ -6,6 +6,7 @@ import { parseReviewResult } from '../../formats/review/result.ts';
 import { PHASES, type PhaseId, type RunRecord, type VoiceId } from '../../formats/review/run-record.ts';
 import { isBoundedReadError, readBounded, type BoundedRead, type BoundedReadError } from '../fs/read-bounded.ts';
 import { runCommand } from './commit.ts';
+import type { Command } from './core/machine.ts';
 import { phaseOf } from './core/records.ts';
 import { locateRun } from './locate.ts';
 import type { PlanReport } from './report.ts';
@@ -33,8 +34,12 @@ export interface SubmitOptions {
  * read and parsed first; the transaction then re-checks the attempt against the
  * committed record, so two racing submits of one attempt bind once: the other sees the
  * bound record and gets the same BOUND line (same bytes) or ATTEMPT_MISMATCH.
+
+ *
+ * `journal`: commands committed in the same transaction before the submit (`plan run`
+ * journals the supervision's outcome with the result it binds: one flush, not two).
  */
-export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise<PlanReport> {
+export async function planSubmit(options: SubmitOptions, penv: PlanEnv, journal: readonly Command[] = []): Promise<PlanReport> {
   const phaseId = checkPhase(options.phase);
   const voice = checkVoice(options.voice);
   const located = locateRun(options.out, penv);
@@ -48,7 +53,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
   const usage = options.usageUsd === undefined ? {} : { usageUsd: options.usageUsd };
   if (outcome !== undefined) {
     const kind = options.unavailable !== undefined ? 'unavailable' as const : 'failed' as const;
-    return (await runCommand(located, penv, { type: 'submit', input: { attempt, phase: phaseId, voice, snapshot, kind, why: outcome, ...usage } }, { open: false })).report;
+    return (await runCommand(located, penv, [...journal, { type: 'submit', input: { attempt, phase: phaseId, voice, snapshot, kind, why: outcome, ...usage } }], { open: false })).report;
   }
   const file = options.result ?? options.record;
   if (file === undefined || (options.result !== undefined && options.record !== undefined)) {
@@ -82,7 +87,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv): Promise
     ...(parsed.ok ? {} : { invalid: new LanewardError(parsed.code, parsed.message, { path: parsed.line === null ? basename(file) : `${basename(file)}:${parsed.line}` }) }),
   };
   const bound = parsed.ok ? { attempt, blob: { bytes: new Uint8Array(read.bytes), findings: parsed.findings } } : undefined;
-  return (await runCommand(located, penv, { type: 'submit', input }, { open: false }, bound)).report;
+  return (await runCommand(located, penv, [...journal, { type: 'submit', input }], { open: false }, bound)).report;
 }
 
 function checkPhase(raw: string | undefined): PhaseId {

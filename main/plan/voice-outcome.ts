@@ -1,6 +1,7 @@
 import type { AttemptRecord } from '../../formats/review/run-record.ts';
 import { processAlive, processStart } from '../artifact/process-alive.ts';
 import { commit, runCommand } from './commit.ts';
+import type { Command } from './core/machine.ts';
 import type { OutcomeFacts } from './core/voices.ts';
 import { locateRun } from './locate.ts';
 import { emptyReport, type PlanReport } from './report.ts';
@@ -29,7 +30,12 @@ export function dispatcherAlive(attempt: AttemptRecord): boolean {
 /** Journals one supervision's outcome for an attempt, whatever it was (see core/voices.ts). */
 export async function recordOutcome(out: string, penv: PlanEnv, attemptId: string, facts: OutcomeFacts): Promise<void> {
   const { store, record, runDir } = locateRun(out, penv);
-  await commit(store, record.run, { type: 'outcome', input: { attempt: attemptId, facts } }, emptyReport(runDir, record.run));
+  await commit(store, record.run, outcomeCommand(attemptId, facts), emptyReport(runDir, record.run));
+}
+
+/** The outcome as a command, to journal with the voice's end in one transaction. */
+export function outcomeCommand(attemptId: string, facts: OutcomeFacts): Command {
+  return { type: 'outcome', input: { attempt: attemptId, facts } };
 }
 
 /** Closes one voice of an open attempt as a typed failure (see core/voices.ts). */
@@ -38,13 +44,14 @@ export async function failVoice(
   penv: PlanEnv,
   attemptId: string,
   failure: { readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string },
+  journal: readonly Command[] = [],
 ): Promise<PlanReport> {
   const located = locateRun(out, penv);
-  return (await runCommand(located, penv, { type: 'fail', input: { attempt: attemptId, ...failure } }, { open: false })).report;
+  return (await runCommand(located, penv, [...journal, { type: 'fail', input: { attempt: attemptId, ...failure } }], { open: false })).report;
 }
 
 /** Gives up an open attempt that this very `plan run` cancelled after its provider started (see core/voices.ts). */
-export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string, why: string): Promise<PlanReport> {
+export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string, why: string, journal: readonly Command[] = []): Promise<PlanReport> {
   const located = locateRun(out, penv);
-  return (await runCommand(located, penv, { type: 'cancel', input: { attempt: attemptId, why } }, { open: false })).report;
+  return (await runCommand(located, penv, [...journal, { type: 'cancel', input: { attempt: attemptId, why } }], { open: false })).report;
 }
