@@ -1,5 +1,5 @@
 // Bundles main and each worker into one ESM file apiece, runnable by node and deno.
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { buildId } from './build-id.mjs';
@@ -10,15 +10,14 @@ const id = buildId(root);
 // Removed first: an interrupted build leaves no id that could match.
 rmSync(join(root, 'dist', 'build-id'), { force: true });
 const entries = {
-  laneward: 'main/cli/entry.ts',
+  laneward: 'main/cli/launcher.ts',
   validate: 'workers/validate/task.ts',
   supervise: 'workers/supervise/task.ts',
   'qa-service': 'main/crew/qa-service.ts',
   bench: 'bench/main.ts',
 };
 
-await build({
-  entryPoints: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(root, file)])),
+const options = {
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.mjs' },
   bundle: true,
@@ -38,7 +37,40 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: 'warning',
+};
+
+// The CLI is one bundle per command (dist/laneward-<command>.mjs, the whole CLI with only
+// that command in its table) behind a launcher (dist/laneward.mjs) that picks one by
+// argv[2]: a start compiles only the command it runs. laneward-core has no command.
+const commandsFile = join(root, 'main/cli/commands.ts');
+const lines = [...readFileSync(commandsFile, 'utf8').matchAll(/^ {2}([a-z-]+): (async \(\) => .+),$/gm)];
+const names = JSON.parse(/COMMAND_NAMES = (\[[^\]]*\])/.exec(readFileSync(join(root, 'main/cli/command-names.ts'), 'utf8'))[1].replaceAll("'", '"'));
+const table = new Map(lines.map((m) => [m[1], m[2]]));
+if (names.length !== table.size || !names.every((name) => table.has(name))) {
+  throw new Error(`main/cli/commands.ts lines (${[...table.keys()]}) do not match COMMAND_NAMES (${names})`);
+}
+const only = (name) => ({
+  name: 'laneward-only-command',
+  setup(b) {
+    b.onResolve({ filter: /[/\\]commands\.ts$/ }, (args) =>
+      args.importer.endsWith(join('main', 'cli', 'main.ts')) ? { path: commandsFile, namespace: 'laneward-commands' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'laneward-commands' }, () => ({
+      contents: `export const COMMANDS = {${name === undefined ? '' : ` ${JSON.stringify(name)}: ${table.get(name)} `}};\n`,
+      resolveDir: join(root, 'main', 'cli'),
+      loader: 'ts',
+    }));
+  },
 });
+for (const file of readdirSync(join(root, 'dist'), { withFileTypes: true })) {
+  if (file.isFile() && /^laneward-.*\.mjs$/.test(file.name)) rmSync(join(root, 'dist', file.name));
+}
+await Promise.all([
+  build({ ...options, entryPoints: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(root, file)])) }),
+  ...[undefined, ...names].map((name) =>
+    build({ ...options, entryPoints: { [`laneward-${name ?? 'core'}`]: join(root, 'main/cli/entry.ts') }, plugins: [only(name)] }),
+  ),
+]);
 // Written last: a dist/ whose build-id matches the sources is complete.
 writeFileSync(join(root, 'dist', 'build-id'), `${id}\n`);
 process.stdout.write(`built dist/ (build ${id})\n`);

@@ -3,7 +3,7 @@ import { ERROR_CAP, IssueList } from '../../formats/issue-list.ts';
 import { JsonlLineSplitter, MAX_LINE_BYTES, type ByteLineSink } from '../../formats/jsonl-lines.ts';
 import { parseJsonlObject, parseJsonlRow } from '../../formats/jsonl-row.ts';
 import { RowBytesCheck, rowShapeOf } from '../../formats/row-bytes.ts';
-import { checkSchema, fastCheckFor } from '../../formats/schema-check.ts';
+import { checkSchema } from '../../formats/schema-check.ts';
 import type { AnySchema } from '../../formats/schemas/index.ts';
 import { streamFile, type StreamedFile } from './file-stream.ts';
 import { IdIndex } from './id-index.ts';
@@ -43,7 +43,6 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
   let lastMalformed = 0;
   let lastMalformedAt = -1;
 
-  const fast = fastCheckFor(schema);
   const splitter = new JsonlLineSplitter((text, line, problem) => {
     const row = parseJsonlObject(text, problem);
     if (typeof row === 'string') {
@@ -53,9 +52,9 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
       issues.push(issue('ARTIFACT_MALFORMED_JSONL', `${display}:${line}`, row));
       return;
     }
-    // Hint: the compiled predicate answers for a valid row; only a row it refuses pays for
-    // valibot's issues and an error path.
-    const rowIssues = fast !== null && fast(row) ? undefined : checkSchema(schema, row, `${display}:${line}`);
+    // Hint: the compiled predicate (once the schema has checked a few rows) answers for a
+    // valid row; only a row it refuses pays for valibot's issues and an error path.
+    const rowIssues = checkSchema(schema, row, () => `${display}:${line}`);
     if (rowIssues !== undefined) for (const found of rowIssues) issues.push(found);
     onRow?.(row, line, rowIssues === undefined);
     const id = row['id'];
