@@ -41,6 +41,7 @@ interface Entry {
   readonly value: Value;
   readonly required: boolean;
   readonly bit: number;
+  readonly index: number;
 }
 
 /** A schema's top-level keys, ready for matching on bytes. */
@@ -104,7 +105,7 @@ function compileShape(node: SchemaNode): RowShape {
       required = false;
       value = value.wrapped!;
     }
-    return { key: bytes(name), value: compileValue(value), required, bit: 1 << i };
+    return { key: bytes(name), value: compileValue(value), required, bit: 1 << i, index: i };
   });
   const byLength: Entry[][] = [];
   for (const entry of entries) (byLength[entry.key.length] ??= []).push(entry);
@@ -191,9 +192,13 @@ export class RowBytesCheck {
   private escaped = false;
   private readonly shape: RowShape;
   private readonly runBytes: Uint8Array | undefined;
+  // Hint: rows of one file share their key order, so the key that followed each key last
+  // time (index shape.entries.length: the first key) is tried first, byte for byte.
+  private readonly following: (Entry | undefined)[];
 
   constructor(shape: RowShape, runId: string | undefined) {
     this.shape = shape;
+    this.following = new Array<Entry | undefined>(shape.entries.length + 1).fill(undefined);
     let runBytes: Uint8Array | undefined;
     if (runId !== undefined) {
       try {
@@ -220,6 +225,8 @@ export class RowBytesCheck {
     if (b[i] !== 0x7b) return false;
     i = this.ws(i + 1);
     let seen = 0;
+    // The entry of the key before (the first key: entries.length; after an unknown key: -1).
+    let after = shape.entries.length;
     let runStart = -1;
     let runEnd = -1;
     let idStart = -1;
@@ -230,9 +237,18 @@ export class RowBytesCheck {
       for (;;) {
         if (b[i] !== QUOTE) return false;
         const keyStart = i + 1;
-        const keyEnd = this.str(i);
-        if (keyEnd < 0 || this.escaped) return false;
-        const entry = this.match(keyStart, keyEnd - 1);
+        // A key equal to the expected one: its bytes, then the closing quote (no escape can hide there).
+        let entry = after === -1 ? undefined : this.following[after];
+        let keyEnd: number;
+        if (entry !== undefined && this.startsWith(entry.key, keyStart) && b[keyStart + entry.key.length] === QUOTE) {
+          keyEnd = keyStart + entry.key.length + 1;
+        } else {
+          keyEnd = this.str(i);
+          if (keyEnd < 0 || this.escaped) return false;
+          entry = this.match(keyStart, keyEnd - 1);
+          if (after !== -1) this.following[after] = entry;
+        }
+        after = entry === undefined ? -1 : entry.index;
         i = this.ws(keyEnd);
         if (b[i] !== 0x3a) return false;
         i = this.ws(i + 1);
@@ -290,6 +306,12 @@ export class RowBytesCheck {
     let c = b[i];
     while (c === 0x20 || c === 0x09 || c === 0x0d) c = b[++i];
     return i;
+  }
+
+  private startsWith(key: Uint8Array, at: number): boolean {
+    const b = this.b;
+    for (let k = 0; k < key.length; k++) if (b[at + k] !== key[k]) return false;
+    return true;
   }
 
   private match(start: number, end: number): Entry | undefined {

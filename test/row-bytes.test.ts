@@ -108,6 +108,15 @@ describe('RowBytesCheck', () => {
       `{"schema_version":1,"run":"run1","id":"run1-a","phase":"p","voice":"native","severity":"Low","title":"t","x":${'['.repeat(100)}${']'.repeat(100)}}`,
     ];
     for (const line of declined) expect(accepts(check, line), line).toBeUndefined();
+    // Keys are tried in the order the last row had them first: a key that only begins like
+    // the expected one, or that the expected one begins like, is not taken for it.
+    const row = '{"schema_version":1,"run":"run1","id":"run1-a","phase":"p","voice":"native","severity":"Low","title":"t"}';
+    expect(accepts(check, row)).toBe('run1-a');
+    expect(accepts(check, row.replace('"title"', '"titles"'))).toBeUndefined();
+    expect(accepts(check, row.replace('"title"', '"titl"'))).toBeUndefined();
+    expect(accepts(check, row.replace('"severity"', '"severit\\u0079"'))).toBeUndefined();
+    expect(accepts(check, '{"title":"t","severity":"Low","voice":"native","phase":"p","id":"run1-b","run":"run1","schema_version":1}')).toBe('run1-b');
+    expect(accepts(check, row)).toBe('run1-a');
     // A line is judged only up to its newline: bytes after the end are never read as part of it.
     const bytes = Buffer.from(`${JSON.stringify(FINDING)}\n`);
     expect(check.accept(bytes, 0, bytes.length - 3)).toBe(false);
