@@ -62,15 +62,18 @@ const only = (name) => ({
     }));
   },
 });
-for (const file of readdirSync(join(root, 'dist'), { withFileTypes: true })) {
-  if (file.isFile() && /^laneward-.*\.mjs$/.test(file.name)) rmSync(join(root, 'dist', file.name));
-}
 await Promise.all([
   build({ ...options, entryPoints: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(root, file)])) }),
   ...[undefined, ...names].map((name) =>
     build({ ...options, entryPoints: { [`laneward-${name ?? 'core'}`]: join(root, 'main/cli/entry.ts') }, plugins: [only(name)] }),
   ),
 ]);
+// Bundles of commands that no longer exist go; the others were overwritten in place, so a
+// CLI started during a build finds its command's bundle.
+const built = new Set([undefined, ...names].map((name) => `laneward-${name ?? 'core'}.mjs`));
+for (const file of readdirSync(join(root, 'dist'), { withFileTypes: true })) {
+  if (file.isFile() && /^laneward-.*\.mjs$/.test(file.name) && !built.has(file.name)) rmSync(join(root, 'dist', file.name));
+}
 // Written last: a dist/ whose build-id matches the sources is complete.
 writeFileSync(join(root, 'dist', 'build-id'), `${id}\n`);
 process.stdout.write(`built dist/ (build ${id})\n`);
