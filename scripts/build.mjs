@@ -68,6 +68,15 @@ await Promise.all([
     build({ ...options, entryPoints: { [`laneward-${name ?? 'core'}`]: join(root, 'main/cli/entry.ts') }, plugins: [only(name)] }),
   ),
 ]);
+// The require banner loads node:module at every start; a bundle that never calls require
+// (no inlined CommonJS) starts without it.
+const BANNER = `${options.banner.js}\n`;
+for (const name of readdirSync(join(root, 'dist'))) {
+  if (!name.endsWith('.mjs')) continue;
+  const file = join(root, 'dist', name);
+  const text = readFileSync(file, 'utf8');
+  if (text.startsWith(BANNER) && !/\brequire\b/.test(text.slice(BANNER.length))) writeFileSync(file, text.slice(BANNER.length));
+}
 // Bundles of commands that no longer exist go; the others were overwritten in place, so a
 // CLI started during a build finds its command's bundle.
 const built = new Set([undefined, ...names].map((name) => `laneward-${name ?? 'core'}.mjs`));
