@@ -258,7 +258,9 @@ export class RowBytesCheck {
         } else {
           if ((seen & entry.bit) !== 0) return false; // a repeated key: JSON.parse keeps the last one
           seen |= entry.bit;
-          i = this.value(entry.value, i, 0);
+          // Hint: most values are plain strings; they skip value()'s dispatch.
+          const value = entry.value;
+          i = value.kind === Kind.String && b[i] === QUOTE ? this.str(i) : this.value(value, i, 0);
           if (i < 0) return false;
           if (entry === shape.run) {
             if (this.escaped) return false;
