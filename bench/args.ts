@@ -8,8 +8,9 @@ export const BENCH_HELP = `usage: npm run bench -- [SUITE...] [options]
 
 Suites (default: all, in this order): ${SUITES.join(', ')}.
 
-  validate  --runs N (1000) --run-kb N (300) --big-mb N (1024) --e2e-runs N (300)
-            --e2e-run-kb N (190) --e2e-samples N (7) --only a|b|c|d|e (one figure)
+  validate  --runs N (1000) --run-kb N (300) --big-mb N (1024) --e2e-runs N (2000)
+            --e2e-run-kb N (178) --e2e-samples N (7) --start-samples N (30)
+            --only a|b|c|d|e (one figure)
   lease     --samples N (40) --fleet N (200)
   runs      --plan-runs N (100) --procs N (4) --findings N (5000)
   crew      --crew-lanes N (200)
@@ -26,9 +27,10 @@ const NUMBERS = {
   runs: '1000',
   'run-kb': '300',
   'big-mb': '1024',
-  'e2e-runs': '300',
-  'e2e-run-kb': '190',
+  'e2e-runs': '2000',
+  'e2e-run-kb': '178',
   'e2e-samples': '7',
+  'start-samples': '30',
   samples: '40',
   fleet: '200',
   'plan-runs': '100',

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -24,19 +24,50 @@ const walk = (dir) => {
 walk(process.argv[2]);
 `;
 
-/** Wall milliseconds of each of `samples` runs of a command, alternating the commands. */
-export function wallTimes(commands: Record<string, readonly string[]>, samples: number): Record<string, number[]> {
-  const out: Record<string, number[]> = Object.fromEntries(Object.keys(commands).map((name) => [name, []]));
+/** One command's samples: wall milliseconds, and CPU milliseconds (user + sys, every thread). */
+export interface Timed {
+  readonly wall: number[];
+  readonly cpu: number[];
+}
+
+// Linux's clock ticks per second for /proc times (USER_HZ): 100 on every kernel node runs on.
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU milliseconds of this process's children that have been waited for (cutime + cstime
+ * in /proc/self/stat, all their threads included), or NaN off Linux. The bench reads it
+ * before and after a spawnSync: the difference is that child's user + sys time.
+ */
+export function childrenCpuMs(): number {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name (which may hold spaces) start at field 3 (state).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Wall and CPU milliseconds of each of `samples` runs of a command, alternating the commands. */
+export function wallTimes(commands: Record<string, readonly string[]>, samples: number, env?: NodeJS.ProcessEnv): Record<string, Timed> {
+  const out: Record<string, Timed> = Object.fromEntries(Object.keys(commands).map((name) => [name, { wall: [], cpu: [] }]));
   for (let i = 0; i < samples; i++) {
     for (const [name, argv] of Object.entries(commands)) {
+      const cpuBefore = childrenCpuMs();
       const started = process.hrtime.bigint();
-      const child = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], ...(env === undefined ? {} : { env }) });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       if (child.status !== 0) throw new Error(`${argv.join(' ')} exited ${child.status}`);
-      out[name]!.push(ms);
+      out[name]!.wall.push(ms);
+      out[name]!.cpu.push(childrenCpuMs() - cpuBefore);
     }
   }
   return out;
+}
+
+export function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
 export function median(values: readonly number[]): number {

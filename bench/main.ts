@@ -31,6 +31,7 @@ for (const suite of chosen) {
       e2eRuns: n['e2e-runs'],
       e2eRunBytes: n['e2e-run-kb'] * 1000,
       e2eSamples: n['e2e-samples'],
+      startSamples: n['start-samples'],
       only: args.only,
     });
   } else if (suite === 'lease') {

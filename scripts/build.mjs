@@ -1,5 +1,5 @@
 // Bundles main and each worker into one ESM file apiece, runnable by node and deno.
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { buildId } from './build-id.mjs';
@@ -27,6 +27,14 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
 });
+// The require banner loads node:module at every start; a bundle that never calls require
+// (no inlined CommonJS) starts without it.
+const BANNER = `${bundleOptions(id).banner.js}\n`;
+for (const name of Object.keys(entries)) {
+  const file = join(root, 'dist', `${name}.mjs`);
+  const text = readFileSync(file, 'utf8');
+  if (text.startsWith(BANNER) && !/\brequire\b/.test(text.slice(BANNER.length))) writeFileSync(file, text.slice(BANNER.length));
+}
 // Written last: a dist/ whose build-id matches the sources is complete.
 writeFileSync(join(root, 'dist', 'build-id'), `${id}\n`);
 process.stdout.write(`built dist/ (build ${id})\n`);

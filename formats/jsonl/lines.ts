@@ -15,6 +15,16 @@ export type LineProblem = typeof LINE_OVERLONG | typeof LINE_NOT_UTF8;
 export type LineSink = (text: string | null, lineNumber: number, problem?: LineProblem) => void;
 
 /**
+ * A look at a line's bytes before it is decoded: `bytes[start, end)` (no newline). True
+ * means the line is fully handled and the sink never sees it; false sends it on as text.
+ * Only valid during the call.
+ */
+export type ByteLineSink = (bytes: Uint8Array, start: number, end: number, lineNumber: number) => boolean;
+
+/** After this many lines the byte sink declined, with it declining most lines, it is asked no more. */
+const BYTE_SINK_GIVE_UP = 256;
+
+/**
  * Splits a byte stream into JSONL lines, numbered from 1, without holding more than one
  * line (at most `maxLineBytes`) beyond the chunk being pushed. Splitting on the byte 0x0a
  * is exact for UTF-8: it never occurs inside a multi-byte sequence, so the bytes up to a
@@ -32,10 +42,13 @@ export class JsonlLineSplitter {
   private carryBytes = 0;
   private overlong = false;
   private line = 0;
+  private byteSink: ByteLineSink | undefined;
+  private declined = 0;
 
-  constructor(sink: LineSink, maxLineBytes = MAX_LINE_BYTES) {
+  constructor(sink: LineSink, maxLineBytes = MAX_LINE_BYTES, byteSink?: ByteLineSink) {
     this.sink = sink;
     this.maxLineBytes = maxLineBytes;
+    this.byteSink = byteSink;
   }
 
   /** Lines seen so far (after {@link end}: every line of the stream). */
@@ -56,6 +69,7 @@ export class JsonlLineSplitter {
       start = nl + 1;
     }
     const last = chunk.lastIndexOf(NEWLINE);
+    if (last >= start && this.byteSink !== undefined) start = this.pushBytes(chunk, start, last);
     if (last >= start) {
       // Hint: one decode per chunk and slices of it per line; a decode per line costs more
       // than the JSON.parse that follows it. Only a chunk with undecodable bytes is
@@ -84,6 +98,31 @@ export class JsonlLineSplitter {
       start = last + 1;
     }
     if (start < chunk.length) this.keep(chunk, start, chunk.length);
+  }
+
+  /**
+   * Offers the whole lines of `chunk[start, last]` (`last` is a newline) to the byte sink,
+   * decoding only those it declines, one by one. Returns where the lines it did not see
+   * begin: past `last` unless the sink was given up on part way.
+   */
+  private pushBytes(chunk: Uint8Array, start: number, last: number): number {
+    const byteSink = this.byteSink!;
+    let at = start;
+    while (at <= last) {
+      const nl = chunk.indexOf(NEWLINE, at);
+      this.line += 1;
+      if (!byteSink(chunk, at, nl, this.line)) {
+        this.emitDecoded(chunk.subarray(at, nl));
+        this.declined += 1;
+        // Hint: a file the sink cannot judge (not ASCII, say) goes back to one decode per chunk.
+        if (this.declined > BYTE_SINK_GIVE_UP && this.declined * 2 > this.line) {
+          this.byteSink = undefined;
+          return nl + 1;
+        }
+      }
+      at = nl + 1;
+    }
+    return at;
   }
 
   /** Ends the stream: a last line without a final newline is emitted as a line. */

@@ -25,9 +25,18 @@ function toIssue(prefix: string, found: v.BaseIssue<unknown>): Issue {
   return issue(versionMismatch ? 'ARTIFACT_UNSUPPORTED_VERSION' : 'ARTIFACT_SCHEMA', joinPath(prefix, found.path), found.message);
 }
 
-function fastCheckOf(schema: AnySchema): FastCheck | null {
+const uses = new WeakMap<AnySchema, number>();
+/** Values a schema checks before it is compiled: a one-run command checks a handful of rows per schema, and compiling costs more than valibot does for those. */
+const COMPILE_AFTER = 16;
+
+function fastCheckOf(schema: AnySchema, now = false): FastCheck | null {
   let check = compiled.get(schema);
   if (check === undefined) {
+    if (!now) {
+      const n = (uses.get(schema) ?? 0) + 1;
+      uses.set(schema, n);
+      if (n < COMPILE_AFTER) return null;
+    }
     check = compileCheck(schema) ?? null;
     compiled.set(schema, check);
   }
@@ -52,10 +61,10 @@ export function checkSchema(schema: AnySchema, value: unknown, prefix: string | 
 
 /** The compiled predicate of a schema, or null when it has none (then use checkSchema). */
 export function fastCheckFor(schema: AnySchema): FastCheck | null {
-  return fastCheckOf(schema);
+  return fastCheckOf(schema, true);
 }
 
 /** Whether the schema has a compiled fast path (for tests and the bench). */
 export function hasFastCheck(schema: AnySchema): boolean {
-  return fastCheckOf(schema) !== null;
+  return fastCheckOf(schema, true) !== null;
 }

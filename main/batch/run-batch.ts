@@ -24,6 +24,9 @@ export interface BatchSummary {
   codes: Record<string, number>;
 }
 
+/** The most runs one pool task validates. */
+const MAX_TASK_RUNS = 8;
+
 /** Exit statuses of a batch stopped early, as a shell reports a process killed by the signal. */
 const STOPPED: Record<string, number> = { SIGHUP: 129, SIGINT: 130, SIGQUIT: 131, SIGPIPE: 141, SIGUSR2: 140, SIGALRM: 142, SIGTERM: 143 };
 
@@ -107,24 +110,32 @@ async function validateAll(
   }
   const coordinator = local();
   let poolError: Error | undefined;
-  // Hint: two tasks per worker, so the next run is already queued in the worker when one
+  // Hint: two tasks per worker, so the next batch is already queued in the worker when one
   // ends (validation is synchronous); the worker never idles through a round trip.
   const pool = await createPool('validate', threads - 1, (error) => (poolError ??= error), { concurrentTasksPerWorker: 2 });
   try {
     const lane = async () => {
       while (next < runs.length && !signal.aborted) {
-        const path = runs[next++]!;
-        let result: RunReport;
+        // Hint: several runs per task, fewer near the end so the threads finish together:
+        // a round trip per run kept the coordinator posting and the worker waiting.
+        const size = Math.max(1, Math.min(MAX_TASK_RUNS, Math.floor((runs.length - next) / (threads * 4))));
+        const paths = runs.slice(next, next + size);
+        next += paths.length;
+        let results: (RunReport | { thrown: string })[];
         try {
-          result = (await pool.run(path)) as RunReport;
+          results = (await pool.run(paths)) as (RunReport | { thrown: string })[];
         } catch (error) {
-          result = failed(path, 'INTERNAL', toError(poolError ?? error).message);
+          const message = toError(poolError ?? error).message;
+          results = paths.map(() => ({ thrown: message }));
         }
         if (signal.aborted) return;
-        finish(path, result);
+        paths.forEach((path, k) => {
+          const result = results[k]!;
+          finish(path, 'thrown' in result ? failed(path, 'INTERNAL', poolError?.message ?? result.thrown) : result);
+        });
       }
     };
-    // Three lanes per worker: two in the worker, one crossing back with its result.
+    // Three lanes per worker: two in the worker, one crossing back with its results.
     await Promise.all([coordinator, ...Array.from({ length: (threads - 1) * 3 }, lane)]);
   } finally {
     bar.finish();

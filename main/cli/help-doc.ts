@@ -1,4 +1,5 @@
-import { COMMANDS, main } from './main.ts';
+import { COMMANDS } from './commands.ts';
+import { main } from './main.ts';
 import type { Io } from './io.ts';
 
 /** One `laneward ... --help` and what it printed. */

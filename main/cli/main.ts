@@ -1,6 +1,7 @@
 import { EXIT } from '../../formats/codes/codes.ts';
 import { usage } from './args.ts';
 import { commandContext, dispatch, fail, rawCommand, type Command, type Group } from './command.ts';
+import { COMMANDS } from './commands.ts';
 import type { Io } from './io.ts';
 
 export const VERSION = '0.1.0';
@@ -24,21 +25,6 @@ usage: laneward <command> ...
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.
 Errors are one line each: <context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>).`;
 
-/** The command table: each entry loads its module only when it is called (docs/commands.md walks it). */
-export const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
-  artifact: async () => (await import('./artifact.ts')).ARTIFACT,
-  gate: async () => (await import('./gate.ts')).GATE,
-  deadline: async () => (await import('./deadline.ts')).DEADLINE,
-  lease: async () => (await import('./lease.ts')).LEASE,
-  actions: async () => (await import('./actions.ts')).ACTIONS,
-  plan: async () => (await import('./plan.ts')).PLAN,
-  trail: async () => (await import('./trail.ts')).TRAIL,
-  brief: async () => (await import('./brief.ts')).BRIEF,
-  demo: async () => (await import('./demo.ts')).DEMO,
-  crew: async () => (await import('./crew.ts')).CREW,
-  qa: async () => (await import('./qa.ts')).QA,
-};
-
 const LANEWARD = rawCommand('laneward', (argv, io) => {
   const [name] = argv;
   if (name === '--version') {
@@ -55,7 +41,8 @@ const LANEWARD = rawCommand('laneward', (argv, io) => {
 /** Runs one command line and returns its exit status; only in dispatch do errors become text. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
-  const load = name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const table: Readonly<Record<string, () => Promise<Command | Group>>> = COMMANDS;
+  const load = name !== undefined && Object.hasOwn(table, name) ? table[name] : undefined;
   const context = commandContext(argv);
   if (load === undefined) return dispatch(LANEWARD, argv, io, context);
   let entry: Command | Group;

@@ -1,8 +1,9 @@
 import { issue } from '../../formats/codes/issue.ts';
 import { ERROR_CAP, IssueList } from '../../formats/schemas/issue-list.ts';
-import { JsonlLineSplitter } from '../../formats/jsonl/lines.ts';
+import { JsonlLineSplitter, MAX_LINE_BYTES, type ByteLineSink } from '../../formats/jsonl/lines.ts';
 import { parseJsonlObject, parseJsonlRow } from '../../formats/jsonl/row.ts';
-import { checkSchema, fastCheckFor } from '../../formats/schemas/check.ts';
+import { RowBytesCheck, rowShapeOf } from '../../formats/jsonl/row-bytes.ts';
+import { checkSchema } from '../../formats/schemas/check.ts';
 import type { AnySchema } from '../../formats/schemas/index.ts';
 import { streamFile, type StreamedFile } from './file-stream.ts';
 import { IdIndex } from './id-index.ts';
@@ -15,6 +16,11 @@ export interface JsonlCheck {
   readonly runId: string | undefined;
   /** Called for each line that is a JSON object; `valid` says whether it passed its schema. */
   readonly onRow?: (row: Record<string, unknown>, line: number, valid: boolean) => void;
+  /**
+   * Called instead of `onRow` for a line accepted on its bytes (a valid row bound to the
+   * run, never parsed): its id. A check with `onRow` but without this parses every line.
+   */
+  readonly onValidId?: ((id: string, line: number) => void) | undefined;
 }
 
 export interface JsonlResult extends StreamedFile {
@@ -29,7 +35,7 @@ export interface JsonlResult extends StreamedFile {
  * duplicate candidates (two numbers each); issues past the cap are only counted.
  */
 export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
-  const { display, schema, runId, onRow } = check;
+  const { display, schema, runId, onRow, onValidId } = check;
   const issues = new IssueList();
   const ids = new IdIndex();
   const candidates = new LinePairs();
@@ -37,7 +43,6 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
   let lastMalformed = 0;
   let lastMalformedAt = -1;
 
-  const fast = fastCheckFor(schema);
   const splitter = new JsonlLineSplitter((text, line, problem) => {
     const row = parseJsonlObject(text, problem);
     if (typeof row === 'string') {
@@ -47,9 +52,9 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
       issues.push(issue('ARTIFACT_MALFORMED_JSONL', `${display}:${line}`, row));
       return;
     }
-    // Hint: the compiled predicate answers for a valid row; only a row it refuses pays for
-    // valibot's issues and an error path.
-    const rowIssues = fast !== null && fast(row) ? undefined : checkSchema(schema, row, `${display}:${line}`);
+    // Hint: the compiled predicate (once the schema has checked a few rows) answers for a
+    // valid row; only a row it refuses pays for valibot's issues and an error path.
+    const rowIssues = checkSchema(schema, row, () => `${display}:${line}`);
     if (rowIssues !== undefined) for (const found of rowIssues) issues.push(found);
     onRow?.(row, line, rowIssues === undefined);
     const id = row['id'];
@@ -60,7 +65,11 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
     }
     const earlier = ids.add(id, line);
     if (earlier !== 0) candidates.add(line, earlier);
-  });
+  }, MAX_LINE_BYTES, byteSinkFor(check, (id, line) => {
+    onValidId?.(id, line);
+    const earlier = ids.add(id, line);
+    if (earlier !== 0) candidates.add(line, earlier);
+  }));
 
   const streamed = streamFile(file, (chunk) => splitter.push(chunk));
   splitter.end();
@@ -71,6 +80,24 @@ export function checkJsonlFile(file: string, check: JsonlCheck): JsonlResult {
   }
   if (candidates.size > 0) confirmDuplicates(file, display, candidates, issues);
   return { ...streamed, lines: splitter.lines, issues };
+}
+
+/**
+ * The byte-level hot path, when the schema allows it and nothing needs the parsed row:
+ * a line it accepts is a valid row bound to the run, and only its id is handed on (what
+ * the ordinary path does with such a row after its checks). Chunks are Buffers.
+ */
+function byteSinkFor(check: JsonlCheck, accepted: (id: string, line: number) => void): ByteLineSink | undefined {
+  if (check.onRow !== undefined && check.onValidId === undefined) return undefined;
+  const shape = rowShapeOf(check.schema);
+  if (shape === null) return undefined;
+  const rows = new RowBytesCheck(shape, check.runId);
+  return (bytes, start, end, line) => {
+    if (!rows.accept(bytes, start, end)) return false;
+    // ASCII without escapes (accept() refused anything else), so latin1 is the exact text.
+    accepted((bytes as Buffer).toString('latin1', rows.idStart, rows.idEnd), line);
+    return true;
+  };
 }
 
 /** A value as a message shows it: strings quoted, anything else by its type, never rendered whole. */

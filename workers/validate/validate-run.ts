@@ -156,6 +156,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
           schema: key === 'tasks.jsonl' ? taskSchema : key === 'findings.jsonl' ? findingSchema : decisionSchema,
           runId: run.run,
           onRow: rowHook(key, entry.path, refs, () => pending++),
+          onValidId: key === 'findings.jsonl' ? idHook(refs.findings) : undefined,
         });
         jsonl.set(key, result);
         found.append(result.issues);
@@ -231,6 +232,13 @@ function rowHook(key: string, display: string, refs: TaskRefs, countPending: () 
     const id = row['id'];
     if (typeof id === 'string' && wanted.has(id)) wanted.set(id, true);
     if (decisions && row['status'] === 'pending') countPending();
+  };
+}
+
+/** rowHook's findings branch for a row accepted on its bytes: only its id is known. */
+function idHook(wanted: Map<string, boolean>) {
+  return (id: string) => {
+    if (wanted.has(id)) wanted.set(id, true);
   };
 }
 
