@@ -1,4 +1,5 @@
 import { closeSync, constants, fsyncSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 let sequence = 0;
@@ -31,6 +32,36 @@ export function writeFileAtomic(file: string, content: string | Uint8Array, mode
     throw error;
   }
   if (durable) syncDirectory(dirname(file));
+}
+
+/** {@link writeFileAtomic} on the thread pool: many files written at once wait on the disk together. */
+export async function writeFileAtomicAsync(file: string, content: string | Uint8Array, mode = 0o644, durable = true): Promise<void> {
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.${sequence++}.tmp`);
+  const keep = (await stat(file).catch(() => undefined))?.mode;
+  const handle = await open(temp, 'wx', (keep ?? mode) & 0o777);
+  try {
+    await handle.writeFile(content);
+    if (durable) await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  if (durable) {
+    const dir = await open(dirname(file), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  }
 }
 
 /** Flushes one file's bytes to disk (opened non-blocking, never through a symlink: a FIFO cannot hang it). */

@@ -58,8 +58,8 @@ export interface Settle {
  * The tail every command on a run shares once its change committed: the files the record
  * implies, a checkpoint when they are on, and what the run waits for now.
  */
-export function settleCommand(located: { store: Store; runDir: string }, record: RunRecord, penv: PlanEnv, report: PlanReport, show: Settle): PlanReport {
-  if (show.files !== false) syncRunFiles(located.store, record, located.runDir);
+export async function settleCommand(located: { store: Store; runDir: string }, record: RunRecord, penv: PlanEnv, report: PlanReport, show: Settle): Promise<PlanReport> {
+  if (show.files !== false) await syncRunFiles(located.store, record, located.runDir);
   show.alsoWrite?.(record, report);
   checkpointAfter(located.store, record, located.runDir, penv.settings.checkpointDir, report.after);
   describeRun(record, located.runDir, report, { open: show.open });
@@ -77,5 +77,5 @@ export async function runCommand(
 ): Promise<{ report: PlanReport; record: RunRecord }> {
   const report = emptyReport(located.runDir, located.record.run);
   const record = await commit(located.store, located.record.run, command, report, bound);
-  return { report: settleCommand(located, record, penv, report, show), record };
+  return { report: await settleCommand(located, record, penv, report, show), record };
 }

@@ -32,7 +32,7 @@ export async function planExport(options: ExportOptions, penv: PlanEnv): Promise
   const { store, runDir } = located;
   const report = emptyReport(runDir, located.record.run);
   const run = await commit(store, located.record.run, { type: 'export', input: { state: 'started' } }, report);
-  writeExport(store, run, runDir, report);
+  await writeExport(store, run, runDir, report);
   const done = await commit(store, run.run, { type: 'export', input: { state: 'done' } }, report);
   return settleCommand(located, done, penv, report, { open: false, files: false });
 }
@@ -52,10 +52,10 @@ function onDisk<T>(path: string, step: () => T): T {
 }
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
-export function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): void {
+export async function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): Promise<void> {
   // Decoded once: the consensus pages and every artifact take their ids and titles from here.
   const findings = numberedFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
-  syncRunFiles(store, run, runDir, 'full', findings);
+  await syncRunFiles(store, run, runDir, 'full', findings);
   const kept = run.ceo_only ? keptRows(run, ceoItems(run, findings)) : [];
   const decisions = run.ceo_only ? kept : decisionRows(run);
   const tasks = taskRows(run, decisions, findings);

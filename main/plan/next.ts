@@ -79,7 +79,7 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
   });
   const located = { store, runDir };
   // A CEO-only run ends at its review: the run directory is written and validated now.
-  if (record.state === 'reviewed') writeExport(store, record, runDir, report);
+  if (record.state === 'reviewed') await writeExport(store, record, runDir, report);
   if (first) report.stateRoot = { path: store.root, durable: settings.durable };
   if (settings.session.note !== null && first) report.notes.push(settings.session.note);
   if (first && scope !== undefined) {

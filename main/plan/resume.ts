@@ -44,7 +44,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
   });
   // A command killed mid-write left its temp file; nothing reads it, so it goes.
   removeStaleTemps(runDir);
-  syncRunFiles(store, run, runDir, 'full');
+  await syncRunFiles(store, run, runDir, 'full');
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
   }
@@ -54,7 +54,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
     // a run.json that cannot validate; the mark goes, and a later export starts afresh.
     await commit(store, run.run, { type: 'drop-export', input: { by: 'resume' } }, report);
   } else if (run.export?.state === 'started') {
-    writeExport(store, run, runDir, report);
+    await writeExport(store, run, runDir, report);
     await commit(store, run.run, { type: 'finish-export', input: { by: 'resume' } }, report);
   }
   describeRun(run, runDir, report, { open: true });

@@ -1,10 +1,11 @@
 import { chmodSync, existsSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
 import { isLanewardError, LanewardError, toError } from '../../../formats/codes/error.ts';
 import { join } from 'node:path';
 import { renderConsensusMarkdown } from '../../../formats/consensus/render.ts';
 import { renderPrompt } from '../../../formats/review/prompt.ts';
 import type { AttemptRecord, RunRecord } from '../../../formats/review/run-record.ts';
-import { writeFileAtomic } from '../../fs/atomic-write.ts';
+import { writeFileAtomic, writeFileAtomicAsync } from '../../fs/atomic-write.ts';
 import { makeDirs } from '../../fs/make-dirs.ts';
 import { runFileHolds } from '../../fs/run-file.ts';
 import type { Store } from '../../store/store.ts';
@@ -28,10 +29,16 @@ export function sealName(attempt: AttemptRecord): string {
  * whole) and skips fsync: the files are derived from the committed record and rewritten
  * by any later command. `full` (resume, export) compares every file's bytes and syncs.
  */
-export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light', findings?: readonly NumberedFinding[]): void {
+export async function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light', findings?: readonly NumberedFinding[]): Promise<void> {
   try {
     makeDirs(runDir);
-    writeRunFiles(store, run, runDir, mode === 'full', findings);
+    // Decided here, from what is on disk; written together on the thread pool: creating a
+    // file waits on the file system's journal, and many commands' files share its commits.
+    const writes = staleRunFiles(store, run, runDir, mode === 'full', findings);
+    await Promise.all(writes.map(async ({ file, bytes, mode: fileMode }) => {
+      await writeFileAtomicAsync(file, bytes, fileMode ?? 0o644, mode === 'full');
+      if (fileMode !== undefined) await chmod(file, fileMode);
+    }));
   } catch (error) {
     if (isLanewardError(error)) throw error;
     // The state is committed; the files can be written again by any later command.
@@ -39,9 +46,19 @@ export function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode:
   }
 }
 
-/** `findings`: the run's numbered findings when the caller has them (export), so they are decoded once. */
-function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boolean, findings: readonly NumberedFinding[] | undefined): void {
-  const ensure = (file: string, content: string | Uint8Array, mode?: number) => ensureFile(file, content, mode, full);
+/**
+ * The files the record implies whose bytes on disk differ (or that are missing).
+ * `findings`: the run's numbered findings when the caller has them (export), so they are
+ * decoded once.
+ */
+function staleRunFiles(store: Store, run: RunRecord, runDir: string, full: boolean, findings: readonly NumberedFinding[] | undefined): { file: string; bytes: Uint8Array; mode?: number }[] {
+  const writes: { file: string; bytes: Uint8Array; mode?: number }[] = [];
+  const ensure = (file: string, content: string | Uint8Array, mode?: number): boolean => {
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+    if (runFileHolds(file, bytes)) return false;
+    writes.push(mode === undefined ? { file, bytes } : { file, bytes, mode });
+    return true;
+  };
   const findingsOf = (id: string) => store.blobs.get([run.run, id])?.findings ?? [];
   for (const attempt of Object.values(run.attempts)) {
     if (attempt.state === 'open') {
@@ -84,6 +101,7 @@ function writeRunFiles(store: Store, run: RunRecord, runDir: string, full: boole
   }
   const check = run.gate?.check;
   if (check?.state === 'open') ensure(join(runDir, check.prompt), renderCheckPrompt(run, join(runDir, check.result)));
+  return writes;
 }
 
 /**
