@@ -19,7 +19,7 @@ import {
   type AttemptLine,
   type PlanCtx,
   type Ran,
-} from './helpers/plan-drive.ts';
+} from './helpers/plan-driver.ts';
 import { committed, notePrinted, refusalCode, runProblems, storeAt, tempFiles, typedOutcome, type Expect } from './helpers/plan-invariants.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { prng } from './helpers/prng.ts';
