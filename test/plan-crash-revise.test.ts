@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
-import { PLAN, PlanDriver } from './helpers/plan-driver.ts';
+import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
+import { PLAN, PlanDriver, planSpawn, statusOf } from './helpers/plan-driver.ts';
+import { storeAt } from './helpers/plan-invariants.ts';
+import { fdsUnder } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { prng } from './helpers/prng.ts';
 
@@ -14,18 +15,34 @@ import { prng } from './helpers/prng.ts';
 
 const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const TRIALS = Number(process.env['LANEWARD_CRASH_REVISE_TRIALS'] ?? 12);
+/** Least share (%) of kills that must land mid-command. */
+const MIN_MID_SHARE = 20;
 
 
-/** Runs the CLI and SIGKILLs it after `delay` ms; resolves with its exit and signal. */
-function killAfter(d: PlanDriver, args: readonly string[], delay: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BUNDLE, 'plan', ...args, '--out', d.out, '--state', d.state], { cwd: d.dir, env: { ...process.env, ...d.env }, stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), delay);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal });
-    });
-  });
+type Landing = 'finished' | 'beforeStart' | 'mid' | 'afterOutput';
+
+/**
+ * Runs `plan <args>` and SIGKILLs it after `delay` ms; says where the kill landed: before
+ * the command did anything, mid-command (its state store open at the kill, a commit of
+ * its run, or a temp file of its own left, and its report never printed), or after its
+ * report was out. `seq` reads the run's committed sequence number.
+ */
+async function killAfter(d: PlanDriver, args: readonly string[], delay: number, seq: () => number): Promise<{ signal: NodeJS.Signals | null; landing: Landing }> {
+  const before = seq();
+  const { child, done } = planSpawn(d.ctx, [...args, '--out', d.out], d.env);
+  // Descriptors it inherited from this process (which has the store open) prove nothing.
+  const inherited = new Set(fdsUnder(child.pid!, d.state));
+  let storeOpen = false;
+  const timer = setTimeout(() => {
+    storeOpen = fdsUnder(child.pid!, d.state).some((fd) => !inherited.has(fd));
+    child.kill('SIGKILL');
+  }, delay);
+  const ran = await done;
+  clearTimeout(timer);
+  if (ran.signal !== 'SIGKILL') return { signal: ran.signal, landing: 'finished' };
+  if (statusOf(ran.stdout) !== undefined) return { signal: ran.signal, landing: 'afterOutput' };
+  const ownTemp = existsSync(d.out) && readdirSync(d.out).some((name) => name.endsWith('.tmp') && name.includes(`.${child.pid}.`));
+  return { signal: ran.signal, landing: storeOpen || seq() !== before || ownTemp ? 'mid' : 'beforeStart' };
 }
 
 const root = tempRoot('plan-crash-revise');
@@ -35,6 +52,35 @@ describe('plan revise and checkpoint publication killed at random instants', () 
   test(`should leave the run revised or not, every generation valid, and exportable (seed ${SEED})`, { timeout: 600_000 }, async () => {
     const random = prng(SEED);
     const outcomes = { revise: { killed: 0, finished: 0 }, next: { killed: 0, finished: 0 } };
+    const landings: Record<Landing, number> = { finished: 0, beforeStart: 0, mid: 0, afterOutput: 0 };
+    const store = storeAt(join(root, 'state'));
+    // Kill delays follow the machine: node's start alone can outlast a fixed 250 ms under
+    // load, and every kill then lands before the command does anything. A third spread
+    // over 0..1.5x an unkilled command's time; the rest between the latest delays that
+    // landed too early and the earliest that landed too late (as plan-crash aims).
+    const unkilled: number[] = [];
+    const seen: Record<'revise' | 'next', { early: number[]; late: number[] }> = { revise: { early: [], late: [] }, next: { early: [], late: [] } };
+    const typical = () => [...unkilled].sort((a, b) => a - b)[Math.floor(unkilled.length / 2)] ?? 250;
+    const pickDelay = (kind: 'revise' | 'next'): number => {
+      const early = seen[kind].early.slice(-4);
+      const late = seen[kind].late.slice(-4);
+      if (random() < 1 / 3 || early.length === 0 || late.length === 0) return Math.floor(random() * 1.5 * typical());
+      const lo = Math.max(...early);
+      const hi = Math.min(...late);
+      const [from, to] = lo < hi ? [lo * 0.9, hi * 1.1] : [hi * 0.9, lo * 1.1];
+      return Math.floor(from + random() * (to - from));
+    };
+    const landed = (kind: 'revise' | 'next', delay: number, landing: Landing) => {
+      landings[landing] += 1;
+      if (landing === 'beforeStart') seen[kind].early.push(delay);
+      else if (landing !== 'mid') seen[kind].late.push(delay);
+    };
+    const timed = (step: () => { code: number | null }) => {
+      const began = Date.now();
+      const ran = step();
+      unkilled.push(Date.now() - began);
+      return ran;
+    };
     for (let t = 0; t < TRIALS; t++) {
       const where = `seed=${SEED} trial=${t}; replay with LANEWARD_CRASH_SEED=${SEED}`;
       const d = new PlanDriver(root, `t${t}`);
@@ -44,19 +90,30 @@ describe('plan revise and checkpoint publication killed at random instants', () 
       d.driveToGate();
       expect(d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human').code, where).toBe(0);
       d.writePlan(PLAN.replace('3. Write the rows in batches of 500.', '3. Write the rows in batches of 500.\n4. Log each batch.'));
+      // An unkilled command's time, before the first kill of the trial.
+      expect(timed(() => d.plan('status')).code, where).toBe(0);
 
-      const revise = await killAfter(d, ['revise', '--plan', join(d.dir, 'plan.md')], Math.floor(random() * 250));
+      const runId = readFileSync(join(d.out, '.laneward-run'), 'utf8').split(' ')[0]!;
+      const seq = () => {
+        store.runs.resetReadTxn();
+        return store.runs.get(runId)?.seq ?? -1;
+      };
+      const reviseDelay = pickDelay('revise');
+      const revise = await killAfter(d, ['revise', '--plan', join(d.dir, 'plan.md')], reviseDelay, seq);
       outcomes.revise[revise.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
-      expect(d.plan('resume').code, where).toBe(0);
+      landed('revise', reviseDelay, revise.landing);
+      expect(timed(() => d.plan('resume')).code, where).toBe(0);
       const again = d.plan('revise', '--plan', join(d.dir, 'plan.md'));
       // Committed before the kill: the plan is the one under review, so the retry is refused.
       if (again.code !== 0) expect(codesOf(again.stderr), where).toEqual(['PLAN_UNCHANGED']);
       const status = d.plan('status', '--json');
       expect(JSON.parse(status.stdout).status, where).toBe('awaiting_result');
 
-      const next = await killAfter(d, ['next'], Math.floor(random() * 250));
+      const nextDelay = pickDelay('next');
+      const next = await killAfter(d, ['next'], nextDelay, seq);
       outcomes.next[next.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
-      expect(d.plan('resume').code, where).toBe(0);
+      landed('next', nextDelay, next.landing);
+      expect(timed(() => d.plan('resume')).code, where).toBe(0);
       const from = join(ck, readFileSync(join(d.out, '.laneward-run'), 'utf8').split(' ')[0]!);
       const listed = laneward(['plan', 'checkpoints', '--from', from]);
       expect(listed.code, where).toBe(0);
@@ -74,7 +131,15 @@ describe('plan revise and checkpoint publication killed at random instants', () 
       const valid = laneward(['artifact', 'validate', d.out]);
       expect(valid.code, `${where}: ${valid.stderr}`).toBe(0);
     }
-    process.stdout.write(`plan-crash-revise: seed=${SEED} trials=${TRIALS} revise killed=${outcomes.revise.killed} finished=${outcomes.revise.finished} next killed=${outcomes.next.killed} finished=${outcomes.next.finished}\n`);
-    expect(outcomes.revise.killed + outcomes.next.killed, `seed=${SEED}: no kill landed`).toBeGreaterThan(0);
+    const kills = outcomes.revise.killed + outcomes.next.killed;
+    const share = kills === 0 ? 0 : Math.round((100 * landings.mid) / kills);
+    process.stdout.write(
+      `plan-crash-revise: seed=${SEED} trials=${TRIALS} revise killed=${outcomes.revise.killed} finished=${outcomes.revise.finished} next killed=${outcomes.next.killed} finished=${outcomes.next.finished}; ` +
+        `kills landed before_start=${landings.beforeStart} mid_command=${landings.mid} (${share}%) after_output=${landings.afterOutput}\n`,
+    );
+    expect(kills, `seed=${SEED}: no kill landed`).toBeGreaterThan(0);
+    // The kills must test something: a good share land inside the command, not while node
+    // is still starting nor after the report was printed.
+    expect(share, `mid-command kills: ${landings.mid} of ${kills} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
   });
 });
