@@ -45,6 +45,41 @@ async function killAfter(d: PlanDriver, args: readonly string[], delay: number, 
   return { signal: ran.signal, landing: storeOpen || seq() !== before || ownTemp ? 'mid' : 'beforeStart' };
 }
 
+/**
+ * Runs `plan <args>` unkilled and watches it: when (ms after its start) it first held a
+ * descriptor of its own open on the state store, when its report came out, when it ended.
+ */
+async function watch(d: PlanDriver, args: readonly string[]): Promise<{ opened: number | undefined; printed: number; took: number }> {
+  const began = performance.now();
+  const { child, done } = planSpawn(d.ctx, [...args, '--out', d.out], d.env);
+  const inherited = new Set(fdsUnder(child.pid!, d.state));
+  let opened: number | undefined;
+  let printed: number | undefined;
+  const poll = setInterval(() => {
+    if (opened === undefined && fdsUnder(child.pid!, d.state).some((fd) => !inherited.has(fd))) opened = Math.round(performance.now() - began);
+  }, 1);
+  child.stdout!.on('data', (chunk: string) => {
+    if (printed === undefined && chunk.includes('GSTACK_RESULT: ')) printed = Math.round(performance.now() - began);
+  });
+  const ran = await done;
+  clearInterval(poll);
+  const took = Math.round(performance.now() - began);
+  if (ran.code !== 0) throw new Error(`unkilled plan ${args.join(' ')} exited ${ran.code}: ${ran.stderr}`);
+  return { opened, printed: printed ?? took, took };
+}
+
+/** A run at its decided gate with its plan edited: ready for `plan revise`, then `next`. */
+function prepare(name: string): PlanDriver {
+  const d = new PlanDriver(root, name);
+  d.writePlan();
+  d.env = { LANEWARD_CHECKPOINT_DIR: join(d.dir, 'checkpoints') };
+  d.driveToGate();
+  const answered = d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human');
+  if (answered.code !== 0) throw new Error(`answer failed: ${answered.stderr}`);
+  d.writePlan(PLAN.replace('3. Write the rows in batches of 500.', '3. Write the rows in batches of 500.\n4. Log each batch.'));
+  return d;
+}
+
 const root = tempRoot('plan-crash-revise');
 beforeAll(() => ensureBuilt());
 
@@ -55,19 +90,26 @@ describe('plan revise and checkpoint publication killed at random instants', () 
     const landings: Record<Landing, number> = { finished: 0, beforeStart: 0, mid: 0, afterOutput: 0 };
     const store = storeAt(join(root, 'state'));
     // Kill delays follow the machine: node's start alone can outlast a fixed 250 ms under
-    // load, and every kill then lands before the command does anything. A third spread
-    // over 0..1.5x an unkilled command's time; the rest between the latest delays that
-    // landed too early and the earliest that landed too late (as plan-crash aims).
-    const unkilled: number[] = [];
+    // load, and every kill then landed before the command did anything. An unkilled
+    // revise and next, watched, show when each opens its store and when its report comes
+    // out; a fifth of the kills spread over 0..1.3x the command's time, the rest aim
+    // between the latest delay that landed too early and the earliest too late, starting
+    // from the watched window (as plan-crash aims).
+    const calibration = prepare('calibrate');
+    const windows = {
+      revise: await watch(calibration, ['revise', '--plan', join(calibration.dir, 'plan.md')]),
+      next: await watch(calibration, ['next']),
+    };
+    process.stdout.write(`plan-crash-revise: unkilled revise ${JSON.stringify(windows.revise)} next ${JSON.stringify(windows.next)} (ms: store opened, report out, exit)\n`);
     const seen: Record<'revise' | 'next', { early: number[]; late: number[] }> = { revise: { early: [], late: [] }, next: { early: [], late: [] } };
-    const typical = () => [...unkilled].sort((a, b) => a - b)[Math.floor(unkilled.length / 2)] ?? 250;
     const pickDelay = (kind: 'revise' | 'next'): number => {
+      const w = windows[kind];
+      if (random() < 1 / 5) return Math.floor(random() * 1.3 * w.took);
       const early = seen[kind].early.slice(-4);
       const late = seen[kind].late.slice(-4);
-      if (random() < 1 / 3 || early.length === 0 || late.length === 0) return Math.floor(random() * 1.5 * typical());
-      const lo = Math.max(...early);
-      const hi = Math.min(...late);
-      const [from, to] = lo < hi ? [lo * 0.9, hi * 1.1] : [hi * 0.9, lo * 1.1];
+      const lo = early.length > 0 ? Math.max(...early) : (w.opened ?? 0.6 * w.printed);
+      const hi = late.length > 0 ? Math.min(...late) : w.printed;
+      const [from, to] = lo < hi ? [lo * 0.95, hi * 1.05] : [hi * 0.9, lo * 1.1];
       return Math.floor(from + random() * (to - from));
     };
     const landed = (kind: 'revise' | 'next', delay: number, landing: Landing) => {
@@ -75,45 +117,39 @@ describe('plan revise and checkpoint publication killed at random instants', () 
       if (landing === 'beforeStart') seen[kind].early.push(delay);
       else if (landing !== 'mid') seen[kind].late.push(delay);
     };
-    const timed = (step: () => { code: number | null }) => {
-      const began = Date.now();
-      const ran = step();
-      unkilled.push(Date.now() - began);
-      return ran;
-    };
     for (let t = 0; t < TRIALS; t++) {
       const where = `seed=${SEED} trial=${t}; replay with LANEWARD_CRASH_SEED=${SEED}`;
-      const d = new PlanDriver(root, `t${t}`);
-      d.writePlan();
+      const d = prepare(`t${t}`);
       const ck = join(d.dir, 'checkpoints');
-      d.env = { LANEWARD_CHECKPOINT_DIR: ck };
-      d.driveToGate();
-      expect(d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human').code, where).toBe(0);
-      d.writePlan(PLAN.replace('3. Write the rows in batches of 500.', '3. Write the rows in batches of 500.\n4. Log each batch.'));
-      // An unkilled command's time, before the first kill of the trial.
-      expect(timed(() => d.plan('status')).code, where).toBe(0);
 
       const runId = readFileSync(join(d.out, '.laneward-run'), 'utf8').split(' ')[0]!;
       const seq = () => {
         store.runs.resetReadTxn();
         return store.runs.get(runId)?.seq ?? -1;
       };
-      const reviseDelay = pickDelay('revise');
-      const revise = await killAfter(d, ['revise', '--plan', join(d.dir, 'plan.md')], reviseDelay, seq);
-      outcomes.revise[revise.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
-      landed('revise', reviseDelay, revise.landing);
-      expect(timed(() => d.plan('resume')).code, where).toBe(0);
+      /**
+       * Runs the command killed at a picked delay, then resume. A kill that landed before
+       * the command did anything tested nothing: the command is run again (as a parent
+       * retries it), up to twice more, with the aim moved later.
+       */
+      const killed = async (kind: 'revise' | 'next', args: readonly string[]): Promise<void> => {
+        for (let attempt = 0; ; attempt++) {
+          const delay = pickDelay(kind);
+          const ran = await killAfter(d, args, delay, seq);
+          outcomes[kind][ran.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
+          landed(kind, delay, ran.landing);
+          expect(d.plan('resume').code, where).toBe(0);
+          if (ran.landing !== 'beforeStart' || attempt === 2) return;
+        }
+      };
+      await killed('revise', ['revise', '--plan', join(d.dir, 'plan.md')]);
       const again = d.plan('revise', '--plan', join(d.dir, 'plan.md'));
       // Committed before the kill: the plan is the one under review, so the retry is refused.
       if (again.code !== 0) expect(codesOf(again.stderr), where).toEqual(['PLAN_UNCHANGED']);
       const status = d.plan('status', '--json');
       expect(JSON.parse(status.stdout).status, where).toBe('awaiting_result');
 
-      const nextDelay = pickDelay('next');
-      const next = await killAfter(d, ['next'], nextDelay, seq);
-      outcomes.next[next.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
-      landed('next', nextDelay, next.landing);
-      expect(timed(() => d.plan('resume')).code, where).toBe(0);
+      await killed('next', ['next']);
       const from = join(ck, readFileSync(join(d.out, '.laneward-run'), 'utf8').split(' ')[0]!);
       const listed = laneward(['plan', 'checkpoints', '--from', from]);
       expect(listed.code, where).toBe(0);
