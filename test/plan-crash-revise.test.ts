@@ -176,6 +176,7 @@ describe('plan revise and checkpoint publication killed at random instants', () 
     expect(kills, `seed=${SEED}: no kill landed`).toBeGreaterThan(0);
     // The kills must test something: a good share land inside the command, not while node
     // is still starting nor after the report was printed.
-    expect(share, `mid-command kills: ${landings.mid} of ${kills} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
+    // (A replay with fewer trials has too few kills for a share.)
+    if (TRIALS >= 12) expect(share, `mid-command kills: ${landings.mid} of ${kills} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
   });
 });

@@ -291,7 +291,8 @@ describe('plan commands killed at random instants', () => {
     // The kills must test something: a good share of them land inside a command, with its
     // store open or its transaction committed and its report not yet out (not while node
     // is still starting, nor after the command printed its result).
-    expect(midShare(tally), `mid-command kills: ${tally.landing.mid} of ${tally.before + tally.after} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
+    // (A replay with fewer runs has too few kills for a share.)
+    if (RUNS >= 12) expect(midShare(tally), `mid-command kills: ${tally.landing.mid} of ${tally.before + tally.after} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
     // The drive must also work without any kill (a control on the driver itself).
     const control = driveToExport(ctx, join(root, 'control'), join(root, 'plan-0.md'));
     expect(control.validated).toMatch(/^ARTIFACT_VALID/m);
