@@ -11,7 +11,9 @@ import { prng } from './helpers/prng.ts';
 // SIGKILLs `plan revise` and the `next` after it (which publishes a checkpoint
 // generation) at seeded random instants, then shows that resume leaves a consistent run:
 // the revise took effect whole or not at all, every published generation verifies, and
-// the run still reaches a validated export. LANEWARD_CRASH_SEED replays a failure.
+// the run still reaches a validated export. It prints where its kills landed (before the
+// command did anything, mid-command, after its report) and requires a share of them
+// mid-command. LANEWARD_CRASH_SEED replays a failure.
 
 const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const TRIALS = Number(process.env['LANEWARD_CRASH_REVISE_TRIALS'] ?? 12);
