@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { generateRun, readManifest, writeManifest } from '../fixtures/generate-run.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { waitingOn } from './helpers/lock-watch.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('ack');
@@ -26,28 +27,6 @@ function ackAsync(dir: string, consumer: string): Acked {
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
   return Object.assign(done, { pid: child.pid! }) as Acked;
-}
-
-/** CPU ticks a process has used (utime + stime), from /proc. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/**
- * Waits until a process has started up and sits idle (waiting on a lock): its CPU time
- * stops growing for half a second. A fixed sleep would race a busy machine.
- */
-async function settled(pid: number): Promise<void> {
-  const pause = () => new Promise((resolve) => setTimeout(resolve, 500));
-  await pause();
-  for (let last = cpuTicks(pid); ; ) {
-    await pause();
-    const now = cpuTicks(pid);
-    if (now - last <= 2) return;
-    last = now;
-  }
 }
 
 /** A pid that is certainly not running: a child that has exited and been reaped. */
@@ -102,7 +81,7 @@ describe('laneward artifact ack: stale locks (10)', () => {
     const lock = join(dir, 'run.json.lock');
     writeFileSync(lock, String(process.pid));
     const pending = ackAsync(dir, 'after-holder');
-    await settled(pending.pid);
+    await waitingOn(lock, 'the ack');
     expect(readManifest(dir)['consumed_by']).toEqual([]);
     unlinkSync(lock);
     expect((await pending).code).toBe(0);
@@ -117,7 +96,7 @@ describe('laneward artifact ack: validates what it rewrites (11)', () => {
     writeFileSync(lock, String(process.pid));
     const pending = ackAsync(dir, 'late');
     // By now an ack that validated before taking the lock has judged the old manifest.
-    await settled(pending.pid);
+    await waitingOn(lock, 'the ack');
     const manifest = readManifest(dir);
     manifest['artifacts']['plan.md'].sha256 = '0'.repeat(64);
     writeManifest(dir, manifest);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids, until } from './helpers/procs.ts';
+import { allPids, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('crew-cli');
@@ -352,7 +352,9 @@ describe('laneward crew run', () => {
 
   it('should resume every lane of a crew killed mid-run with no attempt started twice', async () => {
     const c = crew(6, 0);
-    const env = { ...process.env, REVIEWER_LOG: c.log, LANEWARD_FIXTURE_LOG: c.log, OBSERVER_LOG: c.log };
+    // The tag marks every process of this crew (its children inherit it), to wait for them.
+    const tag = `LANEWARD_CREW_CLI_RESUME=${process.pid}-${Date.now()}`;
+    const env = { ...process.env, REVIEWER_LOG: c.log, LANEWARD_FIXTURE_LOG: c.log, OBSERVER_LOG: c.log, [tag.split('=')[0]!]: tag.split('=')[1]! };
     const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
     // Killed once a dozen children have started: lanes are mid-review and mid-work.
     await new Promise<void>((resolve) => {
@@ -366,8 +368,9 @@ describe('laneward crew run', () => {
       }, 20);
     });
     await new Promise((resolve) => child.once('exit', resolve));
-    // Children of the killed coordinator finish on their own (instant fixtures).
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Children of the killed coordinator finish on their own (instant fixtures): wait
+    // until none of them runs any more.
+    expect(await settleTagged(tag, 20_000)).toEqual([]);
     const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env });
     expect(again.stderr).toBe('');
     // An attempt journaled as dispatched whose child may or may not have started when the

@@ -30,6 +30,17 @@ async function stream(url: string): Promise<EventStream> {
   streams.push(s);
   return s;
 }
+/** A stream opened again and again until the server admits it (not 503), for up to `ms`. */
+async function streamOnceFree(url: string, what: string, ms = 5_000): Promise<EventStream> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const opened = await stream(url);
+    if (opened.status !== 503) return opened;
+    opened.destroy();
+    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20); // polls a condition; nothing is inferred from the pause
+  }
+}
 const initial = () => crewSnapshot([...lanesIn('running', 3), ...lanesIn('queued', 2, 3)]);
 const laneCount = (snapshot: unknown) => (snapshot as CrewSnapshot).lanes.length;
 
@@ -120,9 +131,12 @@ describe('serveCrew event stream', () => {
     const reads = source.reads;
     for (let n = 1; n <= 50; n += 1) source.set(crewSnapshot(lanesIn('running', n)));
     await s.waitForSnapshots(2);
-    await sleep(400);
-    expect(s.snapshots.map(laneCount)).toEqual([5, 50]);
-    expect(source.reads - reads).toBe(1);
+    // A later change is pushed after anything the burst still had coming: once it is in,
+    // nothing of the burst can arrive any more.
+    source.set(crewSnapshot(lanesIn('done', 1)));
+    await s.waitForSnapshots(3);
+    expect(s.snapshots.map(laneCount)).toEqual([5, 50, 1]);
+    expect(source.reads - reads).toBe(2);
   });
 
   test('should push at most one event per interval while changes keep coming, ending with the last', async () => {
@@ -164,15 +178,19 @@ describe('serveCrew event stream', () => {
     const source = new FakeSource(initial());
     const server = await start(source, { minIntervalMs: 0 });
     source.set(initial());
-    await sleep(50);
-    expect(source.reads).toBe(0);
+    // A push would be due at once (interval 0), long before a client's request is in: the
+    // only read by the time the client has its first snapshot is the one made for it.
     const s = await stream(server.url);
     await s.waitForSnapshots(1);
+    expect(source.reads).toBe(1);
     source.set(initial()); // equal content
-    await sleep(100);
+    // The push of the equal snapshot has read it (and then sent nothing) ...
+    await until(() => source.reads === 2, 5_000, 'the push of the equal snapshot');
     source.set(crewSnapshot(lanesIn('done', 1)));
+    // ... and the change after it arrives as the second event: nothing came in between.
     await s.waitForSnapshots(2);
     expect(s.snapshots.map(laneCount)).toEqual([5, 1]);
+    expect(source.reads).toBe(3);
   });
 
   test('should keep serving the last good snapshot when the source throws', async () => {
@@ -180,14 +198,21 @@ describe('serveCrew event stream', () => {
     const server = await start(source, { minIntervalMs: 0 });
     const s = await stream(server.url);
     await s.waitForSnapshots(1);
+    const good = source.snapshot.bind(source);
+    let throws = 0;
     source.snapshot = () => {
+      throws += 1;
       throw new Error('source broke');
     };
-    source.set(initial());
-    await sleep(100);
-    expect(s.snapshots.map(laneCount)).toEqual([5]);
+    source.set(crewSnapshot(lanesIn('running', 9)));
+    await until(() => throws === 1, 5_000, 'the push to read the broken source');
     expect((await httpRequest(server.url)).status).toBe(500);
     expect(laneCount(JSON.parse((await httpRequest(`${server.url}snapshot.json`)).body))).toBe(5);
+    // Mended, the next change is the next event: the failed reads sent nothing before it.
+    source.snapshot = good;
+    source.set(crewSnapshot(lanesIn('done', 1)));
+    await s.waitForSnapshots(2);
+    expect(s.snapshots.map(laneCount)).toEqual([5, 1]);
   });
 
   test('should send no event until the source gives a first snapshot', async () => {
@@ -198,11 +223,11 @@ describe('serveCrew event stream', () => {
     };
     const server = await start(source, { minIntervalMs: 0 });
     const s = await stream(server.url);
-    await sleep(100);
-    expect(s.raw).toBe('');
     source.snapshot = good;
     source.set(crewSnapshot(lanesIn('running', 2)));
     expect((await s.waitForSnapshots(1)).map(laneCount)).toEqual([2]);
+    // Byte for byte the first thing on the stream: nothing was sent before it.
+    expect(s.raw).toBe(`data: ${JSON.stringify(source.current)}\n\n`);
   });
 
   test('should send heartbeat comments on a quiet stream', async () => {
@@ -231,12 +256,7 @@ describe('serveCrew event stream', () => {
     expect((await httpRequest(`${server.url}events`)).status).toBe(503);
     a.destroy();
     // The server forgets a stream when its connection closes, which it sees a moment later.
-    const end = Date.now() + 5_000;
-    let third = await stream(server.url);
-    while (third.status === 503 && Date.now() < end) {
-      await sleep(20);
-      third = await stream(server.url);
-    }
+    const third = await streamOnceFree(server.url, 'a stream after one of two closed');
     expect(third.status).toBe(200);
     await third.waitForSnapshots(1);
   });
@@ -269,7 +289,8 @@ describe('serveCrew event stream', () => {
 
   test('should drop a client whose socket does not drain, holding no more than one snapshot for it', async () => {
     const source = new FakeSource(initial());
-    const server = await start(source, { minIntervalMs: 0, stallMs: 300 });
+    // Two streams at most: a third is admitted only once the server dropped the stalled one.
+    const server = await start(source, { minIntervalMs: 0, stallMs: 300, maxClients: 2 });
     const { port } = new URL(server.url);
     // A reader that sends its request and then never reads.
     const slow = connect(Number(port), '127.0.0.1');
@@ -286,7 +307,8 @@ describe('serveCrew event stream', () => {
       await until(() => fast.raw.includes(`"s${n}"`), 20_000, `push ${n} at the fast client`);
     }
     const perSnapshot = fast.raw.length / (fast.snapshots.length || 1);
-    await sleep(800);
+    const third = await streamOnceFree(server.url, 'the server to drop the stalled stream', 20_000);
+    expect(third.status).toBe(200);
     let received = 0;
     let closed = false;
     slow.on('data', (chunk: Buffer) => (received += chunk.length));
@@ -315,7 +337,9 @@ describe('serveCrew close()', () => {
   });
 
   test('should close promptly with a stalled reader holding a stream open', async () => {
-    const source = new FakeSource(crewSnapshot(lanesIn('running', 60_000)));
+    // About 16 MB: far more than loopback socket buffers take (the slow client above got
+    // about 4 MB), so the stream's end cannot flush to a reader that does not read.
+    const source = new FakeSource(crewSnapshot(lanesIn('running', 250_000)));
     const server = await serveCrew(0, source);
     const { port } = new URL(server.url);
     const slow = connect(Number(port), '127.0.0.1');
@@ -323,11 +347,19 @@ describe('serveCrew close()', () => {
     await new Promise<void>((resolve) => slow.once('connect', resolve));
     slow.write(`GET /events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
     slow.pause();
-    await sleep(300);
+    // The server has the stream once it read the snapshot for it.
+    await until(() => source.reads === 1, 10_000, 'the server to open the stalled stream');
+    const began = performance.now();
     await server.close(); // resolves only once every connection is gone
+    const spent = performance.now() - began;
+    // Promptly: at once or after the half-second grace, never after the 10 s stall drop.
+    process.stderr.write(`close with a stalled reader: ${Math.round(spent)} ms\n`);
+    expect(spent).toBeLessThan(5_000);
+    expect(source.subscribers).toBe(0);
     let closed = false;
     slow.on('close', () => (closed = true));
     slow.resume();
     await until(() => closed, 10_000, 'the stalled stream to be closed');
+    expect(slow.destroyed).toBe(true);
   });
 });

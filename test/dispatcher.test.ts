@@ -6,7 +6,7 @@ import { createInProcessDispatcher, type Dispatcher } from '../main/dispatch/dis
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../workers/supervise/spec.ts';
-import { canRun, settleTagged, sleep, until } from './helpers/procs.ts';
+import { canRun, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // The dispatcher in-process, over real children. Each child logs its own start and exit
@@ -153,9 +153,13 @@ describe('createInProcessDispatcher', () => {
     expect(outcomes.every((o) => o.cleanupConfirmed)).toBe(true);
     expect(await settleTagged(TAG, 5_000)).toEqual([]);
     expect(dispatcher.stats()).toMatchObject({ running: 0, queued: 0, started: 2, finished: 2 });
-    const late = await dispatcher.run(spec(child(log, 9, 1, 10)));
+    let slotted = false;
+    const late = await dispatcher.run(spec(child(log, 9, 1, 10)), { onSlot: () => void (slotted = true) });
     expect([late.code, late.providerStarted]).toEqual(['CANCELLED', false]);
-    await sleep(100);
+    // A child is only ever started after its run got a slot (onSlot) and was counted as
+    // started: the refused run got neither, so no child of it can turn up later.
+    expect(slotted).toBe(false);
+    expect(dispatcher.stats()).toMatchObject({ running: 0, queued: 0, started: 2, finished: 2 });
     expect(starts(log)).toHaveLength(2);
   });
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { DeadlineTimer, nowMs } from '../workers/supervise/monotonic-timer.ts';
+import { until as waitFor } from './helpers/procs.ts';
 
 describe('DeadlineTimer', () => {
   test('should read progress already waiting in a pipe before judging an overdue deadline', async () => {
@@ -20,8 +21,11 @@ describe('DeadlineTimer', () => {
       while (nowMs() < until) {
         // Hold the loop: the timer is overdue and the byte is in the pipe when it lets go.
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(renewed).toBe(true);
+      // The byte is read in the first poll phase after the loop lets go; the overdue
+      // timer's judgment runs right after it (setImmediate). A timer that judged first
+      // has fired by the time the byte is seen.
+      await waitFor(() => renewed, 5_000, 'the byte in the pipe');
+      await new Promise((resolve) => setImmediate(resolve));
       expect(fired).toEqual([]);
       timer.clear();
     } finally {
@@ -33,7 +37,8 @@ describe('DeadlineTimer', () => {
   test('should fire once the deadline passes with nothing to renew it', async () => {
     const fired: number[] = [];
     const timer = new DeadlineTimer(nowMs() + 50, (late) => fired.push(late));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await waitFor(() => fired.length > 0, 5_000, 'the deadline to fire');
+    await new Promise((resolve) => setImmediate(resolve));
     timer.clear();
     expect(fired).toHaveLength(1);
     expect(fired[0]).toBeGreaterThanOrEqual(0);

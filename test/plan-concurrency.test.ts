@@ -19,7 +19,7 @@ import {
   submitArgs,
   writePlan,
   type PlanCtx,
-} from './helpers/plan-drive.ts';
+} from './helpers/plan-driver.ts';
 import { committed, refusalCode, runProblems, storeAt, type Expect } from './helpers/plan-invariants.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -51,7 +51,7 @@ describe('one state root driven concurrently', () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    await build({ entryPoints: [join(ROOT, 'test/helpers/plan-drive-main.ts')], outfile: drive, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+    await build({ entryPoints: [join(ROOT, 'test/helpers/plan-driver-main.ts')], outfile: drive, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
   });
 
   it(`drives ${PARENTS} runs from ${PARENTS} processes at once to validated exports`, { timeout: 600_000 }, async () => {

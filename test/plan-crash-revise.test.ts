@@ -1,31 +1,85 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
-import { PLAN, PlanDriver } from './helpers/plan-driver.ts';
+import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
+import { PLAN, PlanDriver, planSpawn, statusOf } from './helpers/plan-driver.ts';
+import { storeAt } from './helpers/plan-invariants.ts';
+import { fdsUnder } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { prng } from './helpers/prng.ts';
 
 // SIGKILLs `plan revise` and the `next` after it (which publishes a checkpoint
 // generation) at seeded random instants, then shows that resume leaves a consistent run:
 // the revise took effect whole or not at all, every published generation verifies, and
-// the run still reaches a validated export. LANEWARD_CRASH_SEED replays a failure.
+// the run still reaches a validated export. It prints where its kills landed (before the
+// command did anything, mid-command, after its report) and requires a share of them
+// mid-command. LANEWARD_CRASH_SEED replays a failure.
 
 const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const TRIALS = Number(process.env['LANEWARD_CRASH_REVISE_TRIALS'] ?? 12);
+/** Least share (%) of kills that must land mid-command. */
+const MIN_MID_SHARE = 20;
 
 
-/** Runs the CLI and SIGKILLs it after `delay` ms; resolves with its exit and signal. */
-function killAfter(d: PlanDriver, args: readonly string[], delay: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BUNDLE, 'plan', ...args, '--out', d.out, '--state', d.state], { cwd: d.dir, env: { ...process.env, ...d.env }, stdio: 'ignore' });
-    const timer = setTimeout(() => child.kill('SIGKILL'), delay);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal });
-    });
+type Landing = 'finished' | 'beforeStart' | 'mid' | 'afterOutput';
+
+/**
+ * Runs `plan <args>` and SIGKILLs it after `delay` ms; says where the kill landed: before
+ * the command did anything, mid-command (its state store open at the kill, a commit of
+ * its run, or a temp file of its own left, and its report never printed), or after its
+ * report was out. `seq` reads the run's committed sequence number.
+ */
+async function killAfter(d: PlanDriver, args: readonly string[], delay: number, seq: () => number): Promise<{ signal: NodeJS.Signals | null; landing: Landing }> {
+  const before = seq();
+  const { child, done } = planSpawn(d.ctx, [...args, '--out', d.out], d.env);
+  // Descriptors it inherited from this process (which has the store open) prove nothing.
+  const inherited = new Set(fdsUnder(child.pid!, d.state));
+  let storeOpen = false;
+  const timer = setTimeout(() => {
+    storeOpen = fdsUnder(child.pid!, d.state).some((fd) => !inherited.has(fd));
+    child.kill('SIGKILL');
+  }, delay);
+  const ran = await done;
+  clearTimeout(timer);
+  if (ran.signal !== 'SIGKILL') return { signal: ran.signal, landing: 'finished' };
+  if (statusOf(ran.stdout) !== undefined) return { signal: ran.signal, landing: 'afterOutput' };
+  const ownTemp = existsSync(d.out) && readdirSync(d.out).some((name) => name.endsWith('.tmp') && name.includes(`.${child.pid}.`));
+  return { signal: ran.signal, landing: storeOpen || seq() !== before || ownTemp ? 'mid' : 'beforeStart' };
+}
+
+/**
+ * Runs `plan <args>` unkilled and watches it: when (ms after its start) it first held a
+ * descriptor of its own open on the state store, when its report came out, when it ended.
+ */
+async function watch(d: PlanDriver, args: readonly string[]): Promise<{ opened: number | undefined; printed: number; took: number }> {
+  const began = performance.now();
+  const { child, done } = planSpawn(d.ctx, [...args, '--out', d.out], d.env);
+  const inherited = new Set(fdsUnder(child.pid!, d.state));
+  let opened: number | undefined;
+  let printed: number | undefined;
+  const poll = setInterval(() => {
+    if (opened === undefined && fdsUnder(child.pid!, d.state).some((fd) => !inherited.has(fd))) opened = Math.round(performance.now() - began);
+  }, 1);
+  child.stdout!.on('data', (chunk: string) => {
+    if (printed === undefined && chunk.includes('GSTACK_RESULT: ')) printed = Math.round(performance.now() - began);
   });
+  const ran = await done;
+  clearInterval(poll);
+  const took = Math.round(performance.now() - began);
+  if (ran.code !== 0) throw new Error(`unkilled plan ${args.join(' ')} exited ${ran.code}: ${ran.stderr}`);
+  return { opened, printed: printed ?? took, took };
+}
+
+/** A run at its decided gate with its plan edited: ready for `plan revise`, then `next`. */
+function prepare(name: string): PlanDriver {
+  const d = new PlanDriver(root, name);
+  d.writePlan();
+  d.env = { LANEWARD_CHECKPOINT_DIR: join(d.dir, 'checkpoints') };
+  d.driveToGate();
+  const answered = d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human');
+  if (answered.code !== 0) throw new Error(`answer failed: ${answered.stderr}`);
+  d.writePlan(PLAN.replace('3. Write the rows in batches of 500.', '3. Write the rows in batches of 500.\n4. Log each batch.'));
+  return d;
 }
 
 const root = tempRoot('plan-crash-revise');
@@ -35,28 +89,69 @@ describe('plan revise and checkpoint publication killed at random instants', () 
   test(`should leave the run revised or not, every generation valid, and exportable (seed ${SEED})`, { timeout: 600_000 }, async () => {
     const random = prng(SEED);
     const outcomes = { revise: { killed: 0, finished: 0 }, next: { killed: 0, finished: 0 } };
+    const landings: Record<Landing, number> = { finished: 0, beforeStart: 0, mid: 0, afterOutput: 0 };
+    const store = storeAt(join(root, 'state'));
+    // Kill delays follow the machine: node's start alone can outlast a fixed 250 ms under
+    // load, and every kill then landed before the command did anything. An unkilled
+    // revise and next, watched, show when each opens its store and when its report comes
+    // out; a fifth of the kills spread over 0..1.3x the command's time, the rest aim
+    // between the latest delay that landed too early and the earliest too late, starting
+    // from the watched window (as plan-crash aims).
+    const calibration = prepare('calibrate');
+    const windows = {
+      revise: await watch(calibration, ['revise', '--plan', join(calibration.dir, 'plan.md')]),
+      next: await watch(calibration, ['next']),
+    };
+    process.stdout.write(`plan-crash-revise: unkilled revise ${JSON.stringify(windows.revise)} next ${JSON.stringify(windows.next)} (ms: store opened, report out, exit)\n`);
+    const seen: Record<'revise' | 'next', { early: number[]; late: number[] }> = { revise: { early: [], late: [] }, next: { early: [], late: [] } };
+    const pickDelay = (kind: 'revise' | 'next'): number => {
+      const w = windows[kind];
+      if (random() < 1 / 5) return Math.floor(random() * 1.3 * w.took);
+      const early = seen[kind].early.slice(-4);
+      const late = seen[kind].late.slice(-4);
+      const lo = early.length > 0 ? Math.max(...early) : (w.opened ?? 0.6 * w.printed);
+      const hi = late.length > 0 ? Math.min(...late) : w.printed;
+      const [from, to] = lo < hi ? [lo * 0.95, hi * 1.05] : [hi * 0.9, lo * 1.1];
+      return Math.floor(from + random() * (to - from));
+    };
+    const landed = (kind: 'revise' | 'next', delay: number, landing: Landing) => {
+      landings[landing] += 1;
+      if (landing === 'beforeStart') seen[kind].early.push(delay);
+      else if (landing !== 'mid') seen[kind].late.push(delay);
+    };
     for (let t = 0; t < TRIALS; t++) {
       const where = `seed=${SEED} trial=${t}; replay with LANEWARD_CRASH_SEED=${SEED}`;
-      const d = new PlanDriver(root, `t${t}`);
-      d.writePlan();
+      const d = prepare(`t${t}`);
       const ck = join(d.dir, 'checkpoints');
-      d.env = { LANEWARD_CHECKPOINT_DIR: ck };
-      d.driveToGate();
-      expect(d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human').code, where).toBe(0);
-      d.writePlan(PLAN.replace('3. Write the rows in batches of 500.', '3. Write the rows in batches of 500.\n4. Log each batch.'));
 
-      const revise = await killAfter(d, ['revise', '--plan', join(d.dir, 'plan.md')], Math.floor(random() * 250));
-      outcomes.revise[revise.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
-      expect(d.plan('resume').code, where).toBe(0);
+      const runId = readFileSync(join(d.out, '.laneward-run'), 'utf8').split(' ')[0]!;
+      const seq = () => {
+        store.runs.resetReadTxn();
+        return store.runs.get(runId)?.seq ?? -1;
+      };
+      /**
+       * Runs the command killed at a picked delay, then resume. A kill that landed before
+       * the command did anything tested nothing: the command is run again (as a parent
+       * retries it), up to twice more, with the aim moved later.
+       */
+      const killed = async (kind: 'revise' | 'next', args: readonly string[]): Promise<void> => {
+        for (let attempt = 0; ; attempt++) {
+          const delay = pickDelay(kind);
+          const ran = await killAfter(d, args, delay, seq);
+          outcomes[kind][ran.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
+          landed(kind, delay, ran.landing);
+          expect(d.plan('resume').code, where).toBe(0);
+          if (ran.landing !== 'beforeStart' || attempt === 2) return;
+        }
+      };
+      await killed('revise', ['revise', '--plan', join(d.dir, 'plan.md')]);
       const again = d.plan('revise', '--plan', join(d.dir, 'plan.md'));
       // Committed before the kill: the plan is the one under review, so the retry is refused.
       if (again.code !== 0) expect(codesOf(again.stderr), where).toEqual(['PLAN_UNCHANGED']);
       const status = d.plan('status', '--json');
       expect(JSON.parse(status.stdout).status, where).toBe('awaiting_result');
 
-      const next = await killAfter(d, ['next'], Math.floor(random() * 250));
-      outcomes.next[next.signal === 'SIGKILL' ? 'killed' : 'finished'] += 1;
-      expect(d.plan('resume').code, where).toBe(0);
+      await killed('next', ['next']);
       const from = join(ck, readFileSync(join(d.out, '.laneward-run'), 'utf8').split(' ')[0]!);
       const listed = laneward(['plan', 'checkpoints', '--from', from]);
       expect(listed.code, where).toBe(0);
@@ -74,7 +169,16 @@ describe('plan revise and checkpoint publication killed at random instants', () 
       const valid = laneward(['artifact', 'validate', d.out]);
       expect(valid.code, `${where}: ${valid.stderr}`).toBe(0);
     }
-    process.stdout.write(`plan-crash-revise: seed=${SEED} trials=${TRIALS} revise killed=${outcomes.revise.killed} finished=${outcomes.revise.finished} next killed=${outcomes.next.killed} finished=${outcomes.next.finished}\n`);
-    expect(outcomes.revise.killed + outcomes.next.killed, `seed=${SEED}: no kill landed`).toBeGreaterThan(0);
+    const kills = outcomes.revise.killed + outcomes.next.killed;
+    const share = kills === 0 ? 0 : Math.round((100 * landings.mid) / kills);
+    process.stdout.write(
+      `plan-crash-revise: seed=${SEED} trials=${TRIALS} revise killed=${outcomes.revise.killed} finished=${outcomes.revise.finished} next killed=${outcomes.next.killed} finished=${outcomes.next.finished}; ` +
+        `kills landed before_start=${landings.beforeStart} mid_command=${landings.mid} (${share}%) after_output=${landings.afterOutput}\n`,
+    );
+    expect(kills, `seed=${SEED}: no kill landed`).toBeGreaterThan(0);
+    // The kills must test something: a good share land inside the command, not while node
+    // is still starting nor after the report was printed.
+    // (A replay with fewer trials has too few kills for a share.)
+    if (TRIALS >= 12) expect(share, `mid-command kills: ${landings.mid} of ${kills} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
   });
 });

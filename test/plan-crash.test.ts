@@ -19,8 +19,9 @@ import {
   type AttemptLine,
   type PlanCtx,
   type Ran,
-} from './helpers/plan-drive.ts';
+} from './helpers/plan-driver.ts';
 import { committed, notePrinted, refusalCode, runProblems, storeAt, tempFiles, typedOutcome, type Expect } from './helpers/plan-invariants.ts';
+import { fdsUnder } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { prng } from './helpers/prng.ts';
 
@@ -32,6 +33,8 @@ import { prng } from './helpers/prng.ts';
 const SEED = Number(process.env['LANEWARD_CRASH_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(process.env['LANEWARD_CRASH_RUNS'] ?? 12);
 const ESTIMATE = 0.5;
+/** Least share (%) of kills that must land mid-command; see the landing tally. */
+const MIN_MID_SHARE = 20;
 
 
 type Kind = 'next' | 'submit' | 'answer' | 'export';
@@ -43,6 +46,16 @@ interface Tally {
   before: number;
   after: number;
   finished: number;
+  /**
+   * Where each kill landed in the command's own life: before it did anything (still
+   * starting up, or reading), mid-command (its store open at the kill, its transaction
+   * committed or a temp file of its own left, and its report never printed), or after
+   * its report was out.
+   */
+  landing: { beforeStart: number; mid: number; afterOutput: number };
+  /** Of the kills: the evidence each mid-command one had (one kill may have several). */
+  evidence: { storeOpen: number; committed: number; ownTemp: number };
+  midByKind: Record<Kind, number>;
   tempFiles: number;
   refusals: Map<string, number>;
   outcomes: Map<string, number>;
@@ -51,15 +64,21 @@ interface Tally {
 describe('plan commands killed at random instants', () => {
   const root = tempRoot('plan-crash');
   const ctx: PlanCtx = { bundle: BUNDLE, state: join(root, 'state'), cwd: root };
-  const tally: Tally = { trials: 0, byKind: { next: 0, submit: 0, answer: 0, export: 0 }, before: 0, after: 0, finished: 0, tempFiles: 0, refusals: new Map(), outcomes: new Map() };
+  const tally: Tally = {
+    trials: 0, byKind: { next: 0, submit: 0, answer: 0, export: 0 }, before: 0, after: 0, finished: 0,
+    landing: { beforeStart: 0, mid: 0, afterOutput: 0 }, evidence: { storeOpen: 0, committed: 0, ownTemp: 0 }, midByKind: { next: 0, submit: 0, answer: 0, export: 0 },
+    tempFiles: 0, refusals: new Map(), outcomes: new Map(),
+  };
   // Durations of unkilled commands per kind: kills land uniformly over 0..1.2x the median.
   const durations: Record<Kind, number[]> = { next: [200], submit: [200], answer: [200], export: [250] };
   const random = prng(SEED);
-  // Where kills landed so far: the commit sits between the latest kill and the earliest finish.
+  // Where kills landed so far: the command's work (store open, commit, files) sits between
+  // the latest kill that came too early (nothing done yet) and the earliest too late
+  // (report printed, or the command had finished).
   const landed: Record<Kind, { killed: number[]; finished: number[] }> = {
     next: { killed: [], finished: [] }, submit: { killed: [], finished: [] }, answer: { killed: [], finished: [] }, export: { killed: [], finished: [] },
   };
-  /** A third of the kills spread over the whole command; the rest aim at the end of its run, where it commits and writes files. */
+  /** A third of the kills spread over the whole command; the rest aim at its work (store open, commit, files), after node started it and before it printed its report. */
   const pickDelay = (kind: Kind): number => {
     const sorted = [...durations[kind]].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)]!;
@@ -77,7 +96,8 @@ describe('plan commands killed at random instants', () => {
     const refusals = [...tally.refusals].map(([c, n]) => `${c}=${n}`).join(' ');
     process.stdout.write(
       `plan-crash: seed=${SEED} trials=${tally.trials} next=${tally.byKind.next} submit=${tally.byKind.submit} answer=${tally.byKind.answer} export=${tally.byKind.export} ` +
-        `killed_before_commit=${tally.before} killed_after_commit=${tally.after} finished_before_kill=${tally.finished} temp_files_found_before_resume=${tally.tempFiles} refusals: ${refusals || 'none'} by kind: ${[...tally.outcomes].sort().map(([k, n]) => `${k}=${n}`).join(' ')}\n`,
+        `killed_before_commit=${tally.before} killed_after_commit=${tally.after} finished_before_kill=${tally.finished} temp_files_found_before_resume=${tally.tempFiles} refusals: ${refusals || 'none'} by kind: ${[...tally.outcomes].sort().map(([k, n]) => `${k}=${n}`).join(' ')}\n` +
+        `plan-crash: kills landed before_start=${tally.landing.beforeStart} mid_command=${tally.landing.mid} (${midShare(tally)}%; next=${tally.midByKind.next} submit=${tally.midByKind.submit} answer=${tally.midByKind.answer} export=${tally.midByKind.export}; evidence: store_open=${tally.evidence.storeOpen} committed=${tally.evidence.committed} own_temp_file=${tally.evidence.ownTemp}) after_output=${tally.landing.afterOutput}\n`,
     );
   });
 
@@ -113,16 +133,24 @@ describe('plan commands killed at random instants', () => {
         const onCommit = random() < 1 / 3;
         const afterCommit = Math.floor(random() * 5);
         let timer: NodeJS.Timeout | undefined;
+        // Sampled at the kill: whether the command had opened its state store by then
+        // (a descriptor it did not inherit from this process, which has the store open).
+        const inherited = new Set(fdsUnder(child.pid!, ctx.state));
+        let storeOpen = false;
+        const kill = () => {
+          storeOpen = fdsUnder(child.pid!, ctx.state).some((fd) => !inherited.has(fd));
+          child.kill('SIGKILL');
+        };
         const poll = onCommit
           ? setInterval(() => {
               runId ??= bindingRun();
               if (seqOf() > before) {
                 clearInterval(poll);
-                timer = setTimeout(() => child.kill('SIGKILL'), afterCommit);
+                timer = setTimeout(kill, afterCommit);
               }
             }, 1)
           : undefined;
-        if (!onCommit) timer = setTimeout(() => child.kill('SIGKILL'), delay);
+        if (!onCommit) timer = setTimeout(kill, delay);
         const ran = await done;
         clearInterval(poll);
         clearTimeout(timer);
@@ -131,11 +159,25 @@ describe('plan commands killed at random instants', () => {
         tally.byKind[kind] += 1;
         if (onCommit) delay = -afterCommit; // reported as "-N ms": N ms after the commit
         const outcome = ran.signal === 'SIGKILL' ? (seqOf() === before ? 'before' : 'after') : 'finished';
-        if (!onCommit) landed[kind][outcome === 'finished' ? 'finished' : 'killed'].push(delay);
         tally.outcomes.set(`${kind}:${outcome}`, (tally.outcomes.get(`${kind}:${outcome}`) ?? 0) + 1);
+        if (outcome !== 'finished') {
+          // Its own temp file left in the run directory: it was killed writing a file.
+          const wrote = tempFiles(runDir).some((name) => name.includes(`.${child.pid}.`));
+          const didWork = storeOpen || outcome === 'after' || wrote;
+          const landing = statusOf(ran.stdout) !== undefined ? 'afterOutput' : didWork ? 'mid' : 'beforeStart';
+          tally.landing[landing] += 1;
+          if (!onCommit && landing !== 'mid') landed[kind][landing === 'beforeStart' ? 'killed' : 'finished'].push(delay);
+          if (landing === 'mid') {
+            tally.midByKind[kind] += 1;
+            tally.evidence.storeOpen += storeOpen ? 1 : 0;
+            tally.evidence.committed += outcome === 'after' ? 1 : 0;
+            tally.evidence.ownTemp += wrote ? 1 : 0;
+          }
+        }
         if (outcome === 'before') tally.before += 1;
         else if (outcome === 'after') tally.after += 1;
         else {
+          if (!onCommit) landed[kind].finished.push(delay);
           tally.finished += 1;
           durations[kind].push(Date.now() - started);
           expect(typedOutcome(ran), where(kind, ` (unkilled run): ${args.join(' ')}`)).toBeNull();
@@ -246,11 +288,22 @@ describe('plan commands killed at random instants', () => {
       }
     }
     expect(tally.trials).toBeGreaterThanOrEqual(RUNS * 9);
+    // The kills must test something: a good share of them land inside a command, with its
+    // store open or its transaction committed and its report not yet out (not while node
+    // is still starting, nor after the command printed its result).
+    // (A replay with fewer runs has too few kills for a share.)
+    if (RUNS >= 12) expect(midShare(tally), `mid-command kills: ${tally.landing.mid} of ${tally.before + tally.after} (seed ${SEED})`).toBeGreaterThanOrEqual(MIN_MID_SHARE);
     // The drive must also work without any kill (a control on the driver itself).
     const control = driveToExport(ctx, join(root, 'control'), join(root, 'plan-0.md'));
     expect(control.validated).toMatch(/^ARTIFACT_VALID/m);
   });
 });
+
+/** Mid-command kills as a whole percentage of all kills. */
+function midShare(tally: Tally): number {
+  const kills = tally.landing.beforeStart + tally.landing.mid + tally.landing.afterOutput;
+  return kills === 0 ? 0 : Math.round((100 * tally.landing.mid) / kills);
+}
 
 /** Distinct cents per attempt, so a double charge shows in the sum. */
 function usageOf(attempt: string): number {

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
-import { planSync, statusOf, writePlan } from './helpers/plan-drive.ts';
+import { planSync, statusOf, writePlan } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // A command killed while writing a run file leaves its temp file beside the target

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
-import { attemptLines, findingsFor, planSync, resultText, snapshotOf, submitArgs, writePlan } from './helpers/plan-drive.ts';
+import { attemptLines, findingsFor, planSync, resultText, snapshotOf, submitArgs, writePlan } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // A process that holds the store open must read a record another process wrote with a

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { isLanewardError } from '../formats/codes/error.ts';
@@ -14,8 +14,12 @@ import {
   TRAIL_HEADER,
   trailCell,
 } from '../formats/trail/tsv.ts';
+import { processStart } from '../main/artifact/process-alive.ts';
+import { acquireLock } from '../main/fs/file-lock.ts';
 import { appendTrail, startTrail } from '../main/trail/trail-file.ts';
 import { ROOT } from './helpers/cli.ts';
+import { waitingOn } from './helpers/lock-watch.ts';
+import { canRun } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('trail');
@@ -196,15 +200,60 @@ describe('appendTrail and startTrail', () => {
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
-  test('should wait for a live holder instead of taking its lock', async () => {
+  test.each([
+    ['a token naming this live process with another start tick', (lock: string) => symlinkSync(`${process.pid}:1:abcdef`, lock)],
+    [
+      "an older writer's file naming this live process, written before it started",
+      (lock: string) => {
+        writeFileSync(lock, `${process.pid} 00000000-reused`);
+        utimesSync(lock, new Date('2000-01-01'), new Date('2000-01-01'));
+      },
+    ],
+  ])('should take over at once a lock whose pid now names another live process: %s', (_, make) => {
     const file = fresh();
-    writeFileSync(`${file}.lock`, `${process.pid} 00000000-live`);
+    make(`${file}.lock`);
+    // kill(pid, 0) succeeds for that pid: only the start time tells the holder is gone.
+    expect(canRun(process.pid)).toBe(true);
+    const began = Date.now();
+    expect(appendTrail(file, FIELDS, undefined, AT)).toEqual({ kind: 'appended', row: 1, at: AT });
+    // Taken over, not waited for: a live holder is waited for 10 s and then refused.
+    expect(Date.now() - began).toBeLessThan(5_000);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    expect(readdirSync(root).filter((name) => name.startsWith(`${basename(file)}.lock`))).toEqual([]);
+  });
+
+  test('should refuse the lock while its holder is live (its token names this process and its start tick)', () => {
+    const lock = `${fresh()}.lock`;
+    const token = `${process.pid}:${processStart(process.pid)!.ticks}:live`;
+    symlinkSync(token, lock);
+    let refused: unknown;
+    try {
+      acquireLock(lock, { waitMs: 300, code: 'IO_ERROR' })();
+    } catch (error) {
+      refused = error;
+    }
+    expect(isLanewardError(refused) && refused.code).toBe('IO_ERROR');
+    expect((refused as Error).message).toContain(`held by live process ${process.pid}`);
+    // Left as it was: no takeover was even claimed.
+    expect(readlinkSync(lock)).toBe(token);
+    expect(readdirSync(root).filter((name) => name.startsWith(`${basename(lock)}.`))).toEqual([]);
+  });
+
+  test.each([
+    ["an older writer's file", (lock: string) => writeFileSync(lock, `${process.pid} 00000000-live`)],
+    ['a token', (lock: string) => symlinkSync(`${process.pid}:${processStart(process.pid)!.ticks}:live`, lock)],
+  ])('should wait for a live holder instead of taking its lock: %s', async (_, make) => {
+    const file = fresh();
+    const lock = `${file}.lock`;
+    make(lock);
     const child = spawn(process.execPath, [appender, file, 'w', '1', ''], { stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The waiter reads the lock on every poll: once it has looked twice, it chose to wait.
+    await waitingOn(lock, 'the appender');
     // Still held by a live process: nothing may have been written.
     expect(existsSync(file)).toBe(false);
-    spawnSync('rm', [`${file}.lock`]);
+    expect(child.exitCode).toBeNull();
+    unlinkSync(lock);
     expect(await exited).toBe(0);
     expect(lines(file)).toHaveLength(2);
   });

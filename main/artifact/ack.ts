@@ -8,7 +8,7 @@ import type { RunManifest } from '../../formats/schemas/run.ts';
 import { readJsonDocument } from '../../workers/validate/json-document.ts';
 import { locateRun, validateRun } from '../../workers/validate/validate-run.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { acquireLock, sweepClaims } from './ack-lock.ts';
+import { acquireLock, sweepClaims } from '../fs/file-lock.ts';
 import { processAlive } from './process-alive.ts';
 
 export type AckOutcome =

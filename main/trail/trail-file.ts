@@ -11,7 +11,7 @@ import {
   type ParsedTrail,
   type TrailRow,
 } from '../../formats/trail/tsv.ts';
-import { takeLock } from './trail-lock.ts';
+import { acquireLock, sweepClaims } from '../fs/file-lock.ts';
 
 /** A trail larger than this is refused rather than read: every append reads it whole. */
 export const TRAIL_MAX_BYTES = 64 * 1024 * 1024;
@@ -64,6 +64,7 @@ function underLock(file: string, decide: (trail: ParsedTrail) => Step): TrailOut
   const release = takeLock(`${file}.lock`);
   let fd: number | undefined;
   try {
+    sweepClaims(`${file}.lock`);
     fd = openTrail(file, false);
     const text = fd === undefined ? '' : readWhole(fd, file);
     if (text !== '' && !text.startsWith(TRAIL_HEADER)) throw unreadable(file, 'the first line is not the trail header');
@@ -84,6 +85,19 @@ function underLock(file: string, decide: (trail: ParsedTrail) => Step): TrailOut
   } finally {
     if (fd !== undefined) closeSync(fd);
     release();
+  }
+}
+
+/**
+ * The trail's lock (the runtime's one file lock, takeover-safe against a reused pid);
+ * a live holder past 10 s is refused IO_ERROR, as is a lock file that cannot be made.
+ */
+function takeLock(path: string): () => void {
+  try {
+    return acquireLock(path, { code: 'IO_ERROR' });
+  } catch (error) {
+    if (error instanceof LanewardError) throw error;
+    throw new LanewardError('IO_ERROR', `${path} cannot be created (${errnoCode(error) ?? 'error'})`, { path, cause: error });
   }
 }
 

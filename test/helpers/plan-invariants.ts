@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { renderResultFormat } from '../../formats/review/result-format.ts';
 import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { openStore, readJournal, type Store } from '../../main/store/store.ts';
-import type { Ran } from './plan-drive.ts';
+import type { Ran } from './plan-driver.ts';
 
 // Checks that a review run is consistent whatever happened to the commands that drove it:
 // read straight from the state root (LMDB, many readers beside the CLI's writers) and

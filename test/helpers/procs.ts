@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 
 // Linux /proc helpers for tests that start real processes and must prove them gone.
 
@@ -51,6 +51,34 @@ export function taggedPids(tag: string): number[] {
       return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(tag);
     } catch {
       return false;
+    }
+  });
+}
+
+/**
+ * The descriptors (numbers) `pid` holds open on files under `dir`, say a state root's
+ * store; none once it is gone. A child inherits its parent's descriptors that lack
+ * close-on-exec (LMDB's, for one), so evidence that a child opened something itself is
+ * a descriptor not among those it held at its start.
+ */
+export function fdsUnder(pid: number, dir: string): string[] {
+  let prefix: string;
+  try {
+    prefix = `${realpathSync(dir)}/`;
+  } catch {
+    return []; // not made yet: nothing can be open under it
+  }
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  return fds.filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(prefix);
+    } catch {
+      return false; // closed meanwhile
     }
   });
 }

@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
-import { driveToExport } from './plan-drive.ts';
+import { driveToExport } from './plan-driver.ts';
 
-// A standalone parent: drives one run to a validated export and prints the validator's
+// A standalone parent (plan-driver.ts): drives one run to a validated export and prints the validator's
 // output. Bundled by tests that need many parents at once:
 //   node drive.mjs <bundle> <state root> <run dir> <plan.md>
 const [bundle, state, runDir, planPath] = process.argv.slice(2);

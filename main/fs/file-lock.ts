@@ -1,20 +1,34 @@
 import { randomBytes, createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import type { ResultCode } from '../../formats/codes/codes.ts';
 import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
-import { processAlive, processStart } from './process-alive.ts';
+import { processAlive, processStart } from '../artifact/process-alive.ts';
 
 const WAIT_MS = 10_000;
 const POLL_MS = 15;
 const MAX_CLAIMS = 64;
 
+export interface LockOptions {
+  /** How long a live holder is waited for before the lock is refused. Default 10 s. */
+  readonly waitMs?: number;
+  /** The code of the refusal: a live holder kept it past waitMs. Default ACK_LOCKED. */
+  readonly code?: ResultCode;
+}
+
 /**
- * An exclusive lock on one file, safe to take over from a holder that died.
+ * An exclusive lock on one file, safe to take over from a holder that died. The one lock
+ * of the runtime: artifact ack (run.json.lock) and the trail (<trail>.lock) both take it.
  *
  * The lock is a symlink whose target is the holder's token (`pid:start-tick:random`):
  * symlink(2) creates it with its content in one step and fails if it exists, so a lock
  * is never seen half-written. A lock whose holder is gone (no such pid, a zombie, a pid
  * since reused by a process that started later, an empty or unreadable file) is stale.
+ * `kill(pid, 0)` alone would not do: a pid reused by an unrelated live process passes
+ * it, so a dead holder's lock would be waited on forever (or, worse, a judgment of
+ * "alive" would rest on a stranger). The start tick in the token tells the two apart.
+ * A regular file is a lock an older writer left: a bare pid (ack) or `<pid> <uuid>`
+ * (the trail), judged by whether that pid's process started before the file was written.
  *
  * Removing a stale lock is the unsafe step: two waiters that both judged it stale must
  * not both remove "the lock", since by the second removal it may be a live one. So a
@@ -25,7 +39,8 @@ const MAX_CLAIMS = 64;
  * (nobody else can remove or replace it meanwhile) and unlinks it. Everyone then races
  * for the lock afresh.
  */
-export function acquireLock(lockPath: string, waitMs = WAIT_MS): () => void {
+export function acquireLock(lockPath: string, options: LockOptions = {}): () => void {
+  const waitMs = options.waitMs ?? WAIT_MS;
   const token = ownToken();
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -33,6 +48,7 @@ export function acquireLock(lockPath: string, waitMs = WAIT_MS): () => void {
       symlinkSync(token, lockPath);
       return () => release(lockPath, token);
     } catch (error) {
+      // Anything but "held" (EACCES, ENOENT, EROFS, ...) is the caller's to report.
       if (errnoCode(error) !== 'EEXIST') throw error;
     }
     const held = identify(lockPath);
@@ -42,7 +58,7 @@ export function acquireLock(lockPath: string, waitMs = WAIT_MS): () => void {
       continue;
     }
     if (Date.now() > deadline) {
-      throw new LanewardError('ACK_LOCKED', `${lockPath} is held by live process ${held.pid}`, { path: lockPath });
+      throw new LanewardError(options.code ?? 'ACK_LOCKED', `${lockPath} is held by live process ${held.pid} for over ${waitMs / 1000} s`, { path: lockPath });
     }
     sleep(POLL_MS);
   }
@@ -92,10 +108,12 @@ function identify(path: string): Held | undefined {
     if (stat === undefined) return undefined;
   }
   const id = createHash('sha256').update(`${text}\0${stat.ino}\0${stat.mtimeMs}`).digest('hex').slice(0, 24);
-  const [pidText, ticks] = text.trim().split(':');
-  const pid = /^\d+$/.test(pidText ?? '') ? Number(pidText) : 0;
-  // A token carries its start tick; a bare pid is checked against when its file was written.
-  const alive = ticks !== undefined ? processAlive(pid, { ticks }) : processAlive(pid, { writtenAtMs: stat.mtimeMs });
+  // A token carries its start tick; a bare pid (an older writer's regular file: `<pid>`
+  // or `<pid> <uuid>`) is checked against when its file was written.
+  const token = /^(\d+):(\d*):/.exec(text);
+  const bare = token === null ? /^\s*(\d+)(?:\s|$)/.exec(text) : null;
+  const pid = Number(token?.[1] ?? bare?.[1] ?? 0);
+  const alive = token !== null ? processAlive(pid, { ticks: token[2]! }) : bare !== null && processAlive(pid, { writtenAtMs: stat.mtimeMs });
   return { id, alive, pid };
 }
 
