@@ -1,109 +1,72 @@
-import { randomUUID } from 'node:crypto';
-import { linkSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoCode, LanewardError, toError } from '../../formats/codes/error.ts';
-import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { acquireLock, sweepClaims } from '../fs/file-lock.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
-/** The claim file in a crew's out directory: the crew running there and its process. */
+/** The claim in a crew's out directory: the runtime's file lock, held for the crew's life. */
 export const OUT_CLAIM = '.laneward-crew';
+/** Beside it, who holds it, for the refusal a second crew prints. */
+const HOLDER = '.laneward-crew.json';
 
 interface OutHolder {
   readonly crew: string;
   readonly file: string;
   readonly pid: number;
-  /** Its start tick (/proc/<pid>/stat field 22): a reused pid is not taken for it. */
-  readonly ticks: string;
   readonly since: string;
-  readonly token: string;
 }
 
 /**
  * Claims the out directory for one crew run: two crews with one out (two crew files in
  * one directory keep the default `runs`) would drive the same run directories and fail
- * each other's lanes. A live holder, whatever its crew or state root, refuses this run
- * (CREW_BUSY) before anything starts; a dead one (pid gone, or reused: start ticks) holds
- * nothing and its claim is taken over. The claim is a file made whole, then linked into
- * place (only one link succeeds). Returns the release.
+ * each other's lanes. The claim is the file lock (main/fs/file-lock.ts) taken without
+ * waiting: a live holder, whatever its crew or state root, refuses this run (CREW_BUSY)
+ * before anything starts; a dead one (pid gone, or reused: start ticks) holds nothing and
+ * its claim is taken over, by one taker however many race for it. Returns the release.
  */
 export function claimOut(out: string, crew: string, file: string): () => void {
-  const mine: OutHolder = { crew, file, pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', since: new Date().toISOString(), token: randomUUID() };
   const claim = join(out, OUT_CLAIM);
-  const draft = join(out, `${OUT_CLAIM}.${mine.token}`);
+  let release: () => void;
   try {
     makeDirs(out);
-    writeFileSync(draft, `${JSON.stringify(mine)}\n`, { mode: 0o644 });
-    // Each round either claims, refuses, or removes one dead holder's claim.
-    for (;;) {
-      try {
-        linkSync(draft, claim);
-        break;
-      } catch (error) {
-        if (errnoCode(error) !== 'EEXIST') throw error;
-      }
-      takeOverDead(out, claim, mine.token);
-    }
+    release = acquireLock(claim, { waitMs: 0, code: 'CREW_BUSY' });
   } catch (error) {
+    if (error instanceof LanewardError && error.code === 'CREW_BUSY') throw busy(out, error);
     if (error instanceof LanewardError) throw error;
     throw new LanewardError('IO_ERROR', `out ${out}: cannot claim it for crew ${crew}: ${toError(error).message}`, { path: out, cause: error });
-  } finally {
-    rmSync(draft, { force: true });
+  }
+  try {
+    sweepClaims(claim);
+    const holder: OutHolder = { crew, file, pid: process.pid, since: new Date().toISOString() };
+    writeFileAtomic(join(out, HOLDER), `${JSON.stringify(holder)}\n`, 0o644, false);
+  } catch (error) {
+    release();
+    throw new LanewardError('IO_ERROR', `out ${out}: cannot claim it for crew ${crew}: ${toError(error).message}`, { path: out, cause: error });
   }
   return () => {
-    if (readHolder(claim)?.token !== mine.token) return;
-    try {
-      unlinkSync(claim);
-    } catch {
-      // Gone already: nothing held.
-    }
+    rmSync(join(out, HOLDER), { force: true });
+    release();
   };
 }
 
-/**
- * Refuses for a live holder; moves a dead holder's claim aside (a rename: one mover wins)
- * and removes it. A live claim moved aside by mistake (taken over by another run between
- * the read and the rename) is put back and refuses this run.
- */
-function takeOverDead(out: string, claim: string, token: string): void {
-  const held = readHolder(claim);
-  if (held !== undefined && alive(held)) throw busy(out, held);
-  const aside = join(out, `${OUT_CLAIM}.dead.${token}`);
-  try {
-    renameSync(claim, aside);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return;
-    throw error;
-  }
-  const moved = readHolder(aside);
-  if (moved !== undefined && moved.token !== held?.token && alive(moved)) {
-    try {
-      linkSync(aside, claim);
-    } catch {
-      // Claimed again meanwhile: that claim stands.
-    }
-    rmSync(aside, { force: true });
-    throw busy(out, moved);
-  }
-  rmSync(aside, { force: true });
+/** The refusal, naming the crew that holds the out directory when it said who it is. */
+function busy(out: string, refused: LanewardError): LanewardError {
+  // The description is the live holder's only when it names the pid the lock does (a dead
+  // holder's may still stand there for the instant before the new one rewrites it).
+  const pid = Number(/live process (\d+)/.exec(refused.message)?.[1]);
+  const holder = readHolder(join(out, HOLDER));
+  const who = holder === undefined || holder.pid !== pid ? `process ${pid}` : `crew ${holder.crew} (${holder.file}), process ${holder.pid} since ${holder.since}`;
+  return new LanewardError('CREW_BUSY', `out ${out} is in use by ${who}`, { path: out });
 }
 
-function alive(holder: OutHolder): boolean {
-  return processAlive(holder.pid, holder.ticks === '' ? {} : { ticks: holder.ticks });
-}
-
-function busy(out: string, holder: OutHolder): LanewardError {
-  return new LanewardError('CREW_BUSY', `out ${out} is in use by crew ${holder.crew} (${holder.file}), process ${holder.pid} since ${holder.since}`, { path: out });
-}
-
-/** The claim's holder; undefined when there is none, or it cannot be read (a dead writer's). */
 function readHolder(path: string): OutHolder | undefined {
-  const read = tryReadBounded(path, 4096);
+  const read = tryReadBounded(path, 4096, { noFollow: true });
   if (!read.ok) return undefined;
   try {
     const value = JSON.parse(read.bytes.toString('utf8')) as Partial<OutHolder>;
-    if (typeof value.pid !== 'number' || typeof value.token !== 'string') return undefined;
-    return { crew: String(value.crew), file: String(value.file), pid: value.pid, ticks: String(value.ticks ?? ''), since: String(value.since), token: value.token };
+    return typeof value.pid === 'number' ? { crew: String(value.crew), file: String(value.file), pid: value.pid, since: String(value.since) } : undefined;
   } catch {
     return undefined;
   }
