@@ -1,20 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { errnoCode } from '../../formats/codes/error.ts';
+import { canRun, readProcStat, statScratch } from '../../workers/supervise/proc-stat.ts';
 
 /**
  * When a process started, in clock ticks since boot (`/proc/<pid>/stat`, field 22), and
  * whether it is a zombie; undefined where there is no /proc or no such process.
  */
 export function processStart(pid: number): { ticks: string; zombie: boolean } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name is in parentheses and may hold spaces or parentheses itself.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ticks: fields[19] ?? '', zombie: fields[0] === 'Z' };
-  } catch {
-    return undefined;
-  }
+  // One reader of /proc/<pid>/stat for the whole runtime: the supervisor's.
+  const stat = readProcStat(pid, scratch);
+  return stat === undefined ? undefined : { ticks: String(stat.startTime), zombie: !canRun(stat) };
 }
+
+const scratch = statScratch();
 
 let bootSeconds: number | undefined;
 
@@ -30,6 +28,11 @@ export function processStartedAtMs(pid: number): number | undefined {
   // USER_HZ is 100 on every Linux ABI Node and Deno run on.
   const ms = (bootSeconds + Number(start.ticks) / 100) * 1000;
   return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Whether a recorded holder (a run's driver, an attempt's dispatcher, a crew) still runs. */
+export function holderAlive(holder: { readonly pid: number; readonly ticks: string }): boolean {
+  return processAlive(holder.pid, { ticks: holder.ticks });
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { CrewDriver } from '../../formats/crew/record.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
-import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { holderAlive, processStart } from '../artifact/process-alive.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
 
 /**
@@ -13,7 +13,7 @@ export async function claimCrew(store: Store, crew: string): Promise<() => Promi
   const mine: CrewDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', since: new Date().toISOString() };
   const held = await writeTransaction(store, store.crewDrivers, () => {
     const current = store.crewDrivers.get(crew);
-    if (current !== undefined && current.pid !== process.pid && processAlive(current.pid, current.ticks === '' ? {} : { ticks: current.ticks })) return current;
+    if (current !== undefined && current.pid !== process.pid && holderAlive(current)) return current;
     void store.crewDrivers.put(crew, mine);
     return undefined;
   });

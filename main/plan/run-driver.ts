@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LanewardError } from '../../formats/codes/error.ts';
 import type { RunDriver } from '../../formats/review/run-record.ts';
-import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { holderAlive, processStart } from '../artifact/process-alive.ts';
 import { transact } from '../store/store.ts';
 import { claim, unclaim } from './core/driver.ts';
 import { locateRun, runDirOf } from './locate.ts';
@@ -26,7 +26,7 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
   const mine: RunDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
   const held = await transact(store, record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${record.run} vanished from ${store.root}`);
-    const holder = claim(current, { mine, alive: driverAlive });
+    const holder = claim(current, { mine, alive: holderAlive });
     return { change: holder === undefined ? { record: current, events: [] } : null, result: holder };
   });
   if (held !== undefined) {
@@ -41,7 +41,3 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
   };
 }
 
-/** Whether the driver that claimed a run still runs: its pid, started at the same tick. */
-function driverAlive(driver: RunDriver): boolean {
-  return processAlive(driver.pid, driver.ticks === '' ? {} : { ticks: driver.ticks });
-}

@@ -1,5 +1,5 @@
 import type { AttemptRecord } from '../../formats/review/run-record.ts';
-import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { holderAlive, processStart } from '../artifact/process-alive.ts';
 import { commit, runCommand } from './commit.ts';
 import type { Command } from './core/machine.ts';
 import type { OutcomeFacts } from './core/voices.ts';
@@ -22,9 +22,7 @@ export async function markDispatched(out: string, penv: PlanEnv, attemptId: stri
 
 /** Whether the process that dispatched an attempt still runs (a crashed driver's attempts are resumed instead). */
 export function dispatcherAlive(attempt: AttemptRecord): boolean {
-  const by = attempt.dispatched_by;
-  if (by === undefined) return false;
-  return processAlive(by.pid, by.ticks === '' ? {} : { ticks: by.ticks });
+  return attempt.dispatched_by !== undefined && holderAlive(attempt.dispatched_by);
 }
 
 /** Journals one supervision's outcome for an attempt, whatever it was (see core/voices.ts). */
