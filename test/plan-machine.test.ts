@@ -329,7 +329,7 @@ describe('the gate is answered through the reply grammar', () => {
     const r = new Run();
     r.toGate();
     expect(r.refused({ type: 'answer', input: { gateRev: 2, reply: 'as-is' } })).toBe('GATE_REV_STALE');
-    expect(r.refused({ type: 'answer', input: { gateRev: 1, reply: 'p9z' } })).not.toBe('GATE_REV_STALE');
+    for (const reply of ['p9z', 'yes', 'd9a', '']) expect(r.refused({ type: 'answer', input: { gateRev: 1, reply } }), reply).toBe('GATE_REPLY_UNPARSED');
     r.answer('p1c');
     // A hold keeps the gate until the plan is revised: neither the same reply nor p1a applies.
     expect(r.refused({ type: 'answer', input: { gateRev: 1, reply: 'p1c' } })).toBe('GATE_REV_STALE');
@@ -375,6 +375,34 @@ describe('the gate is answered through the reply grammar', () => {
     const done = change.answer('p1b');
     expect(change.run.gate!.answers['d1']!.chosen).toBe('a');
     expect(done.report.applied.map((a) => a.decision)).toEqual(['plan-20261201-abcdef-d1']);
+  });
+});
+
+describe('an answer that applies nothing', () => {
+  test.each([
+    ['p1a after a hold', ['p1c'], 'p1a'],
+    ['as-is after a hold', ['p1c'], 'as-is'],
+    ['rec after a hold', ['p1c'], 'rec'],
+    ['a pick already made while the gate waits for p1', ['d1b'], 'd1a'],
+    ['the same pick twice while the gate waits for p1', ['d1b'], 'd1b'],
+  ])('should refuse %s (GATE_REV_STALE) and change nothing', (_name, before, reply) => {
+    const r = new Run();
+    r.toGate({ native: [high('Batch writes are not atomic')] });
+    for (const earlier of before) r.answer(earlier);
+    expect(r.refused({ type: 'answer', input: { gateRev: 1, reply } })).toBe('GATE_REV_STALE');
+  });
+
+  test.each([
+    ['p1c', 'p1a', 'gate_pending'],
+    ['p1a', 'p1c', 'complete'],
+    ['as-is', 'p1c', 'complete'],
+    ['p1c', 'as-is', 'gate_pending'],
+  ])('should apply the first of %s then %s and refuse the second (GATE_REV_STALE)', (first, second, state) => {
+    const r = new Run();
+    r.toGate();
+    r.answer(first);
+    expect(r.refused({ type: 'answer', input: { gateRev: 1, reply: second } })).toBe('GATE_REV_STALE');
+    expect(r.run.state).toBe(state);
   });
 });
 
