@@ -64,8 +64,10 @@ describe('supervision under deno', () => {
   test('should run the deadline guard to expiry as node does', () => {
     for (const runtime of ['node', 'deno'] as const) {
       const receipt = join(root, `deadline-${runtime}.json`);
-      expect(laneward(['deadline', 'start', receipt, '1'], { runtime }).code).toBe(0);
-      const result = laneward(['deadline', 'run', receipt, '--', 'bash', '-c', 'sleep 5'], { runtime });
+      // Seconds of budget: a runtime that starts slowly under load must still spawn the probe
+      // before the receipt runs out (an exhausted receipt is 124 with nothing started).
+      expect(laneward(['deadline', 'start', receipt, '3'], { runtime }).code).toBe(0);
+      const result = laneward(['deadline', 'run', receipt, '--', 'bash', '-c', 'sleep 30'], { runtime });
       expect(result.code).toBe(124);
       const events = result.stderr.split('\n').filter((line) => line.startsWith('QA_DEADLINE ')).map((line) => JSON.parse(line.slice(12)).event);
       expect(events).toEqual(['started', 'expired']);

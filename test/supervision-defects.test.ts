@@ -85,7 +85,7 @@ describe.skipIf(!HAS_GCC)('defect 1: a process whose main thread exited still ru
     const work = dir('thread-guard');
     const receipt = join(work, 'deadline.json');
     const pidfile = join(work, 'survivor.pid');
-    expect(laneward(['deadline', 'start', receipt, '2']).code).toBe(0);
+    expect(laneward(['deadline', 'start', receipt, '3']).code).toBe(0);
     const script = `set -m; "$0" thread-survivor "$1" </dev/null >/dev/null 2>&1 & p=$!; ${UNTIL_ZOMBIE}; sleep 30`;
     const result = laneward(['deadline', 'run', receipt, '--', 'bash', '-c', script, STUBBORN, pidfile]);
     const [survivor] = pidsIn(pidfile);
@@ -141,7 +141,7 @@ describe.skipIf(!HAS_GCC)('defect 3: five seconds to flush, then exit 2, whateve
   test('a stderr FIFO nobody drains, switched to blocking by the probe: the guard exits 2', async () => {
     const work = dir('flush');
     const receipt = join(work, 'deadline.json');
-    expect(laneward(['deadline', 'start', receipt, '1']).code).toBe(0);
+    expect(laneward(['deadline', 'start', receipt, '3']).code).toBe(0);
     const fifo = join(work, 'stderr.fifo');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     // Held open read-write: a reader exists (no EPIPE), and it never reads.
@@ -315,7 +315,7 @@ describe('defect 8: a guard with stderr closed has nowhere to put its evidence',
   test('a stderr reader that goes away: the guard exits 2 and its probe is gone', async () => {
     const work = dir('epipe');
     const receipt = join(work, 'deadline.json');
-    expect(laneward(['deadline', 'start', receipt, '2']).code).toBe(0);
+    expect(laneward(['deadline', 'start', receipt, '3']).code).toBe(0);
     const pidfile = join(work, 'probe.pid');
     const guard = spawn(NODE, [BUNDLE, 'deadline', 'run', receipt, '--', 'bash', '-c', `echo $$ > "$0"; exec sleep 30`, pidfile], { stdio: ['ignore', 'ignore', 'pipe'] });
     // The reader closes its end as soon as the started line arrives.

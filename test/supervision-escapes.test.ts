@@ -44,7 +44,7 @@ describe('descendants that leave the process group but not the session', () => {
   test('should be killed by the deadline guard at the deadline', async () => {
     const receipt = join(root, 'guard.json');
     const pidfile = join(root, 'guard-stray.pid');
-    expect(laneward(['deadline', 'start', receipt, '1']).code).toBe(0);
+    expect(laneward(['deadline', 'start', receipt, '3']).code).toBe(0);
     const result = laneward(['deadline', 'run', receipt, '--', 'bash', '-c', `set -m; sleep 44 & echo $! > ${pidfile}; sleep 5`]);
     expect(result.code).toBe(124);
     expect(await allGone(pidfile)).toBe(true);
