@@ -34,10 +34,14 @@ export function writeFileAtomic(file: string, content: string | Uint8Array, mode
   if (durable) syncDirectory(dirname(file));
 }
 
-/** {@link writeFileAtomic} on the thread pool: many files written at once wait on the disk together. */
-export async function writeFileAtomicAsync(file: string, content: string | Uint8Array, mode = 0o644, durable = true): Promise<void> {
+/**
+ * {@link writeFileAtomic} on the thread pool: many files written at once wait on the disk
+ * together. `exact`: the file gets `mode` whatever the one it replaces had (a sealed copy),
+ * set as the temp file is created.
+ */
+export async function writeFileAtomicAsync(file: string, content: string | Uint8Array, mode = 0o644, durable = true, exact = false): Promise<void> {
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.${sequence++}.tmp`);
-  const keep = (await stat(file).catch(() => undefined))?.mode;
+  const keep = exact ? undefined : (await stat(file).catch(() => undefined))?.mode;
   const handle = await open(temp, 'wx', (keep ?? mode) & 0o777);
   try {
     await handle.writeFile(content);

@@ -1,5 +1,4 @@
 import { chmodSync, existsSync } from 'node:fs';
-import { chmod } from 'node:fs/promises';
 import { isLanewardError, LanewardError, toError } from '../../../formats/codes/error.ts';
 import { join } from 'node:path';
 import { renderConsensusMarkdown } from '../../../formats/consensus/render.ts';
@@ -35,10 +34,7 @@ export async function syncRunFiles(store: Store, run: RunRecord, runDir: string,
     // Decided here, from what is on disk; written together on the thread pool: creating a
     // file waits on the file system's journal, and many commands' files share its commits.
     const writes = staleRunFiles(store, run, runDir, mode === 'full', findings);
-    await Promise.all(writes.map(async ({ file, bytes, mode: fileMode }) => {
-      await writeFileAtomicAsync(file, bytes, fileMode ?? 0o644, mode === 'full');
-      if (fileMode !== undefined) await chmod(file, fileMode);
-    }));
+    await Promise.all(writes.map(({ file, bytes, mode: fileMode }) => writeFileAtomicAsync(file, bytes, fileMode ?? 0o644, mode === 'full', fileMode !== undefined)));
   } catch (error) {
     if (isLanewardError(error)) throw error;
     // The state is committed; the files can be written again by any later command.
