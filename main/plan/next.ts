@@ -4,6 +4,7 @@ import { basename, extname, join, resolve } from 'node:path';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { detectScope, type PlanScope } from '../../formats/review/plan-scope.ts';
 import { commit, settleCommand } from './commit.ts';
+import type { Command } from './core/machine.ts';
 import { writeExport } from './export.ts';
 import { runDirOf } from './locate.ts';
 import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
@@ -63,15 +64,13 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
   const existing = first ? undefined : store.runs.get(runId);
   // Read once, before the transaction: a carry is refused when the file changed, and the PLAN_CHANGED note says so.
   const planFileSha = existing === undefined ? null : currentPlanSha(existing.plan_source);
-  const command = existing === undefined
-    ? (() => {
-        if (plan === undefined || scope === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} is not in state root ${store.root}`);
-        return {
-          type: 'start' as const,
-          input: { run: runId, plan, scope, sessionKind: settings.session.kind, ...pick(options, ['ceoOnly', 'spendCap', 'estimateUsd', 'carryForward', 'roundCap', 'carryCheckCap']) },
-        };
-      })()
-    : { type: 'next' as const, input: { planFileSha, ...pick(options, ['redispatch', 'ceoOnly']) } };
+  let command: Command;
+  if (existing !== undefined) command = { type: 'next', input: { planFileSha, ...pick(options, ['redispatch', 'ceoOnly']) } };
+  else if (plan === undefined || scope === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} is not in state root ${store.root}`);
+  else {
+    const chosen = pick(options, ['ceoOnly', 'spendCap', 'estimateUsd', 'carryForward', 'roundCap', 'carryCheckCap']);
+    command = { type: 'start', input: { run: runId, plan, scope, sessionKind: settings.session.kind, ...chosen } };
+  }
   const record = await commit(store, runId, command, report).catch((error: unknown) => {
     // A refused first next leaves nothing behind: the binding goes unless a record holds it.
     if (first && store.runs.get(runId) === undefined) rmSync(join(runDir, BINDING_FILE), { force: true });
