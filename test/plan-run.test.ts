@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { isLanewardError } from '../formats/codes/error.ts';
 import type { RunDriver, RunRecord } from '../formats/review/run-record.ts';
-import { processStart } from '../main/artifact/process-alive.ts';
+import { processStart } from '../main/process/process-alive.ts';
 import { createInProcessDispatcher, type SuperviseFn } from '../main/dispatch/dispatcher.ts';
 import { planEnv, planNext, planRun as runPlan } from '../main/plan/index.ts';
 import { openStore, readJournal, transact } from '../main/store/store.ts';

@@ -14,7 +14,7 @@ import {
   TRAIL_HEADER,
   trailCell,
 } from '../formats/trail/tsv.ts';
-import { processStart } from '../main/artifact/process-alive.ts';
+import { processStart } from '../main/process/process-alive.ts';
 import { acquireLock } from '../main/fs/file-lock.ts';
 import { appendTrail, startTrail } from '../main/trail/trail-file.ts';
 import { ROOT } from './helpers/cli.ts';

@@ -9,7 +9,7 @@ import { readJsonDocument } from '../../workers/validate/json-document.ts';
 import { locateRun, validateRun } from '../../workers/validate/validate-run.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { acquireLock, sweepClaims } from '../fs/file-lock.ts';
-import { processAlive } from './process-alive.ts';
+import { processAlive } from '../process/process-alive.ts';
 
 export type AckOutcome =
   | { readonly acked: true; readonly run: string; readonly at: string; readonly already: boolean }

@@ -1,6 +1,6 @@
 import type { CrewDriver } from '../../formats/crew/record.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
-import { holderAlive, processStart } from '../artifact/process-alive.ts';
+import { holderAlive, processStart } from '../process/process-alive.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
 
 /**

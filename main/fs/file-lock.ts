@@ -3,7 +3,7 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, unlink
 import { basename, dirname, join } from 'node:path';
 import type { ResultCode } from '../../formats/codes/codes.ts';
 import { errnoCode, LanewardError } from '../../formats/codes/error.ts';
-import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { processAlive, processStart } from '../process/process-alive.ts';
 
 const WAIT_MS = 10_000;
 const POLL_MS = 15;

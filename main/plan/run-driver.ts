@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LanewardError } from '../../formats/codes/error.ts';
 import type { RunDriver } from '../../formats/review/run-record.ts';
-import { holderAlive, processStart } from '../artifact/process-alive.ts';
+import { holderAlive, processStart } from '../process/process-alive.ts';
 import { transact } from '../store/store.ts';
 import { claim, unclaim } from './core/driver.ts';
 import { locateRun, runDirOf } from './locate.ts';

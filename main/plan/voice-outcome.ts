@@ -1,5 +1,5 @@
 import type { AttemptRecord } from '../../formats/review/run-record.ts';
-import { holderAlive, processStart } from '../artifact/process-alive.ts';
+import { holderAlive, processStart } from '../process/process-alive.ts';
 import { commit, runCommand } from './commit.ts';
 import type { Command } from './core/machine.ts';
 import type { OutcomeFacts } from './core/voices.ts';

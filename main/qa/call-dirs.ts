@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { processAlive, processStart } from '../artifact/process-alive.ts';
+import { processAlive, processStart } from '../process/process-alive.ts';
 
 // call-<n>-p<pid>-t<start ticks>-<uuid>: the process that runs the call, so a directory a
 // killed process left behind can be told from one a live call still uses.
