@@ -29,6 +29,21 @@ export function sealName(attempt: AttemptRecord): string {
  * by any later command. `full` (resume, export) compares every file's bytes and syncs.
  */
 export async function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light', findings?: readonly NumberedFinding[]): Promise<void> {
+  // One run's syncs in this process go one after another, in the order their commands
+  // committed: an earlier record's files never land after a later one's.
+  const before = syncing.get(runDir) ?? Promise.resolve();
+  const mine = before.then(() => writeDerived(store, run, runDir, mode, findings));
+  const settled = mine.catch(() => undefined);
+  syncing.set(runDir, settled);
+  void settled.then(() => {
+    if (syncing.get(runDir) === settled) syncing.delete(runDir);
+  });
+  return mine;
+}
+
+const syncing = new Map<string, Promise<void>>();
+
+async function writeDerived(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full', findings: readonly NumberedFinding[] | undefined): Promise<void> {
   try {
     makeDirs(runDir);
     // Decided here, from what is on disk; written together on the thread pool: creating a
