@@ -156,6 +156,22 @@ describe('a run starts', () => {
   });
 });
 
+describe('a record the machine cannot move', () => {
+  test('should refuse a command on a run that is not there (RUN_NOT_INITIALIZED)', () => {
+    const r = new Run();
+    r.record = undefined;
+    expect(r.refused({ type: 'next', input: { planFileSha: null } })).toBe('RUN_NOT_INITIALIZED');
+  });
+
+  test('should refuse to open a phase after one closed without its consensus (CONSENSUS_MISSING)', () => {
+    const r = new Run();
+    r.bind('ceo', 'native');
+    r.bind('ceo', 'outside');
+    r.record!.phases.ceo!.consensus = null;
+    expect(r.refused({ type: 'next', input: { planFileSha: null } })).toBe('CONSENSUS_MISSING');
+  });
+});
+
 describe('results bind exactly once', () => {
   test('should bind a result, journal result_bound and report BOUND', () => {
     const r = new Run();
