@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LanewardError, toError } from '../../formats/codes/error.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { acquireLock, sweepClaims } from '../fs/file-lock.ts';
+import { acquireLock, livePidHolding, sweepClaims } from '../fs/file-lock.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
@@ -55,8 +55,9 @@ export function claimOut(out: string, crew: string, file: string): () => void {
 function busy(out: string, refused: LanewardError): LanewardError {
   // The description is the live holder's only when it names the pid the lock does (a dead
   // holder's may still stand there for the instant before the new one rewrites it).
-  const pid = Number(/live process (\d+)/.exec(refused.message)?.[1]);
+  const pid = livePidHolding(join(out, OUT_CLAIM));
   const holder = readHolder(join(out, HOLDER));
+  if (pid === undefined) return new LanewardError('CREW_BUSY', `out ${out} is in use: ${refused.message}`, { path: out });
   const who = holder === undefined || holder.pid !== pid ? `process ${pid}` : `crew ${holder.crew} (${holder.file}), process ${holder.pid} since ${holder.since}`;
   return new LanewardError('CREW_BUSY', `out ${out} is in use by ${who}`, { path: out });
 }

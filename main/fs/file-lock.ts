@@ -77,6 +77,12 @@ export function sweepClaims(lockPath: string): void {
   }
 }
 
+/** The pid holding `lockPath` now, when a live process holds it. */
+export function livePidHolding(lockPath: string): number | undefined {
+  const held = identify(lockPath);
+  return held !== undefined && held.alive ? held.pid : undefined;
+}
+
 let ownTokenCache: string | undefined;
 
 function ownToken(): string {

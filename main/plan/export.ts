@@ -119,8 +119,9 @@ export async function writeExport(store: Store, run: RunRecord, runDir: string, 
   // and run.json (written durably, last) before export is recorded done.
   for (const entry of Object.values(artifacts).map((a) => a.path)) onDisk(join(runDir, entry), () => syncFile(join(runDir, entry)));
   onDisk(runDir, () => syncDirectory(runDir));
-  onDisk(join(runDir, 'run.json'), () => ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`));
+  onDisk(join(runDir, 'run.json'), () => ensureFile(join(runDir, 'run.json'), `${JSON.stringify(manifest, null, 2)}\n`, undefined, false));
   onDisk(join(runDir, 'run.json'), () => syncFile(join(runDir, 'run.json')));
+  onDisk(runDir, () => syncDirectory(runDir));
   const verdict = validateRun(join(runDir, 'run.json'));
   if (!verdict.valid) {
     const first = verdict.errors[0];

@@ -163,9 +163,9 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (outcome !== null) emit({ type: 'outcome', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, outcome });
   };
 
-  const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null, journal = journaled(attempt, outcome)) => {
-    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail }, journal);
-    if (journal.length > 0) announce(attempt, outcome);
+  const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null) => {
+    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail }, journaled(attempt, outcome));
+    announce(attempt, outcome);
     emit({ type: 'report', command: 'fail', report });
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: status, code, outcome });
   };
