@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fillArgv } from '../formats/crew/file.ts';
+import { launchOf } from '../main/providers/launch.ts';
 import { isLanewardError } from '../formats/codes/error.ts';
 import { loadCrew } from '../main/crew/load-crew.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -75,6 +75,6 @@ describe('crew files', () => {
   });
 
   it('should fill placeholders inside argv elements without a shell', () => {
-    expect(fillArgv(['run', '--in={prompt}', '{result}', '$(rm -rf {lane})', '{other}'], { prompt: 'p q', result: 'r', lane: 'l' })).toEqual(['run', '--in=p q', 'r', '$(rm -rf l)', '{other}']);
+    expect(launchOf(['run', '--in={prompt}', '{result}', '$(rm -rf {lane})', '{other}'], { role: 'agent', prompt: 'p q', result: 'r', lane: 'l' }).argv).toEqual(['run', '--in=p q', 'r', '$(rm -rf l)', '{other}']);
   });
 });

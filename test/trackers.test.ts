@@ -33,7 +33,7 @@ afterEach(() => {
 
 describe('createTracker', () => {
   test('should list the four kinds the contract names', () => {
-    expect(TRACKER_KINDS).toEqual(['step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter']);
+    expect(TRACKER_KINDS).toEqual(['step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter', 'gemini-stream-json']);
     expect(Object.isFrozen(TRACKER_KINDS)).toBe(true);
   });
 

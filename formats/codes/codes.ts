@@ -142,6 +142,18 @@ export const RESULT_CODES = {
     summary: 'no admitted progress arrived within the inactivity lease',
     fix: 'emit structured progress (tool or step lifecycle) more often than the lease, or raise --timeout-ms',
   },
+  PROVIDER_NO_START: {
+    summary: 'the provider wrote no structured event within first_event_ms of its spawn',
+    fix: 'check the CLI starts (its key, its base URL, its network) or raise the action\'s first_event_ms; the attempt is not replayed',
+  },
+  PROVIDER_NO_EXIT: {
+    summary: 'the provider wrote its terminal event but did not exit within exit_after_terminal_ms; its tree was torn down and its result kept',
+    fix: 'find what keeps the CLI alive after its result (a hook, a background tool, an MCP server), or raise exit_after_terminal_ms',
+  },
+  PROVIDER_RATE_LIMITED: {
+    summary: 'the provider reported a rate limit or overload (HTTP 429 or 529); the attempt ended and is not replayed',
+    fix: 'wait for the retry-after the line names (a crew waits by itself before it starts that provider again), or raise the provider\'s quota',
+  },
   PROGRESS_INVALID: {
     summary: 'the progress source sent an invalid or non-monotonic mark',
     fix: 'send only 0x01 bytes on fd 3, or a strictly increasing {"progress": n}',

@@ -44,6 +44,10 @@ const EXIT_STATUS = {
   PROGRESS_CHANNEL_UNAVAILABLE: 3,
   PROGRESS_CHANNEL_LOST: 1,
   LEASE_EXPIRED: 124,
+  PROVIDER_NO_START: 124,
+  // It finished (its terminal event came): its result stands, only its exit had to be forced.
+  PROVIDER_NO_EXIT: 0,
+  PROVIDER_RATE_LIMITED: 1,
   PROGRESS_INVALID: 1,
   POST_PROVIDER_TIMEOUT: 124,
   OUTPUT_LIMIT: 1,

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { runnerSchema, type RunnerConfig } from '../providers/runner.ts';
 
 /** The crew file version this laneward reads. */
 export const CREW_VERSION = 1;
@@ -7,15 +8,20 @@ export const CREW_VERSION = 1;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 const name = (what: string) => v.pipe(v.string(), v.regex(NAME, `Expected a ${what} of letters, digits, '.', '_' or '-' (at most 63, not starting with '.', '_' or '-')`));
 const text = v.pipe(v.string(), v.minLength(1, 'Expected a non-empty string'));
-const argv = v.pipe(v.array(v.string()), v.minLength(1, 'Expected an argv array with the program first'));
 const count = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 
-/** Argv templates; `{prompt}`, `{result}` and `{lane}` are replaced inside each element, never by a shell. */
-const runnersShape = { native: argv, outside: argv, observer: argv, agent: argv };
+/**
+ * Each an argv template (`{prompt}`, `{result}` and `{lane}` replaced inside each element,
+ * never by a shell) or a provider preset (formats/providers/runner.ts).
+ */
+const runnersShape = { native: runnerSchema, outside: runnerSchema, observer: runnerSchema, agent: runnerSchema };
 const runners = v.strictObject(runnersShape);
 const runnerOverrides = v.strictObject(Object.fromEntries(Object.entries(runnersShape).map(([k, s]) => [k, v.optional(s)])) as {
   [K in keyof typeof runnersShape]: v.OptionalSchema<(typeof runnersShape)[K], undefined>;
 });
+
+const perMillion = v.pipe(v.number(), v.finite(), v.minValue(0));
+const priceSchema = v.strictObject({ input: perMillion, output: perMillion, cached_input: v.optional(perMillion) });
 
 const lane = v.strictObject({
   id: name('lane id'),
@@ -68,6 +74,11 @@ export const crewFileSchema = v.pipe(
       }),
       {},
     ),
+    /**
+     * USD per million tokens by model, for presets whose stream reports tokens but no cost
+     * (codex, gemini-cli): a call of a model not listed has unknown spend.
+     */
+    prices: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), priceSchema)),
     lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
     count: v.optional(count(1, 100_000)),
     template: v.optional(template),
@@ -77,7 +88,7 @@ export const crewFileSchema = v.pipe(
 );
 
 export type CrewFile = v.InferOutput<typeof crewFileSchema>;
-export type Runners = v.InferOutput<typeof runners>;
+export type Runners = Readonly<Record<keyof typeof runnersShape, RunnerConfig>>;
 export type RunnerOverrides = v.InferOutput<typeof runnerOverrides>;
 
 /** One lane, expanded from the file: its own runners, every path still as written. */
@@ -121,7 +132,7 @@ export function isLaneId(id: string): boolean {
   return NAME.test(id);
 }
 
-/** Replaces the placeholders inside each argv element; no shell ever sees the result. */
-export function fillArgv(template: readonly string[], values: Readonly<Record<string, string>>): string[] {
-  return template.map((part) => part.replace(/\{(prompt|result|lane)\}/g, (whole, key: string) => values[key] ?? whole));
+/** Replaces `{lane}` in an argv runner (a preset has no placeholders); no shell ever sees the result. */
+export function forLane(runner: RunnerConfig, lane: string): RunnerConfig {
+  return Array.isArray(runner) ? runner.map((part: string) => part.replaceAll('{lane}', lane)) : runner;
 }

@@ -39,6 +39,14 @@ export interface LaneProgress {
   stoppedIn: LaneStage | null;
   /** Turns taken before the lane's last retry: a retried lane has its whole turn budget again. */
   turnBase?: number;
+  /** The agent's provider session (a preset's), continued by every later turn. */
+  session?: string | null;
+  /** What the lane's preset calls cost so far, in USD, as their streams reported it (agent turns). */
+  agentUsd?: number;
+  /** The lane's worktree, branch and the head commit of its last diff-bearing turn (a crew with a workspace). */
+  worktree?: string | null;
+  branch?: string | null;
+  head?: string | null;
   /** Why the lane failed or was interrupted. */
   code: string | null;
   detail: string | null;

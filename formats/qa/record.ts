@@ -1,3 +1,4 @@
+import type { PresetRunner } from '../providers/runner.ts';
 import type { ToolClass } from '../supervision/tool-policy.ts';
 
 /** The three kinds of observer call; each has its own tool policy and frame label. */
@@ -37,6 +38,8 @@ export interface Turn {
 export interface ObserverConfig {
   /** argv with `{prompt}` and `{result}` substituted per element; never a shell. */
   readonly argv: readonly string[];
+  /** A provider preset instead of the argv (then empty): its CLI reads the prompt on stdin. */
+  readonly preset?: PresetRunner;
   readonly actionsFile: string;
   readonly trust: string;
   readonly action: string;

@@ -15,6 +15,10 @@ const budget = (min: number) =>
 const budgets = {
   cleanup_reserve_ms: budget(0),
   post_provider_ms: budget(1),
+  /** No structured event (a JSON line on stdout, or a mark on fd 3) within this many ms of the spawn: PROVIDER_NO_START. */
+  first_event_ms: v.optional(budget(1)),
+  /** No exit within this many ms after the provider's terminal event (result, turn.completed): PROVIDER_NO_EXIT, result kept. */
+  exit_after_terminal_ms: v.optional(budget(1)),
 };
 
 /**

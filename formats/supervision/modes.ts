@@ -2,7 +2,7 @@
 const TIMEOUT_MODES = ['total_deadline', 'admitted_progress_inactivity'] as const;
 
 /** Where admitted progress comes from: the fd 3 byte channel or a stdout tracker. */
-export const PROGRESS_SOURCES = ['fd', 'step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter'] as const;
+export const PROGRESS_SOURCES = ['fd', 'step-lifecycle', 'claude-stream-json', 'codex-json', 'jsonl-counter', 'gemini-stream-json'] as const;
 
 export type TimeoutMode = (typeof TIMEOUT_MODES)[number];
 export type ProgressSource = (typeof PROGRESS_SOURCES)[number];

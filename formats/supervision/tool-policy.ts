@@ -58,3 +58,12 @@ export function classifyTool(format: ToolEventFormat, name: string): ToolClass {
   const table = format === 'claude-stream-json' ? CLAUDE : CODEX;
   return Object.hasOwn(table, name) ? table[name]! : 'other';
 }
+
+/** The tools of `format` in the given classes, and the others it names: a CLI's own allow and deny lists. */
+export function toolsByClass(format: ToolEventFormat, allow: readonly ToolClass[]): { allowed: string[]; denied: string[] } {
+  const table = format === 'claude-stream-json' ? CLAUDE : CODEX;
+  const allowed: string[] = [];
+  const denied: string[] = [];
+  for (const [name, cls] of Object.entries(table)) (allow.includes(cls) ? allowed : denied).push(name);
+  return { allowed, denied };
+}

@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import { parseAgentTurn, type AgentTurn } from '../../formats/crew/agent-turn.ts';
-import { fillArgv, type LaneSpec } from '../../formats/crew/file.ts';
+import type { LaneSpec } from '../../formats/crew/file.ts';
+import { isPresetRunner } from '../../formats/providers/runner.ts';
+import { createStreamReader } from '../../formats/providers/stream-reader.ts';
+import type { ProviderFacts } from '../../formats/providers/facts.ts';
+import { finishedWork } from '../../workers/supervise/outcome.ts';
+import { launchOf } from '../providers/launch.ts';
+import { costOf } from '../providers/cost.ts';
+import { existsSync, readFileSync } from 'node:fs';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
@@ -25,7 +32,7 @@ interface Saves {
 type End = (step: StepResult) => Promise<void>;
 
 /** What ingesting one turn decided: the lane's typed end, or the progress to save. */
-type Ingested = { readonly end: StepResult } | { readonly changes: Partial<LaneProgress> };
+type Ingested = { readonly end: StepResult; readonly changes?: Partial<LaneProgress> } | { readonly changes: Partial<LaneProgress> };
 
 /**
  * Agent turns until the agent reports finish. Each turn is journaled as dispatched before
@@ -35,36 +42,51 @@ type Ingested = { readonly end: StepResult } | { readonly changes: Partial<LaneP
  */
 export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, saves: Saves, end: End): Promise<void> {
   const { save, advance } = saves;
+  const settle = (ingested: Ingested): Promise<void> | void => {
+    if (!('end' in ingested)) return advance(ingested.changes);
+    if (ingested.changes !== undefined) Object.assign(progress, ingested.changes);
+    return end(ingested.end);
+  };
   if (progress.turnsDispatched > progress.turnsDone) {
     // Its agent may still run, orphaned: it is settled (adopted to its end, or torn down
     // with proof) before its result is read and before another turn starts in the worktree.
     const settled = await settleTurnOrphan(ctx, lane, progress);
     if (!settled.ok) return end(settled);
-    const resumed = await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null);
-    return 'end' in resumed ? end(resumed.end) : advance(resumed.changes);
+    return settle(await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null));
   }
   if (progress.turnsDone - (progress.turnBase ?? 0) >= ctx.agentTurns) {
     await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
     return;
   }
+  if (ctx.workspace !== undefined) {
+    // Made or found again each turn: a crew started again after a crash reuses it.
+    const made = await ctx.workspace.prepare(lane.id);
+    if (progress.worktree !== made.worktree) await save({ worktree: made.worktree, branch: made.branch, head: await ctx.workspace.head(made.worktree) });
+  }
   const n = progress.turnsDispatched + 1;
   const files = turnFiles(progress, n);
   makeDirs(join(progress.runDir, 'agent'));
   writeFileAtomic(files.prompt, agentPrompt(lane, n, progress.guidance, files.result), 0o644, false);
+  const launch = launchOf(lane.runners.agent, { role: 'agent', prompt: files.prompt, result: files.result, lane: lane.id, resume: progress.session ?? null });
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
   // when the crew was killed never started, and runs when the crew is started again. Its
   // child is journaled (and counted) at its spawn, for a crew started after this one died.
-  const base = ctx.actions.spec('agent', fillArgv(lane.runners.agent, { prompt: files.prompt, result: files.result, lane: lane.id }));
+  const base = ctx.actions.spec('agent', launch.argv);
   // The result file names the turn: a crew started after this one died finds the agent by it.
-  const spec = { ...base, env: { ...base.env, LANEWARD_PROMPT_FILE: files.prompt, LANEWARD_RESULT_FILE: files.result } };
+  // A preset's stream is kept beside the turn: a crew started after a crash reads its session from it.
+  const spec: SupervisionSpec = {
+    ...base,
+    env: { ...base.env, ...launch.env, LANEWARD_PROMPT_FILE: files.prompt, LANEWARD_RESULT_FILE: files.result },
+    ...(launch.provider === undefined ? {} : { provider: launch.provider, stdinFile: files.prompt, stdoutCopy: files.stream }),
+    ...(ctx.workspace === undefined || progress.worktree == null ? {} : { cwd: progress.worktree }),
+  };
   const onSlot = () => save({ turnsDispatched: n, turnChild: null });
   const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
   const outcome = await ctx.run(spec, { onSlot, onSpawn });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   // Saved behind: a crash before its commit leaves the turn dispatched and not done, and
   // the crew started again ingests it anew (its QA turns are keyed, never recorded twice).
-  const ingested = await ingestTurn(ctx, lane, qaId, progress, n, outcome);
-  return 'end' in ingested ? end(ingested.end) : advance(ingested.changes);
+  return settle(await ingestTurn(ctx, lane, qaId, progress, n, outcome));
 }
 
 /**
@@ -78,7 +100,20 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   const files = turnFiles(progress, n);
   const user = await ctx.qa.turn(qaId, 'user', agentPrompt(lane, n, progress.guidance, files.result), false, `agent-${n}-user`);
   if (!user.ok) return { end: user };
-  if (outcome !== null && outcome.status !== 'ok') return { end: { ok: false, code: outcome.code, detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 } };
+  // A preset's facts: from its outcome, or read back from its kept stream after a crash.
+  const facts = isPresetRunner(lane.runners.agent) ? (outcome?.provider ?? factsFromStream(lane.runners.agent.preset, files.stream)) : null;
+  const session = facts?.sessionId ?? progress.session ?? null;
+  const spent = (progress.agentUsd ?? 0) + (costOf(facts, isPresetRunner(lane.runners.agent) ? (lane.runners.agent.model ?? null) : null, ctx.prices) ?? 0);
+  if (outcome !== null && !finishedWork(outcome)) {
+    // The session survives a failed turn: a retried lane continues it.
+    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent } };
+  }
+  // Whether the turn changed files is the worktree's to say, never the agent's word.
+  const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree);
+  if (facts !== null && !existsSync(files.result)) {
+    const made = presetTurn(facts, changed ?? true);
+    if (made !== null) writeFileAtomic(files.result, `${JSON.stringify(made)}\n`, 0o600, false);
+  }
   const read = tryReadBounded(files.result, MAX_TURN_BYTES);
   const parsed = read.ok ? parseAgentTurn(read.bytes) : `the turn result ${read.detail}`;
   if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 } };
@@ -86,10 +121,17 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
     typeof parsed === 'string'
       ? { text: `agent turn ${n} was running when the crew stopped and its end was never seen (${parsed}): what it changed is unknown, review the worktree`, diff: true, finish: false }
       : parsed;
-  const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, turn.diff, `agent-${n}-assistant`);
-  if (!assistant.ok) return { end: assistant };
+  // A diff-bearing turn is committed on the lane's branch before QA hears of it: a crash
+  // after this finds the work committed (a second commit of nothing is none).
+  const head = changed === true ? await ctx.workspace!.commit(progress.worktree!, lane.id, n) : null;
+  const diff = changed ?? turn.diff;
+  const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, diff, `agent-${n}-assistant`);
+  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, ...(head === null ? {} : { head }) } };
   return {
     changes: {
+      session,
+      agentUsd: spent,
+      ...(head === null ? {} : { head }),
       turnsDone: n,
       attempts: progress.attempts + assistant.attempts + user.attempts,
       guidance: assistant.guidance ?? user.guidance ?? null,
@@ -121,12 +163,52 @@ function unjournaledAgent(base: SupervisionSpec, progress: LaneProgress): ChildR
   return live === undefined ? undefined : { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs: 0 }), pgid: live.pgid };
 }
 
-function turnFiles(progress: LaneProgress, n: number): { prompt: string; result: string } {
+function turnFiles(progress: LaneProgress, n: number): { prompt: string; result: string; stream: string } {
   const dir = join(progress.runDir, 'agent');
-  return { prompt: join(dir, `turn-${n}.prompt.md`), result: join(dir, `turn-${n}.json`) };
+  return { prompt: join(dir, `turn-${n}.prompt.md`), result: join(dir, `turn-${n}.json`), stream: join(dir, `turn-${n}.stream.jsonl`) };
+}
+
+/** A turn's facts read back from its kept stream (a crew that died never saw its outcome). */
+function factsFromStream(preset: Parameters<typeof createStreamReader>[0], file: string): ProviderFacts | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const reader = createStreamReader(preset);
+  for (const line of text.split('\n')) reader.feed(line);
+  return reader.facts();
+}
+
+/** The line that ends a preset agent's reply when it reports the plan done. */
+const FINISH_LINE = /^STATUS:\s*done\s*$/i;
+
+/**
+ * A preset agent's turn from its reply: the text, whether it changed files (`diff`, from
+ * the worktree when the crew has one, never from the agent's word), and whether its last
+ * line reports the work done. Null when the reply has no text.
+ */
+export function presetTurn(facts: ProviderFacts, diff: boolean): AgentTurn | null {
+  const text = facts.finalText;
+  if (text === null || text.trim() === '') return null;
+  const last = text.trimEnd().split('\n').at(-1) ?? '';
+  return { text: text.slice(0, 64 * 1024), diff, finish: FINISH_LINE.test(last.trim()) };
 }
 
 function agentPrompt(lane: LaneSpec, n: number, guidance: string | null, result: string): string {
+  if (isPresetRunner(lane.runners.agent)) {
+    return [
+      `# Lane ${lane.id}, turn ${n}`,
+      '',
+      `Plan: ${lane.plan}`,
+      `Observer guidance: ${guidance ?? 'none'}`,
+      '',
+      'Work on the plan in this directory. End your reply with one last line:',
+      '`STATUS: done` when the whole plan is implemented, else `STATUS: continue`.',
+      '',
+    ].join('\n');
+  }
   return [
     `# Lane ${lane.id}, turn ${n}`,
     '',

@@ -64,8 +64,8 @@ const LIVE_MS = 250;
 export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<CrewRunResult> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
-  const loaded = loadCrew(options.file, options.cwd);
-  checkRunners(loaded.file, loaded.lanes, options.cwd, options.env);
+  const read = loadCrew(options.file, options.cwd);
+  const loaded = { ...read, lanes: checkRunners(read.file, read.lanes, options.cwd, options.env) };
   const actions = verifyCrewActions(loaded);
   // The state root is resolved as every plan command resolves it (an empty value names none).
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);

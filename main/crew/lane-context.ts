@@ -4,6 +4,21 @@ import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort } from './ports.ts';
+import type { Prices } from '../providers/cost.ts';
+
+/** The git side of agent lanes on a real repository (a crew file's `workspace`). */
+export interface WorkspacePort {
+  /** The lane's worktree and branch, made or found again (idempotent). */
+  prepare(lane: string): Promise<{ readonly worktree: string; readonly branch: string }>;
+  /** Whether the worktree holds changes since its head. */
+  changed(worktree: string): Promise<boolean>;
+  /** Commits everything as the lane's turn `n`; the new head, or null when nothing changed. */
+  commit(worktree: string, lane: string, n: number): Promise<string | null>;
+  /** The worktree's head commit. */
+  head(worktree: string): Promise<string>;
+  /** Removes a complete lane's worktree (its branch stays). */
+  remove(worktree: string): Promise<void>;
+}
 
 /** Everything a lane driver shares with the other lanes of its crew. */
 export interface LaneContext {
@@ -15,6 +30,10 @@ export interface LaneContext {
   readonly qa: QaPort;
   readonly run: SuperviseFn;
   readonly agentTurns: number;
+  /** Agent lanes work in worktrees of this repository; absent: in the crew's directory. */
+  readonly workspace?: WorkspacePort;
+  /** USD per million tokens by model, for presets whose stream reports no cost. */
+  readonly prices?: Prices;
   /** Failed lanes run again (crew run --retry-failed); else a failed lane is left as it is. */
   readonly retryFailed?: boolean;
   readonly cancel: AbortSignal;

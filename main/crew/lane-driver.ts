@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
-import { fillArgv, type LaneSpec } from '../../formats/crew/file.ts';
+import { forLane, type LaneSpec } from '../../formats/crew/file.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { isTerminalStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
 import { work } from './agent-turns.ts';
@@ -89,7 +89,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           stage('bootstrap');
           break;
         case 'bootstrap': {
-          const step = await ctx.qa.start(qaLane(ctx, lane), fillArgv(lane.runners.observer, { lane: lane.id }));
+          const step = await ctx.qa.start(qaLane(ctx, lane), forLane(lane.runners.observer, lane.id));
           count(step);
           if (step.ok) stage('review');
           else await end(step);
@@ -125,8 +125,16 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
         case 'export': {
           const step = await ctx.review.export(progress.runDir);
           count(step);
-          if (step.ok) await save({ stage: 'complete', code: null, detail: null });
-          else await end(step);
+          if (!step.ok) {
+            await end(step);
+            break;
+          }
+          await save({ stage: 'complete', code: null, detail: null });
+          // A complete lane's work is on its branch: its worktree goes, a failed lane's stays for inspection.
+          if (ctx.workspace !== undefined && progress.worktree != null) {
+            await ctx.workspace.remove(progress.worktree);
+            await save({ worktree: null });
+          }
           break;
         }
       }

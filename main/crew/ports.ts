@@ -1,3 +1,4 @@
+import type { RunnerConfig } from '../../formats/providers/runner.ts';
 import type { LaneSpec } from '../../formats/crew/file.ts';
 
 /**
@@ -43,7 +44,7 @@ export interface QaStep extends StepResult {
 /** The lane's QA state machine, hosted by the crew's QA service thread. */
 export interface QaPort {
   /** Records the lane if new and bootstraps its observer; a lane already ready is left alone. */
-  start(lane: string, observer: readonly string[]): Promise<QaStep>;
+  start(lane: string, observer: RunnerConfig): Promise<QaStep>;
   /** `key` names the turn: a turn whose key the lane already holds is not recorded again. */
   turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
   /** finish_success: the cross-check; ok only when it passed. */

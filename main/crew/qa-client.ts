@@ -30,7 +30,7 @@ export async function startQaService(root: string, run: Dispatcher['run'], confi
   };
   await remote.init(root, Comlink.proxy(run), config, observer);
   return {
-    start: (lane, argv) => guard(() => remote.start(lane, [...argv])),
+    start: (lane, runner) => guard(() => remote.start(lane, Array.isArray(runner) ? [...runner] : runner)),
     turn: (lane, role, text, diff, key) => guard(() => remote.turn(lane, role, text, diff, key)),
     finish: (lane) => guard(() => remote.finish(lane)),
     stop: (lane) => guard(() => remote.stop(lane)),

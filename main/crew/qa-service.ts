@@ -1,3 +1,4 @@
+import { isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
@@ -21,7 +22,7 @@ export interface ObserverSettings {
 /** The QA service's surface, as the coordinator calls it through comlink. */
 export interface QaServiceApi {
   init(root: string, run: SuperviseFn, config: QaConfig, observer: ObserverSettings): Promise<void>;
-  start(lane: string, argv: string[]): Promise<QaStep>;
+  start(lane: string, runner: RunnerConfig): Promise<QaStep>;
   turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
   finish(lane: string): Promise<QaStep>;
   stop(lane: string): Promise<QaStep>;
@@ -73,12 +74,13 @@ const api: QaServiceApi = {
     knobs = config;
     observer = settings;
   },
-  start: (lane, argv) =>
+  start: (lane, runner) =>
     step(async (run) => {
       // A lane whose bootstrap already passed (a crew killed before it saved the stage) is left alone.
       const status = qaStatus(store, lane).status;
       if (status !== null && status.state === 'active' && status.ready) return { lane, code: null, message: '', events: [], status };
-      return qaStart(store, lane, { observer: { argv, ...observer } }, run);
+      const launcher = isPresetRunner(runner) ? { argv: [], preset: runner } : { argv: [...runner] };
+      return qaStart(store, lane, { observer: { ...launcher, ...observer } }, run);
     }),
   turn: (lane, role, text, diff, key) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, run)),
   finish: (lane) => step((run) => qaFinish(store, lane, {}, run)),

@@ -1,4 +1,4 @@
-import { fillArgv } from '../../formats/crew/file.ts';
+import { forLane } from '../../formats/crew/file.ts';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import { attemptOf, locateRun, phaseOf, planAnswer, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
@@ -48,8 +48,8 @@ export function crewReviewPort(context: {
           {
             out: runDir,
             plan: lane.plan,
-            native: fillArgv(lane.runners.native, { lane: lane.id }),
-            outside: fillArgv(lane.runners.outside, { lane: lane.id }),
+            native: forLane(lane.runners.native, lane.id),
+            outside: forLane(lane.runners.outside, lane.id),
             nativeModel: settings.models.native,
             outsideModel: settings.models.outside,
             action: context.actions.names.reviewer,

@@ -40,5 +40,7 @@ export function specFrom(action: ActionSpec, sha256: string, request: LeaseReque
     startedAt,
     action: request.action,
     descriptorSha256: sha256,
+    ...(action.first_event_ms === undefined ? {} : { firstEventMs: action.first_event_ms }),
+    ...(action.exit_after_terminal_ms === undefined ? {} : { exitAfterTerminalMs: action.exit_after_terminal_ms }),
   };
 }

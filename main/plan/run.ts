@@ -8,7 +8,11 @@ import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/superv
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { specFrom, type LeaseRequest } from '../lease/lease-options.ts';
-import { fillTemplate } from './argv-template.ts';
+import { launchOf } from '../providers/launch.ts';
+import { settleResult } from '../providers/launch.ts';
+import { costOf, type Prices } from '../providers/cost.ts';
+import type { RunnerConfig } from '../../formats/providers/runner.ts';
+import { finishedWork } from '../../workers/supervise/outcome.ts';
 import { locateRun, runDirOf } from './locate.ts';
 import type { PlanEnv } from './settings.ts';
 import { planNext } from './next.ts';
@@ -32,9 +36,12 @@ export interface PlanRunOptions {
   readonly out: string;
   /** Needed by the first run on `out` only (it starts the review run). */
   readonly plan?: string;
-  /** Argv templates; {prompt} and {result} are substituted inside each element, never through a shell. */
-  readonly native: readonly string[];
-  readonly outside: readonly string[];
+  /**
+   * Argv templates ({prompt} and {result} substituted inside each element, never through a
+   * shell) or provider presets (the prompt on stdin, the result from the stream).
+   */
+  readonly native: RunnerConfig;
+  readonly outside: RunnerConfig;
   readonly nativeModel: string;
   readonly outsideModel: string;
   /** The signed action that sets timeout mode and budgets. */
@@ -56,6 +63,8 @@ export interface PlanRunOptions {
    * lane), by attempt id: an attempt is resumed only once its settlement is journaled.
    */
   readonly orphans?: ReadonlyMap<string, Promise<unknown>>;
+  /** USD per million tokens by model, for presets whose stream gives tokens but no cost. */
+  readonly prices?: Prices;
 }
 
 /** One attempt's end as `plan run` saw it. */
@@ -170,11 +179,12 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: status, code, outcome });
   };
 
-  const submit = async (attempt: AttemptRecord, result: string, outcome: OutcomeFacts | null) => {
+  const submit = async (attempt: AttemptRecord, result: string, outcome: OutcomeFacts | null, used: { model: string | null; usageUsd: number | null } = { model: null, usageUsd: null }) => {
     let report: PlanReport;
     try {
+      const model = used.model ?? (attempt.voice === 'native' ? options.nativeModel : options.outsideModel);
       report = await planSubmit(
-        { out: options.out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result, model: attempt.voice === 'native' ? options.nativeModel : options.outsideModel, runner: 'plan-run' },
+        { out: options.out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result, model, runner: 'plan-run', ...(used.usageUsd === null ? {} : { usageUsd: used.usageUsd }) },
         penv,
         journaled(attempt, outcome),
       );
@@ -247,11 +257,13 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     const prompt = join(runDir, attempt.prompt);
     const result = join(runDir, attempt.result);
     if (attempt.dispatched_at !== undefined && (await resume(attempt, result)) !== 'dispatch') return;
-    const argv = fillTemplate(attempt.voice === 'native' ? options.native : options.outside, { prompt, result });
-    const spec = {
-      ...specFrom(verified.spec, verified.sha256, request, argv, nowMs()),
+    const launch = launchOf(attempt.voice === 'native' ? options.native : options.outside, { role: 'reviewer', prompt, result });
+    const spec: SupervisionSpec = {
+      ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()),
       cwd: penv.cwd,
-      env: { LANEWARD_ATTEMPT: attempt.id, LANEWARD_PROMPT_FILE: prompt, LANEWARD_RESULT_FILE: result },
+      env: { ...launch.env, LANEWARD_ATTEMPT: attempt.id, LANEWARD_PROMPT_FILE: prompt, LANEWARD_RESULT_FILE: result },
+      ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
+      ...(launch.provider === undefined ? {} : { provider: launch.provider }),
     };
     const outcome = await run(spec, {
       cancel: stop.signal,
@@ -265,7 +277,10 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       onSpawn: (child) => recordChild(options.out, penv, attempt.id, childRecord(spec, child)),
     });
     const facts = outcomeFacts(outcome);
-    if (outcome.status === 'ok') return submit(attempt, result, facts);
+    if (finishedWork(outcome)) {
+      if (launch.provider !== undefined) settleResult(result, outcome.provider);
+      return submit(attempt, result, facts, { model: launch.model, usageUsd: costOf(outcome.provider, launch.model, options.prices) });
+    }
     if (outcome.code === 'CANCELLED' && !outcome.providerStarted) {
       // Nothing went out: the attempt stays open for the next plan run.
       await recordOutcome(options.out, penv, attempt.id, facts);
@@ -284,8 +299,10 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'cancelled', code: 'CANCELLED', outcome: facts });
       return;
     }
-    const detail = `action ${options.action} (${outcome.timeoutMode ?? 'refused'}) after ${facts.duration_ms} ms, child exit ${outcome.childExitCode ?? '-'}, marks ${outcome.marks}`;
-    return fail(attempt, outcome.providerStarted ? 'failed' : 'unavailable', outcome.code, detail, facts);
+    const limited = outcome.provider?.rateLimit;
+    const why = limited == null ? '' : `, rate limited (${limited.status ?? '?'}${limited.retryAfterS === null ? '' : `, retry after ${limited.retryAfterS} s`})`;
+    const detail = `action ${options.action} (${outcome.timeoutMode ?? 'refused'}) after ${facts.duration_ms} ms, child exit ${outcome.childExitCode ?? '-'}, marks ${outcome.marks}${why}`;
+    return fail(attempt, outcome.providerStarted ? 'failed' : 'unavailable', outcome.code ?? 'INTERNAL', detail, facts);
   };
 
   // One driver per run, claimed before anything is dispatched or changed; a run that does
@@ -338,7 +355,16 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
 }
 
 function outcomeFacts(outcome: Outcome): OutcomeFacts {
+  const provider = outcome.provider;
   return {
+    ...(provider === null
+      ? {}
+      : {
+          session: provider.sessionId,
+          usage: provider.usage,
+          cost_usd: provider.costUsd,
+          ...(provider.rateLimit === null ? {} : { rate_limit: { status: provider.rateLimit.status, retry_after_s: provider.rateLimit.retryAfterS } }),
+        }),
     status: outcome.status,
     code: outcome.code,
     child_exit: outcome.childExitCode,

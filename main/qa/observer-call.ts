@@ -8,7 +8,8 @@ import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats
 import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
 import { decodeUtf8 } from '../../formats/text/utf8.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
-import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
+import { finishedWork, refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
+import { jsonFromReply, launchOf, settleResult } from '../providers/launch.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
@@ -65,12 +66,13 @@ export async function callObserver(
   makeDirs(dir);
   try {
     writeFileSync(files.prompt, prompt, { mode: 0o600 });
-    const argv = observer.argv.map((arg) => arg.replaceAll('{prompt}', files.prompt).replaceAll('{result}', files.result));
+    const allow = QA_TOOL_POLICY[mode];
+    const launch = launchOf(observer.preset ?? observer.argv, { role: 'observer', prompt: files.prompt, result: files.result, allow });
     let base: SupervisionSpec;
     try {
       base = leaseSpecFor(
         { file: observer.actionsFile, trust: observer.trust, action: observer.action, timeoutMs: observer.timeoutMs, ...SUPERVISION_DEFAULTS },
-        argv,
+        launch.argv,
         startedAt,
       );
     } catch (error) {
@@ -81,10 +83,12 @@ export async function callObserver(
     if (!isToolEventFormat(events)) {
       return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'QA_POLICY_UNENFORCEABLE', `action ${observer.action} has progress ${events ?? 'none'}`, null);
     }
-    const allow = QA_TOOL_POLICY[mode];
     const spec: SupervisionSpec = {
       ...base,
+      ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
+      ...(launch.provider === undefined ? {} : { provider: launch.provider }),
       env: {
+        ...launch.env,
         LANEWARD_QA_LANE: lane,
         LANEWARD_QA_MODE: mode,
         LANEWARD_QA_CALL: String(call),
@@ -97,13 +101,15 @@ export async function callObserver(
     };
     const outcome = await run(spec, cancel === undefined ? {} : { cancel });
     const frames = readFrames(files.stdout, events, call, mode);
-    if (outcome.status !== 'ok') {
+    if (!finishedWork(outcome)) {
       const detail =
         outcome.code === 'TOOL_DENIED'
           ? `tool ${outcome.deniedTool ?? '?'} is outside the ${mode} policy (${allow.join(', ')}); verdict discarded`
           : `${outcome.status} after ${Math.round(outcome.durationMs)} ms (action ${observer.action}, ${outcome.timeoutMode ?? 'no mode'})`;
       return end(outcome, outcome.code, detail, null, frames);
     }
+    // A preset's verdict is its reply, unless it wrote the file itself.
+    if (launch.provider !== undefined) settleResult(files.result, outcome.provider, jsonFromReply);
     const read = readVerdict(files.result);
     return 'verdict' in read ? end(outcome, null, '', read.verdict, frames) : end(outcome, 'QA_VERDICT_MALFORMED', read.problem, null, frames);
   } finally {

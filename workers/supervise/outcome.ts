@@ -1,7 +1,8 @@
 import type { TimeoutMode } from '../../formats/supervision/modes.ts';
 import { nowMs } from './monotonic-timer.ts';
+import type { ProviderFacts } from '../../formats/providers/facts.ts';
 
-export type TimeoutCode = 'DEADLINE_EXPIRED' | 'LEASE_EXPIRED' | 'POST_PROVIDER_TIMEOUT';
+export type TimeoutCode = 'DEADLINE_EXPIRED' | 'LEASE_EXPIRED' | 'POST_PROVIDER_TIMEOUT' | 'PROVIDER_NO_START';
 export type FailureCode =
   | 'CHILD_FAILED'
   | 'COMMAND_NOT_FOUND'
@@ -11,7 +12,10 @@ export type FailureCode =
   | 'PROGRESS_INVALID'
   | 'OUTPUT_LIMIT'
   | 'TOOL_DENIED'
-  | 'TEARDOWN_UNPROVEN';
+  | 'TEARDOWN_UNPROVEN'
+  /** It finished (its terminal event came) but had to be torn down: its result stands (see {@link finishedWork}). */
+  | 'PROVIDER_NO_EXIT'
+  | 'PROVIDER_RATE_LIMITED';
 export type RefusalCode = 'DESCRIPTOR_INVALID' | 'PROGRESS_CHANNEL_UNAVAILABLE';
 /** Every code a supervision can end with. */
 export type OutcomeCode = TimeoutCode | FailureCode | RefusalCode | 'CANCELLED';
@@ -46,6 +50,8 @@ export interface OutcomeFields {
   readonly firstSignalMs: number | null;
   /** From the expiry (or failure) to the tree proven gone, in ms. */
   readonly goneMs: number | null;
+  /** What the provider's own stream said (session, final text, usage, cost), for a preset's call. */
+  readonly provider: ProviderFacts | null;
 }
 
 /**
@@ -68,6 +74,9 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
   DEADLINE_EXPIRED: 'timeout',
   LEASE_EXPIRED: 'timeout',
   POST_PROVIDER_TIMEOUT: 'timeout',
+  PROVIDER_NO_START: 'timeout',
+  PROVIDER_NO_EXIT: 'failed',
+  PROVIDER_RATE_LIMITED: 'failed',
   CHILD_FAILED: 'failed',
   COMMAND_NOT_FOUND: 'failed',
   COMMAND_NOT_EXECUTABLE: 'failed',
@@ -83,7 +92,7 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
 };
 
 /** What the engine knows at the end; everything else is derived here, once. */
-export type OutcomeFacts = Omit<OutcomeFields, 'timedOut' | 'leaseExpired' | 'cancelled'> & { readonly code: OutcomeCode | null };
+export type OutcomeFacts = Omit<OutcomeFields, 'timedOut' | 'leaseExpired' | 'cancelled' | 'provider'> & { readonly code: OutcomeCode | null; readonly provider?: ProviderFacts | null };
 
 /** Builds the outcome: the status follows from the code, the flags from the status. */
 export function buildOutcome(facts: OutcomeFacts): Outcome {
@@ -91,6 +100,7 @@ export function buildOutcome(facts: OutcomeFacts): Outcome {
   const status = code === null ? 'ok' : STATUS_OF[code];
   return {
     ...fields,
+    provider: facts.provider ?? null,
     status,
     code,
     timedOut: status === 'timeout',
@@ -120,4 +130,12 @@ export function refusedOutcome(code: RefusalCode, action: string | null, started
     firstSignalMs: null,
     goneMs: null,
   });
+}
+
+/**
+ * Whether the provider's work finished, so its result stands: a clean end, or a provider
+ * that wrote its terminal event and then had to be torn down because it did not exit.
+ */
+export function finishedWork(outcome: Outcome): boolean {
+  return outcome.status === 'ok' || outcome.code === 'PROVIDER_NO_EXIT';
 }

@@ -1,6 +1,7 @@
 import type { ProgressSource, TimeoutMode } from '../../formats/supervision/modes.ts';
 import type { ToolPolicy } from '../../formats/supervision/tool-policy.ts';
 import type { ProcSnapshots } from './proc-snapshot.ts';
+import type { PresetName } from '../../formats/providers/names.ts';
 
 /**
  * Everything one supervision needs; plain data, so it crosses to a pool worker. The
@@ -51,6 +52,14 @@ export interface SupervisionSpec {
    * named by pid and start time. Nothing is spawned; its budget runs from `startedAt`.
    */
   readonly adopt?: OrphanRef;
+  /** A file the provider reads as its stdin (the prompt, never through argv); else stdin is closed. */
+  readonly stdinFile?: string;
+  /** PROVIDER_NO_START when no structured event came within this many ms of the spawn. */
+  readonly firstEventMs?: number;
+  /** PROVIDER_NO_EXIT when the provider has not exited this many ms after its terminal event. */
+  readonly exitAfterTerminalMs?: number;
+  /** The CLI whose stream is read for its session, final text, usage, cost and rate limits. */
+  readonly provider?: PresetName;
 }
 
 /** A process to adopt: pid and start time (clock ticks after boot, /proc/<pid>/stat field 22). */

@@ -15,6 +15,8 @@ import { adoptOrphan } from './adopt.ts';
 import { onAbort } from './on-abort.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { createStreamReader } from '../../formats/providers/stream-reader.ts';
+import type { StreamReader } from '../../formats/providers/facts.ts';
 
 const MARK = 0x01;
 /** After a failure's teardown, how long the leader's own exit is awaited before reporting. */
@@ -61,6 +63,11 @@ class Supervision {
   private readonly cancel: AbortSignal | undefined;
   private readonly tracker: ProgressTracker | undefined;
   private readonly guard: ToolGuard | undefined;
+  private readonly reader: StreamReader | undefined;
+  /** PROVIDER_NO_START's timer, until the first structured event; PROVIDER_NO_EXIT's after the terminal one. */
+  private startTimer: NodeJS.Timeout | undefined;
+  private exitTimer: NodeJS.Timeout | undefined;
+  private terminalSeen = false;
   private deniedTool: string | null = null;
   private copyFd: number | undefined;
   private readonly snapshots: ProcSnapshots;
@@ -92,6 +99,7 @@ class Supervision {
     this.snapshots = hooks.snapshots ?? new ProcSnapshots();
     this.tracker = spec.progress !== null && spec.progress !== 'fd' ? createTracker(spec.progress) : undefined;
     this.guard = spec.toolPolicy === undefined ? undefined : new ToolGuard(spec.toolPolicy);
+    this.reader = spec.provider === undefined ? undefined : createStreamReader(spec.provider);
   }
 
   async run(): Promise<Outcome> {
@@ -162,13 +170,28 @@ class Supervision {
   private launch(): Promise<true | Cause> {
     const { spec } = this;
     const fd = spec.progress === 'fd';
-    return new Promise((resolve) => {
+    let stdin: number | undefined;
+    if (spec.stdinFile !== undefined) {
+      try {
+        stdin = openSync(spec.stdinFile, 'r');
+      } catch (error) {
+        this.spawnError = errnoCode(error) ?? 'UNKNOWN';
+        return Promise.resolve(cause('SPAWN_FAILED'));
+      }
+    }
+    // The child holds its own copy of the stdin descriptor once spawned (or never will).
+    const closeStdin = () => {
+      if (stdin !== undefined) closeSync(stdin);
+      stdin = undefined;
+    };
+    return new Promise<true | Cause>((resolve) => {
       const refuse = (error: unknown) => resolve(this.launchFailure(error, fd));
       let child: ChildProcess;
       try {
+        const stdio = stdioFor(spec.stdio, fd) as unknown[];
         child = spawnGroup({
           argv: spec.argv,
-          stdio: stdioFor(spec.stdio, fd),
+          stdio: (stdin === undefined ? stdio : [stdin, ...(Array.isArray(stdio) ? stdio.slice(1) : ['inherit', 'inherit'])]) as StdioOptions,
           env: { ...process.env, ...spec.env, ...(fd ? { LANEWARD_PROGRESS_FD: '3', DENO_EXTRA_STDIO_FDS: '3' } : {}) },
           ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
         });
@@ -185,10 +208,11 @@ class Supervision {
         this.census = new TreeCensus(child.pid!, this.snapshots);
         this.watch(child);
         const budgetLeftMs = Math.max(0, spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs - nowMs());
+        if (spec.firstEventMs !== undefined) this.startTimer = setTimeout(() => this.fail(cause('PROVIDER_NO_START')), spec.firstEventMs);
         this.hooks.onSpawn?.(child.pid!, { pid: child.pid!, ticks: this.census.leaderStart ?? null, budgetLeftMs });
         resolve(true);
       });
-    });
+    }).finally(closeStdin);
   }
 
   private launchFailure(error: unknown, fd: boolean): Cause {
@@ -209,10 +233,12 @@ class Supervision {
         this.childExitCode = code ?? signalExitCode(signal ?? 'SIGKILL');
         // A total deadline ends with the provider; a lease is not needed once it exited.
         this.timer?.clear();
+        this.clearProviderTimers();
         resolve();
       }),
     );
-    const splitter = this.tracker === undefined && this.guard === undefined ? undefined : new JsonlLineSplitter((line) => this.feed(line));
+    const reads = this.tracker !== undefined || this.guard !== undefined || this.reader !== undefined || spec.firstEventMs !== undefined;
+    const splitter = reads ? new JsonlLineSplitter((line) => this.feed(line)) : undefined;
     child.stdout?.on('data', (chunk: Buffer) => {
       this.readAt = nowMs();
       this.stdoutBytes += chunk.length;
@@ -233,6 +259,7 @@ class Supervision {
       for (let i = 0; i < chunk.length; i++) {
         if (chunk[i] !== MARK) return this.fail(cause('PROGRESS_INVALID'));
       }
+      this.started();
       this.fdMarks += chunk.length;
       this.renew();
     });
@@ -259,6 +286,11 @@ class Supervision {
 
   private feed(line: string | null): void {
     if (line === null) return;
+    if (this.startTimer !== undefined && isObjectLine(line)) this.started();
+    if (this.reader !== undefined) {
+      this.reader.feed(line);
+      if (this.reader.finished) this.terminal();
+    }
     // The policy is checked first: a denied tool's line admits no mark.
     const denied = this.guard?.check(line);
     if (denied !== undefined) {
@@ -269,6 +301,33 @@ class Supervision {
     const verdict = this.tracker.feed(line);
     if (verdict.kind === 'mark') this.renew();
     else if (verdict.kind === 'invalid') this.fail(cause('PROGRESS_INVALID'));
+    else if (verdict.kind === 'terminal') this.terminal();
+  }
+
+  /** The first structured event: the provider started, PROVIDER_NO_START no longer applies. */
+  private started(): void {
+    if (this.startTimer !== undefined) clearTimeout(this.startTimer);
+    this.startTimer = undefined;
+  }
+
+  /**
+   * The provider's terminal event: its work is done. With an exit budget the lease stops
+   * (nothing is left to make progress on) and the exit is awaited that long instead.
+   */
+  private terminal(): void {
+    const ms = this.spec.exitAfterTerminalMs;
+    if (this.terminalSeen || this.exited || this.cause !== undefined || ms === undefined) return;
+    this.terminalSeen = true;
+    this.timer?.clear();
+    this.exitTimer = setTimeout(() => {
+      if (!this.exited) this.fail(cause('PROVIDER_NO_EXIT'));
+    }, ms);
+  }
+
+  private clearProviderTimers(): void {
+    if (this.startTimer !== undefined) clearTimeout(this.startTimer);
+    if (this.exitTimer !== undefined) clearTimeout(this.exitTimer);
+    this.startTimer = this.exitTimer = undefined;
   }
 
   /** An admitted mark: in lease mode the one timer moves to now + lease. */
@@ -288,6 +347,7 @@ class Supervision {
     if (this.cause !== undefined) return;
     this.cause = found;
     this.timer?.clear();
+    this.clearProviderTimers();
     this.startTeardown();
     this.failedResolve?.();
   }
@@ -307,8 +367,12 @@ class Supervision {
     const teardown = this.teardown === undefined ? undefined : await this.teardown;
     const at = found?.at ?? null;
     const childFailed = found === undefined && this.childExitCode !== 0;
+    const provider = this.reader?.facts() ?? null;
+    // A CLI that failed on a rate limit is typed as one: the crew waits before it starts that provider again.
+    const failedCode = provider?.rateLimit != null ? 'PROVIDER_RATE_LIMITED' : 'CHILD_FAILED';
     return buildOutcome({
-      code: found?.code ?? (childFailed ? 'CHILD_FAILED' : null),
+      code: found?.code ?? (childFailed ? failedCode : null),
+      provider,
       action: spec.action,
       timeoutMode: spec.mode,
       descriptorSha256: spec.descriptorSha256,
@@ -348,4 +412,15 @@ function streamEnd(stream: Readable): Promise<void> {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Whether a stdout line is a JSON object: a structured event, whatever it says. */
+function isObjectLine(line: string): boolean {
+  if (!line.trimStart().startsWith('{')) return false;
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }

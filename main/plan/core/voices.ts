@@ -14,6 +14,11 @@ export interface OutcomeFacts {
   readonly marks: number;
   readonly duration_ms: number;
   readonly cleanup_confirmed: boolean;
+  /** A preset's provider session, usage and cost, as its stream reported them. */
+  readonly session?: string | null;
+  readonly usage?: { readonly input: number; readonly output: number; readonly cachedInput: number } | null;
+  readonly cost_usd?: number | null;
+  readonly rate_limit?: { readonly status: number | null; readonly retry_after_s: number | null };
 }
 
 /**

@@ -4,6 +4,7 @@ import { ClaudeStreamJsonTracker } from './claude-stream-json.ts';
 import { CodexJsonTracker } from './codex-json.ts';
 import { JsonlCounterTracker } from './jsonl-counter.ts';
 import { StepLifecycleTracker } from './step-lifecycle.ts';
+import { GeminiStreamJsonTracker } from './gemini-stream-json.ts';
 
 export type { ProgressTracker, Verdict } from './verdict.ts';
 
@@ -24,6 +25,8 @@ export function createTracker(kind: TrackerKind): ProgressTracker {
       return new CodexJsonTracker();
     case 'jsonl-counter':
       return new JsonlCounterTracker();
+    case 'gemini-stream-json':
+      return new GeminiStreamJsonTracker();
   }
   // Only reachable from untyped callers; the descriptor is validated before this point.
   throw new TypeError(`Expected a tracker kind (${TRACKER_KINDS.join(', ')}), got ${JSON.stringify(kind)}`);

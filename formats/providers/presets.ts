@@ -1,0 +1,111 @@
+import type { ProgressSource } from '../supervision/modes.ts';
+import { toolsByClass, type ToolClass, type ToolEventFormat } from '../supervision/tool-policy.ts';
+import type { PresetName } from './names.ts';
+
+/** What a call is for: a reviewer and an observer only read; an agent changes its worktree. */
+export type CallRole = 'reviewer' | 'observer' | 'agent';
+
+/** One call of a preset's CLI, as laneward asks for it. */
+export interface PresetCall {
+  readonly role: CallRole;
+  readonly model: string;
+  /** The provider session to continue (an agent's later turns), or null for a new one. */
+  readonly resume: string | null;
+  /** The tool classes the call may use (an observer's mode policy); null: the role's default. */
+  readonly allow: readonly ToolClass[] | null;
+}
+
+export interface Preset {
+  readonly name: PresetName;
+  /** The program's name on PATH and in node_modules/.bin. */
+  readonly binary: string;
+  readonly defaultModel: string;
+  /** The tracker whose marks renew the lease: a signed action for this preset must name it. */
+  readonly tracker: Exclude<ProgressSource, 'fd'>;
+  /** How its stream names tools, for laneward's own TOOL_DENIED check; null when laneward cannot classify them. */
+  readonly toolEvents: ToolEventFormat | null;
+  /** The environment variable that holds its API key. */
+  readonly keyVariable: string;
+  /** The preset's own arguments (the CLI's program path comes first, then these, then the runner's `args`). */
+  args(call: PresetCall): string[];
+}
+
+/** What a role may do when no mode policy says more. */
+const ROLE_CLASSES: Readonly<Record<CallRole, readonly ToolClass[]>> = {
+  reviewer: ['read', 'search'],
+  observer: ['read', 'search'],
+  agent: ['read', 'search', 'shell', 'write', 'other'],
+};
+
+const classesOf = (call: PresetCall) => call.allow ?? ROLE_CLASSES[call.role];
+const writes = (call: PresetCall) => classesOf(call).includes('write') || classesOf(call).includes('shell');
+
+/**
+ * Claude Code in print mode, prompt on stdin. `--include-partial-messages` frames every
+ * model message (message and content-block starts and stops) so a long turn with no tool
+ * call renews its lease; the tools come from the policy through --allowedTools and
+ * --disallowedTools (its own enforcement; laneward's TOOL_DENIED stays behind it).
+ */
+const claudeCode: Preset = {
+  name: 'claude-code',
+  binary: 'claude',
+  defaultModel: 'claude-sonnet-4-5',
+  tracker: 'claude-stream-json',
+  toolEvents: 'claude-stream-json',
+  keyVariable: 'ANTHROPIC_API_KEY',
+  args(call) {
+    const { allowed, denied } = toolsByClass('claude-stream-json', classesOf(call));
+    return [
+      '-p',
+      '--output-format', 'stream-json',
+      '--verbose',
+      '--include-partial-messages',
+      '--model', call.model,
+      ...(call.resume === null ? [] : ['--resume', call.resume]),
+      '--permission-mode', writes(call) ? 'acceptEdits' : 'default',
+      ...(allowed.length === 0 ? [] : ['--allowedTools', allowed.join(',')]),
+      ...(denied.length === 0 ? [] : ['--disallowedTools', denied.join(',')]),
+    ];
+  },
+};
+
+/**
+ * `codex exec --json`, prompt on stdin (`-`; its stdin is a file, so it ends). A call that
+ * only reads runs in the read-only sandbox, an agent in workspace-write; approvals never.
+ */
+const codex: Preset = {
+  name: 'codex',
+  binary: 'codex',
+  defaultModel: 'gpt-5-codex',
+  tracker: 'codex-json',
+  toolEvents: 'codex-json',
+  keyVariable: 'OPENAI_API_KEY',
+  args(call) {
+    const common = ['--json', '--skip-git-repo-check', '-m', call.model, '--sandbox', writes(call) ? 'workspace-write' : 'read-only', '-c', 'approval_policy="never"'];
+    return call.resume === null ? ['exec', ...common, '-'] : ['exec', 'resume', ...common, call.resume, '-'];
+  },
+};
+
+/**
+ * Gemini CLI, prompt on stdin, stream-json. Without --yolo it offers no write or shell
+ * tool at all, which is what a read-only call wants; an agent gets --yolo.
+ */
+const geminiCli: Preset = {
+  name: 'gemini-cli',
+  binary: 'gemini',
+  defaultModel: 'gemini-2.5-pro',
+  tracker: 'gemini-stream-json',
+  toolEvents: null,
+  keyVariable: 'GEMINI_API_KEY',
+  args(call) {
+    return [
+      '--output-format', 'stream-json',
+      '-m', call.model,
+      '--skip-trust',
+      ...(writes(call) ? ['--yolo'] : []),
+      ...(call.resume === null ? [] : ['--resume', call.resume]),
+    ];
+  },
+};
+
+export const PRESETS: Readonly<Record<PresetName, Preset>> = { 'claude-code': claudeCode, codex, 'gemini-cli': geminiCli };

@@ -1,0 +1,40 @@
+import * as v from 'valibot';
+import { PRESET_NAMES, type PresetName } from './names.ts';
+
+/** An argv template: `{prompt}`, `{result}` and `{lane}` are replaced inside each element, never by a shell. */
+export const argvRunnerSchema = v.pipe(v.array(v.string()), v.minLength(1, 'Expected an argv array with the program first'));
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A provider preset standing where an argv would: the CLI is driven non-interactively
+ * with its prompt on stdin. `args` are appended to the preset's own; `env` is added to
+ * the CLI's environment (the key and base URL, say); `bin` names the program when it is
+ * not found on PATH or in node_modules.
+ */
+export const presetRunnerSchema = v.strictObject({
+  preset: v.picklist(PRESET_NAMES, `Expected a preset: ${PRESET_NAMES.join(', ')}`),
+  model: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  args: v.optional(v.array(v.string())),
+  env: v.optional(
+    v.pipe(
+      v.record(v.pipe(v.string(), v.regex(ENV_NAME, 'Expected an environment variable name')), v.string()),
+      v.check((env) => !Object.keys(env).some((k) => k.startsWith('LANEWARD_')), 'Expected no LANEWARD_ variable: laneward sets those'),
+    ),
+  ),
+  bin: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
+
+export const runnerSchema = v.union([argvRunnerSchema, presetRunnerSchema], 'Expected an argv array or a preset object ({"preset": ...})');
+
+export type PresetRunner = v.InferOutput<typeof presetRunnerSchema>;
+export type RunnerConfig = readonly string[] | PresetRunner;
+
+export function isPresetRunner(runner: RunnerConfig): runner is PresetRunner {
+  return !Array.isArray(runner);
+}
+
+/** The preset a runner names, or null for an argv. */
+export function presetOf(runner: RunnerConfig): PresetName | null {
+  return isPresetRunner(runner) ? runner.preset : null;
+}

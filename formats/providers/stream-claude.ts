@@ -1,0 +1,39 @@
+import type { StreamReader } from './facts.ts';
+import { objectAt, readerOf, stringAt, tokens } from './stream-base.ts';
+
+/**
+ * Claude Code's `--output-format stream-json`: the session from the first event that is
+ * not `system` (every later event repeats it), the final text from the `result` event
+ * (else the last assistant message's text blocks), usage and `total_cost_usd` from
+ * `result`. An error result (`is_error`) names its API status in its text.
+ */
+export function claudeReader(): StreamReader {
+  return readerOf((event, facts) => {
+    const type = event.type;
+    if (type !== 'system') facts.sessionId ??= stringAt(event.session_id) ?? null;
+    if (type === 'assistant') {
+      const content = objectAt(event.message)?.content;
+      if (!Array.isArray(content)) return;
+      const texts = content.map(objectAt).filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b!.text as string);
+      if (texts.length > 0) facts.setText(texts.join(''));
+      return;
+    }
+    if (type !== 'result') return;
+    facts.finished = true;
+    const usage = objectAt(event.usage);
+    if (usage !== undefined) {
+      facts.usage = {
+        input: tokens(usage.input_tokens) + tokens(usage.cache_creation_input_tokens) + tokens(usage.cache_read_input_tokens),
+        output: tokens(usage.output_tokens),
+        cachedInput: tokens(usage.cache_read_input_tokens),
+      };
+    }
+    const cost = event.total_cost_usd;
+    if (typeof cost === 'number' && Number.isFinite(cost) && cost >= 0) facts.costUsd = cost;
+    const text = typeof event.result === 'string' ? event.result : undefined;
+    if (event.is_error === true || (typeof event.subtype === 'string' && event.subtype.startsWith('error'))) {
+      const status = typeof event.api_error_status === 'number' ? event.api_error_status : null;
+      facts.error(text ?? String(event.subtype ?? 'error'), status);
+    } else if (text !== undefined) facts.setText(text);
+  });
+}
