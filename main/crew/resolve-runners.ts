@@ -1,22 +1,9 @@
-import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { fillArgv, type LaneSpec, type Runners } from '../../formats/crew/file.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
+import { unrunnable } from '../process/runnable.ts';
 
 const ROLES: readonly (keyof Runners)[] = ['native', 'outside', 'observer', 'agent'];
-
-/** Why `file` cannot be run as a program, or null when it can. */
-function unrunnable(file: string): string | null {
-  const stat = statSync(file, { throwIfNoEntry: false });
-  if (stat === undefined) return 'does not exist';
-  if (!stat.isFile()) return 'is not a regular file';
-  try {
-    accessSync(file, constants.X_OK);
-  } catch {
-    return 'is not executable';
-  }
-  return null;
-}
 
 /** Why `program` (argv[0]) would not start from `cwd` with `path`, or null. */
 export function programProblem(program: string, cwd: string, path: string | undefined): string | null {
