@@ -17,12 +17,20 @@ export interface ProviderPin {
    * The key counts as set when any of them is non-empty.
    */
   readonly keyEnv: readonly string[];
+  /**
+   * The package's own install script (relative to its folder), run with node after an
+   * install that ignored scripts, when the program does not run without it.
+   */
+  readonly postinstall?: string;
 }
 
 export type PresetName = 'claude-code' | 'codex' | 'gemini-cli';
 
 export const PROVIDER_PINS: readonly ProviderPin[] = [
-  { preset: 'claude-code', packageName: '@anthropic-ai/claude-code', binary: 'claude', version: '2.1.328', keyEnv: ['ANTHROPIC_API_KEY'] },
+  // Installed with --ignore-scripts, claude-code's bin/claude.exe is a 500-byte stub that
+  // prints "claude native binary not installed"; its install.cjs hard-links (or copies) the
+  // native binary from the platform package npm already fetched, with no download.
+  { preset: 'claude-code', packageName: '@anthropic-ai/claude-code', binary: 'claude', version: '2.1.328', keyEnv: ['ANTHROPIC_API_KEY'], postinstall: 'install.cjs' },
   // codex 0.169.0 takes its key from either (its binary lists OPENAI_API_KEY and
   // CODEX_API_KEY as the "supported auth env vars"; its errors say "set CODEX_API_KEY").
   { preset: 'codex', packageName: '@openai/codex', binary: 'codex', version: '0.169.0', keyEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'] },

@@ -53,6 +53,7 @@ export async function installClis(
     const specs = todo.map(packageSpec);
     io.err(`PROVIDERS: installing ${specs.join(' ')} into ${dir}`);
     await runNpm(['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', dir, ...specs], dir, env, options.npmTimeoutMs ?? WAIT_MS);
+    for (const pin of todo) if (pin.postinstall !== undefined) await runPostinstall(pin, pin.postinstall, dir, env);
     for (const pin of todo) {
       const bin = join(dir, 'node_modules', '.bin', pin.binary);
       const version = await cliVersion(bin, { env, cwd: dir });
@@ -120,4 +121,30 @@ function runNpm(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv, ti
       failed(`npm install exited with ${signal ?? `status ${code}`}${last === '' ? '' : `: ${oneLineMessage(last)}`}`);
     });
   });
+}
+
+/**
+ * The one install script a pin names, run as npm would have run it (node, in the
+ * package's folder) but only that one: --ignore-scripts keeps every other package's
+ * scripts from running. Absent when the package is not what npm should have put there;
+ * the --version check that follows reports that.
+ */
+async function runPostinstall(pin: ProviderPin, postinstall: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const packageDir = join(dir, 'node_modules', pin.packageName);
+  const script = join(packageDir, postinstall);
+  if (!existsSync(script)) return;
+  const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error; tail: string }>((resolveRun) => {
+    let tail = '';
+    const child = spawn(process.execPath, [script], { cwd: packageDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      tail = (tail + chunk).slice(-NPM_TAIL_MAX);
+    });
+    child.on('error', (error) => resolveRun({ code: null, signal: null, error, tail }));
+    child.on('close', (code, signal) => resolveRun({ code, signal, tail }));
+  });
+  if (result.code === 0) return;
+  const last = result.tail.trim().split('\n').slice(-3).join(' ');
+  const why = result.error !== undefined ? oneLineMessage(result.error) : `exited with ${result.signal ?? `status ${result.code}`}`;
+  throw new LanewardError('PROVIDER_INSTALL_FAILED', `${pin.packageName}'s ${postinstall} ${why}${last === '' ? '' : `: ${oneLineMessage(last)}`}`, { path: script });
 }
