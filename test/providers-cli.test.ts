@@ -245,7 +245,7 @@ describe('laneward providers --install', () => {
     expect(run.stdout).toBe(
       `${[line(CLAUDE, claude, 'path', '2.1.328'), line(CODEX, cached(CODEX), 'cache', '0.169.0', 'set'), line(GEMINI, cached(GEMINI), 'cache', '0.61.0')].join('\n')}\n`,
     );
-    expect(npmArgvOf(log)).toEqual([['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', cacheDir, packageSpec(CODEX), packageSpec(GEMINI)]]);
+    expect(npmArgvOf(log)).toEqual([['install', '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', '--prefix', cacheDir, packageSpec(CODEX), packageSpec(GEMINI)]]);
     expect(JSON.parse(readFileSync(join(cacheDir, 'package.json'), 'utf8'))).toMatchObject({ private: true });
     expect(JSON.parse(readFileSync(join(cacheDir, 'installed.json'), 'utf8'))).toEqual({ codex: '0.169.0', 'gemini-cli': '0.61.0' });
 
@@ -258,7 +258,7 @@ describe('laneward providers --install', () => {
     rmSync(claude);
     const third = await providers(['--install'], { cwd, path: [bin, npmDir, sysBin], env: { FAKE_NPM_LOG: log } });
     expect(third.code).toBe(0);
-    expect(npmArgvOf(log)[1]).toEqual(['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', cacheDir, packageSpec(CLAUDE)]);
+    expect(npmArgvOf(log)[1]).toEqual(['install', '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', '--prefix', cacheDir, packageSpec(CLAUDE)]);
     const packageDir = join(cacheDir, 'node_modules', CLAUDE.packageName);
     expect(readFileSync(join(packageDir, 'postinstall-ran'), 'utf8')).toBe(packageDir);
     expect(third.stdout.split('\n')[0]).toBe(line(CLAUDE, cached(CLAUDE), 'cache', '2.1.328'));

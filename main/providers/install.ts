@@ -46,13 +46,14 @@ export async function installClis(
     for (const pin of pins) if (!(await installedAt(pin, dir, env))) todo.push(pin);
     if (todo.length === 0) return [];
     // npm install --prefix wants a project there; without one it walks up to a parent's.
+    // --save-exact keeps its package.json at the pins (npm would write ^ ranges).
     if (!existsSync(join(dir, 'package.json'))) writeFileAtomic(join(dir, 'package.json'), `${JSON.stringify(CACHE_PACKAGE, null, 2)}\n`);
     const record = { ...readInstalled(dir) };
     for (const pin of todo) delete record[pin.preset];
     writeInstalled(dir, record);
     const specs = todo.map(packageSpec);
     io.err(`PROVIDERS: installing ${specs.join(' ')} into ${dir}`);
-    await runNpm(['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefix', dir, ...specs], dir, env, options.npmTimeoutMs ?? WAIT_MS);
+    await runNpm(['install', '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', '--prefix', dir, ...specs], dir, env, options.npmTimeoutMs ?? WAIT_MS);
     for (const pin of todo) if (pin.postinstall !== undefined) await runPostinstall(pin, pin.postinstall, dir, env);
     for (const pin of todo) {
       const bin = join(dir, 'node_modules', '.bin', pin.binary);
