@@ -47,6 +47,7 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['ATTEMPT_IN_FLIGHT', {}, 3],
     ['RUN_BUSY', {}, 3],
     ['ANSWER_WORDS_BY_MISMATCH', {}, 3],
+    ['PROVIDER_INSTALL_FAILED', {}, 1],
   ] as [ResultCode | null, { childExitCode?: number; cancelSignal?: string }, number][])('%s %j exits %i', (code, facts, exit) => {
     expect(exitStatus(code, facts)).toBe(exit);
   });

@@ -387,6 +387,10 @@ export const RESULT_CODES = {
     summary: 'the lane agent used every turn the crew allows without reporting finish',
     fix: 'raise limits.agent_turns, or have the agent report finish',
   },
+  PROVIDER_INSTALL_FAILED: {
+    summary: 'the pinned agent CLIs could not be installed into the cache',
+    fix: 'check that npm is on PATH and the registry is reachable, then run laneward providers --install again (a half-done install is redone)',
+  },
   USAGE: {
     summary: 'the command line is not one laneward accepts',
     fix: 'see laneward <command> --help',

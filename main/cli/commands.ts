@@ -13,4 +13,5 @@ export const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> 
   demo: async () => (await import('./demo.ts')).DEMO,
   crew: async () => (await import('./crew.ts')).CREW,
   qa: async () => (await import('./qa.ts')).QA,
+  providers: async () => (await import('./providers.ts')).PROVIDERS,
 };

@@ -20,6 +20,7 @@ usage: laneward <command> ...
   trail start|append                    the decision trail (a formula-safe TSV)
   crew run                              many lanes at once: review runs, QA cadence, a live view
   qa start|turn|finish|stop|reset|status  a lane's QA observer: bootstrap, cadence, cross-check
+  providers [--install]                 the agent CLIs the provider presets drive: found, version, key
   demo crew|archive                     the main job (a 50-lane demo crew), or a sample archive batch-validated
 
 Every command takes --help and --json. Exit status: 0 ok, 1 fail, 2 usage, 3 refused.

@@ -1,25 +1,13 @@
-import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { forLane, type LaneSpec, type Runners } from '../../formats/crew/file.ts';
 import { PRESETS } from '../../formats/providers/presets.ts';
+import { pinOf } from '../../formats/providers/pins.ts';
 import { isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
 import { locateCli } from '../providers/locate.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
+import { unrunnable } from '../process/runnable.ts';
 
 const ROLES: readonly (keyof Runners)[] = ['native', 'outside', 'observer', 'agent'];
-
-/** Why `file` cannot be run as a program, or null when it can. */
-function unrunnable(file: string): string | null {
-  const stat = statSync(file, { throwIfNoEntry: false });
-  if (stat === undefined) return 'does not exist';
-  if (!stat.isFile()) return 'is not a regular file';
-  try {
-    accessSync(file, constants.X_OK);
-  } catch {
-    return 'is not executable';
-  }
-  return null;
-}
 
 /** Why `program` (argv[0]) would not start from `cwd` with `path`, or null. */
 export function programProblem(program: string, cwd: string, path: string | undefined): string | null {
@@ -72,8 +60,8 @@ function checkRunner(runner: RunnerConfig, cwd: string, env: NodeJS.ProcessEnv):
     const problem = programProblem(runner.bin, cwd, env['PATH']);
     return { problem: problem === null ? null : `preset ${runner.preset}: bin ${JSON.stringify(runner.bin)} ${problem}`, runner };
   }
-  const found = locateCli(runner.preset, { cwd, env });
-  if (found === null) {
+  const found = locateCli(pinOf(runner.preset), { cwd, env });
+  if (found.path === null) {
     const binary = PRESETS[runner.preset].binary;
     return { problem: `preset ${runner.preset}: ${binary} is not on PATH, in node_modules/.bin or in laneward's cache (laneward providers --install installs it)`, runner };
   }
