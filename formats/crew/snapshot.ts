@@ -7,6 +7,21 @@ export interface LaneView {
   readonly attempts: number;
   /** The lane's result code once it has one (a failure's code, or null). */
   readonly code: string | null;
+  /** What its agent's preset calls cost, in USD, when a stream reported it. */
+  readonly agentUsd?: number;
+  /** Its branch, for a crew with a workspace. */
+  readonly branch?: string;
+}
+
+/** A provider a rate limit held back (PROVIDER_RATE_LIMITED): paused until a time, then admitted gradually. */
+export interface ProviderPause {
+  readonly provider: string;
+  /** ISO time until which no new call of it starts; null once the pause has passed. */
+  readonly pausedUntil: string | null;
+  /** Calls of it that may run at once while it is admitted gradually; null: no limit any more. */
+  readonly allowance: number | null;
+  readonly running: number;
+  readonly rateLimits: number;
 }
 
 /**
@@ -27,6 +42,8 @@ export interface CrewSnapshot {
    * the last bound (counts.length === boundsMs.length + 1) counts the samples above it.
    */
   readonly histogram: { readonly boundsMs: readonly number[]; readonly counts: readonly number[] };
+  /** Providers rate limits held back (empty when none was). */
+  readonly providers: readonly ProviderPause[];
   /** The CREW_SUMMARY line once done. */
   readonly summary: string | null;
 }

@@ -6,6 +6,8 @@ import type { CrewActions } from './crew-actions.ts';
 import { driveLane } from './lane-driver.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort } from './ports.ts';
+import type { WorkspacePort } from './lane-context.ts';
+import type { Prices } from '../providers/cost.ts';
 
 export interface CrewPlan {
   readonly crew: string;
@@ -25,6 +27,8 @@ export interface CrewDeps {
   readonly qa: QaPort;
   readonly run: SuperviseFn;
   readonly orphans?: OrphanSettlements;
+  readonly workspace?: WorkspacePort;
+  readonly prices?: Prices;
 }
 
 export interface CrewTally {

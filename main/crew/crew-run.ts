@@ -19,6 +19,8 @@ import { startQaService, type QaService } from './qa-client.ts';
 import type { CrewServer } from './serve.ts';
 import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans } from './orphan-sweep.ts';
+import { ProviderGate } from '../providers/gate.ts';
+import { abortSignalName, cancelledBeforeStart } from '../dispatch/cancelled.ts';
 import { configuredStateRoot, defaultStateRoot, planEnv, type PlanEnv } from '../plan/index.ts';
 
 export interface CrewRunOptions {
@@ -132,7 +134,16 @@ async function runClaimed(
     return pool.run(spec, runOptions);
   };
   // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
-  const run: Dispatcher['run'] = (spec, runOptions) => poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+  // A preset's call first passes its provider's gate: after a rate limit no new call of
+  // that provider starts (nor is journaled as dispatched) until its retry-after passed.
+  const gate = new ProviderGate();
+  const run: Dispatcher['run'] = async (spec, runOptions) => {
+    const provider = spec.provider;
+    if (provider !== undefined && !(await gate.admit(provider, stop.signal))) return cancelledBeforeStart(spec, abortSignalName(stop.signal));
+    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+    if (provider !== undefined) gate.ended(provider, outcome);
+    return outcome;
+  };
   const qaStarting = startQaService(root, run, qaConfig, {
     actionsFile: loaded.actionsFile,
     trust: loaded.trustFile,
@@ -148,7 +159,7 @@ async function runClaimed(
     const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop.signal });
     qa = await qaStarting;
     const dispatching = pool;
-    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id)));
+    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => gate.view()));
     if (options.serve !== undefined) {
       const port = options.serve;
       server = await (await import('./serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
@@ -178,6 +189,7 @@ async function runClaimed(
         run,
         orphans,
         review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
+        ...(crew.prices === undefined ? {} : { prices: crew.prices }),
       },
       {
         cancel: stop.signal,
@@ -236,7 +248,19 @@ function checkReportPath(file: string): void {
 }
 
 function laneObject(p: LaneProgress): Record<string, unknown> {
-  return { lane: p.lane, status: p.stage, code: p.code, detail: p.detail, attempts: p.attempts, turns: p.turnsDone, lost_turns: p.lostTurns, run: p.runDir };
+  return {
+    lane: p.lane,
+    status: p.stage,
+    code: p.code,
+    detail: p.detail,
+    attempts: p.attempts,
+    turns: p.turnsDone,
+    lost_turns: p.lostTurns,
+    run: p.runDir,
+    ...(p.branch == null ? {} : { branch: p.branch, head: p.head ?? null, worktree: p.worktree ?? null }),
+    ...(p.session == null ? {} : { agent_session: p.session }),
+    ...(p.agentUsd === undefined ? {} : { agent_usd: p.agentUsd }),
+  };
 }
 
 /** What a failed lane's line advises, runnable as printed (a word that needs it is quoted). */
@@ -250,5 +274,6 @@ function laneLine(p: LaneProgress, advice: string): string {
   // A failed lane stays failed until it is retried: the line says how, runnable as written.
   const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
   const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
-  return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${detail}`;
+  const branch = p.branch == null ? '' : ` branch=${p.branch} head=${p.head ?? '-'}`;
+  return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${branch}${detail}`;
 }

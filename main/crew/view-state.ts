@@ -1,5 +1,5 @@
 import type { LaneProgress } from '../../formats/crew/record.ts';
-import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew/snapshot.ts';
+import type { CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/crew/snapshot.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
 
 /** The live figures the dispatcher keeps. */
@@ -27,12 +27,20 @@ export class CrewView implements SnapshotSource {
     private readonly crew: string,
     private readonly stats: () => LiveStats,
     laneIds: readonly string[],
+    private readonly providers: () => readonly ProviderPause[] = () => [],
   ) {
     for (const id of laneIds) this.lanes.set(id, { id, state: 'queued', attempts: 0, code: null });
   }
 
   lane(progress: LaneProgress): void {
-    this.lanes.set(progress.lane, { id: progress.lane, state: progress.stage, attempts: progress.attempts, code: progress.code });
+    this.lanes.set(progress.lane, {
+      id: progress.lane,
+      state: progress.stage,
+      attempts: progress.attempts,
+      code: progress.code,
+      ...(progress.agentUsd === undefined ? {} : { agentUsd: progress.agentUsd }),
+      ...(progress.branch == null ? {} : { branch: progress.branch }),
+    });
     this.changed();
   }
 
@@ -72,6 +80,7 @@ export class CrewView implements SnapshotSource {
       marksPerSecond: span > 0 ? (stats.marks - first.marks) / span : 0,
       renewalP99Ms: percentile(stats.renewalLatencyMs, 0.99),
       histogram: histogram(stats.renewalLatencyMs),
+      providers: this.providers(),
       summary: this.summary,
     };
   }
@@ -98,5 +107,7 @@ export function viewLine(s: CrewSnapshot): string {
     .map(([state, n]) => `${state} ${n}`)
     .join(', ');
   const p99 = s.renewalP99Ms === null ? '-' : `${s.renewalP99Ms.toFixed(2)} ms`;
-  return `${s.crew} ${s.elapsedS.toFixed(0)}s | lanes: ${states} | running ${s.attempts.running} queued ${s.attempts.queued} | ${s.marksPerSecond.toFixed(0)} marks/s | renewal p99 ${p99}`;
+  const paused = s.providers.filter((p) => p.pausedUntil !== null).map((p) => `${p.provider} paused until ${p.pausedUntil}`);
+  const held = paused.length === 0 ? '' : ` | rate limited: ${paused.join(', ')}`;
+  return `${s.crew} ${s.elapsedS.toFixed(0)}s | lanes: ${states} | running ${s.attempts.running} queued ${s.attempts.queued} | ${s.marksPerSecond.toFixed(0)} marks/s | renewal p99 ${p99}${held}`;
 }

@@ -1,7 +1,7 @@
 import type { ProviderFacts } from '../../formats/providers/facts.ts';
 
 /** USD per million tokens, by model. */
-export type Prices = Readonly<Record<string, { readonly input: number; readonly output: number; readonly cached_input?: number }>>;
+export type Prices = Readonly<Record<string, { readonly input: number; readonly output: number; readonly cached_input?: number | undefined }>>;
 
 /**
  * What one call cost: the provider's own figure when its stream gives one (claude's

@@ -38,6 +38,7 @@ export function crewSnapshot(lanes: readonly LaneView[], extra: Partial<CrewSnap
     crew: 'demo',
     elapsedS: 1.5,
     done: false,
+    providers: [],
     lanes,
     byState,
     attempts: { running: 2, queued: 1, started: 3, finished: 1 },
