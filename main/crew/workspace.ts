@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { LanewardError } from '../../formats/codes/error.ts';
@@ -164,8 +164,16 @@ export async function worktreeChanges(path: string, options: { readonly since?: 
   const gitDir = await gitDirOf(path);
   const scratch = join(gitDir, `laneward-changes.${process.pid}.${randomBytes(6).toString('hex')}.index`);
   try {
-    // A copy keeps the index's stat cache: only files that changed are hashed again.
-    if (existsSync(join(gitDir, 'index'))) copyFileSync(join(gitDir, 'index'), scratch);
+    // A copy keeps the index's stat cache: only files that changed are hashed again. It
+    // keeps the index's mtime too (a millisecond earlier, never later): git trusts an
+    // entry's stat data only when the file is older than the index, and a copy stamped now
+    // would vouch for a same-size edit made in the same second as the checkout.
+    const index = statSync(join(gitDir, 'index'), { throwIfNoEntry: false });
+    if (index !== undefined) {
+      copyFileSync(join(gitDir, 'index'), scratch);
+      const stamp = (Math.floor(index.mtimeMs) - 1) / 1000;
+      utimesSync(scratch, stamp, stamp);
+    }
     const env = { GIT_INDEX_FILE: scratch };
     if (!existsSync(scratch)) await gitOk(['read-tree', 'HEAD'], path, `reading ${path}`, env);
     await gitOk(['add', '--all', '--', '.'], path, `reading the changes in ${path}`, env);
