@@ -51,7 +51,10 @@ ARGV is an array; {prompt}, {result} and {lane} are replaced inside each element
 by a shell. Relative paths are relative to the crew file. "workspace" names a git work
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
-laneward/<crew>/<lane id>, made at that commit (laneward crew clean removes them).`;
+laneward/<crew>/<lane id>, made at that commit.
+
+laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
+(see laneward crew clean --help).`;
 
 export const CREW_CLEAN_HELP = `usage: laneward crew clean CREW.json [--force] [--json]
 
@@ -68,10 +71,10 @@ elsewhere are never touched. A crew running in the same out refuses the clean (C
 Lines, sorted by lane: CREW_CLEAN: lane=<id> worktree=<path> status=removed|pruned|kept
 [code=<CODE>] [reason=<why>] (pruned: its directory was already gone), then
 CREW_CLEAN_SUMMARY: worktrees=<n> removed=<n> kept=<n>
-Exit status: 0 every worktree removed (or none left), 3 some kept for uncommitted
-changes or a lock (WORKSPACE_DIRTY), 1 some kept because git failed (WORKSPACE_FAILED),
-2 a bad crew file, one naming no workspace, or a bad command line (CREW_INVALID, USAGE),
-3 a crew running in the out (CREW_BUSY).`;
+Exit status: 0 every worktree removed (or none left), 1 some kept because git failed
+(WORKSPACE_FAILED), 2 a bad crew file, one naming no workspace, or a bad command line
+(CREW_INVALID, USAGE), 3 some kept for uncommitted changes or a lock (WORKSPACE_DIRTY),
+or a crew running in the same out (CREW_BUSY).`;
 
 const run = command({
   name: 'run',
@@ -145,15 +148,7 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({
-  name: 'crew',
-  help: `${CREW_HELP}
-
-laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
-(see laneward crew clean --help).`,
-  commands: [run, clean],
-  failure: { json: true },
-});
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {
