@@ -116,6 +116,27 @@ describe('laneWorktree', () => {
     expect(readFileSync(join(foreign, 'keep.txt'), 'utf8')).toBe('not laneward\n');
   });
 
+  it('should make the worktrees of many lanes at once on one repository', async () => {
+    const r = repo();
+    const lanes = ['l1', 'l2', 'l3', 'l4', 'l5', 'l6'];
+    const made = await Promise.all(lanes.map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, out: r.out })));
+    expect(made.map((m) => [m.branch, m.created, m.head])).toEqual(lanes.map((lane) => [`laneward/c/${lane}`, true, r.base]));
+    expect(new Set(made.map((m) => g(m.path, 'rev-parse', '--absolute-git-dir'))).size).toBe(lanes.length);
+  });
+
+  it('should refuse typed, not crash, on a missing repository, an option-looking base and a missing worktree', async () => {
+    const r = repo();
+    const missing = join(root, 'no such repo');
+    expect(await refused(laneWorktree({ repo: missing, base: 'HEAD', crew: 'c', lane: 'l', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a directory');
+    expect(await refused(laneWorktree({ repo: r.dir, base: '--detach', crew: 'c', lane: 'l', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a revision');
+    expect(await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'a..b', out: r.out }), 'WORKSPACE_FAILED')).toContain('not a valid git branch name');
+    await refused(commitTurn(missing, { lane: 'l', turn: 1 }), 'WORKSPACE_FAILED');
+    await refused(worktreeChanges(missing), 'WORKSPACE_FAILED');
+    await refused(headOf(missing), 'WORKSPACE_FAILED');
+    await refused(worktreeChanges(r.dir, { since: '--output=x' }), 'WORKSPACE_FAILED');
+    await refused(worktreeChanges(root), 'WORKSPACE_FAILED');
+  });
+
   it('should start a lane at a tag base (an annotated tag, peeled to its commit)', async () => {
     const r = repo();
     g(r.dir, 'commit', '--quiet', '--allow-empty', '-m', 'after the tag');

@@ -45,6 +45,16 @@ export function turnMessage(lane: string, turn: number): string {
 
 const failed = (message: string, path: string) => new LanewardError('WORKSPACE_FAILED', message, { path });
 
+/** A directory git is to run in: a missing one would read as "git could not be run". */
+function needDirectory(path: string, what: string): void {
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory() !== true) throw failed(`${what}: ${path} is not a directory`, path);
+}
+
+/** A revision given to git positionally: one starting with '-' would be read as an option. */
+function needRevision(rev: string, what: string, path: string): void {
+  if (rev === '' || rev.startsWith('-')) throw failed(`${what}: ${JSON.stringify(rev)} is not a revision`, path);
+}
+
 async function gitOk(args: readonly string[], cwd: string, what: string, env?: Readonly<Record<string, string>>): Promise<GitResult> {
   const result = await git(args, { cwd, ...(env === undefined ? {} : { env }) });
   if (result.status !== 0) throw failed(`${what}: ${gitFailure(args, result)}`, cwd);
@@ -89,6 +99,8 @@ export async function laneWorktree(spec: LaneWorktreeSpec): Promise<LaneWorktree
   const problem = branchNameProblem(branch);
   if (problem !== null) throw failed(`lane ${spec.lane}: ${branch} is not a valid git branch name (${problem})`, path);
   const repo = resolve(spec.repo);
+  needDirectory(repo, `lane ${spec.lane}: the repository`);
+  needRevision(spec.base, `lane ${spec.lane}: the base`, path);
   return serialized(`worktree:${canonical(path)}`, async () => {
     const entries = await worktrees(repo);
     const holder = entries.find((entry) => entry.branch === ref);
@@ -139,6 +151,7 @@ async function discardHalfMade(repo: string, path: string): Promise<void> {
 
 /** The commit a worktree (or any directory of a repository) has checked out. */
 export async function headOf(path: string): Promise<string> {
+  needDirectory(path, 'reading the head');
   const args = ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'];
   const result = await gitOk(args, path, `reading the head of ${path}`);
   return result.stdout.trim();
@@ -161,6 +174,8 @@ export interface WorktreeChanges {
  * files count as files with no lines.
  */
 export async function worktreeChanges(path: string, options: { readonly since?: string } = {}): Promise<WorktreeChanges> {
+  needDirectory(path, 'reading the changes');
+  if (options.since !== undefined) needRevision(options.since, 'reading the changes since', path);
   const gitDir = await gitDirOf(path);
   const scratch = join(gitDir, `laneward-changes.${process.pid}.${randomBytes(6).toString('hex')}.index`);
   try {
@@ -226,6 +241,7 @@ async function commonDirOf(path: string): Promise<string> {
  */
 export async function commitTurn(path: string, turn: { readonly lane: string; readonly turn: number }): Promise<string | null> {
   const message = turnMessage(turn.lane, turn.turn);
+  needDirectory(path, `committing turn ${turn.turn} of lane ${turn.lane}`);
   return serialized(`worktree:${canonical(path)}`, async () => {
     const gitDir = await gitDirOf(path);
     const commonDir = await commonDirOf(path);
