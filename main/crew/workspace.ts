@@ -1,5 +1,5 @@
 import { copyFileSync, existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { branchNameProblem, laneBranch } from '../git/branch-name.ts';
@@ -108,7 +108,9 @@ export async function laneWorktree(spec: LaneWorktreeSpec): Promise<LaneWorktree
       if (holder.prunable === null) throw failed(`lane ${spec.lane}: branch ${branch} is checked out in another worktree, ${holder.path}`, path);
       await gitOk(['worktree', 'prune'], repo, `lane ${spec.lane}: pruning the deleted worktree ${holder.path}`);
     }
-    const mine = entries.find((entry) => samePath(entry.path, path));
+    // Names first, real paths only for a match: a crew of thousands of lanes lists
+    // thousands of worktrees for each lane it opens.
+    const mine = entries.find((entry) => basename(entry.path) === 'worktree' && basename(dirname(entry.path)) === spec.lane && samePath(entry.path, path));
     if (mine !== undefined) {
       if (mine.locked === 'initializing') await discardHalfMade(repo, path);
       else if (mine.prunable !== null || !existsSync(path)) await gitOk(['worktree', 'prune'], repo, `lane ${spec.lane}: pruning its deleted worktree`);
