@@ -43,6 +43,8 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['CREW_LANE_FAILED', {}, 1],
     ['AGENT_RESULT_INVALID', {}, 1],
     ['AGENT_TURNS_EXHAUSTED', {}, 1],
+    ['WORKSPACE_FAILED', {}, 1],
+    ['WORKSPACE_DIRTY', {}, 3],
     ['PLAN_RUN_STOPPED', {}, 1],
     ['ATTEMPT_IN_FLIGHT', {}, 3],
     ['RUN_BUSY', {}, 3],

@@ -379,6 +379,14 @@ export const RESULT_CODES = {
     summary: 'the review run cannot move on by itself (its native voice failed)',
     fix: 'read the run with plan status, redispatch the failed attempt (plan next --redispatch), then run it again',
   },
+  WORKSPACE_FAILED: {
+    summary: 'a git command on a lane\'s worktree failed: creating, reading, committing or removing it',
+    fix: 'read the git message the line carries, fix the repository (permissions, a branch checked out elsewhere, a full disk), then run the crew again: the worktree and branch are found and reused',
+  },
+  WORKSPACE_DIRTY: {
+    summary: 'a lane worktree has uncommitted changes or is locked, so it was kept',
+    fix: 'commit or copy the changes out of the worktree the line names, or pass --force to remove it with them; its branch is kept either way',
+  },
   AGENT_RESULT_INVALID: {
     summary: 'the lane agent did not write a turn result laneward can read',
     fix: 'have the agent write {"text": ..., "diff": bool, "finish": bool} as JSON to its {result} path',

@@ -79,6 +79,12 @@ export const crewFileSchema = v.pipe(
      * (codex, gemini-cli): a call of a model not listed has unknown spend.
      */
     prices: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), priceSchema)),
+    /**
+     * The git repository the lanes' agents work in: each lane gets its own worktree and
+     * branch `laneward/<crew>/<lane>` made at `base` (a commit-ish, default HEAD). `repo`
+     * is relative to the crew file.
+     */
+    workspace: v.optional(v.strictObject({ repo: text, base: v.optional(text) })),
     lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
     count: v.optional(count(1, 100_000)),
     template: v.optional(template),

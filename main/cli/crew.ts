@@ -1,6 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
+import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
+import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
+import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
@@ -42,9 +45,36 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "runners": {"native": ARGV, "outside": ARGV, "observer": ARGV, "agent": ARGV},
   "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
   "agent_turns", "timeout_ms"}, "lanes": [{"id", "plan", "runners"?}] |
-  "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?}}
+  "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
+  "workspace"?: {"repo": DIR, "base"?: REF}}
 ARGV is an array; {prompt}, {result} and {lane} are replaced inside each element, never
-by a shell. Relative paths are relative to the crew file.`;
+by a shell. Relative paths are relative to the crew file. "workspace" names a git work
+tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
+loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
+laneward/<crew>/<lane id>, made at that commit.
+
+laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
+(see laneward crew clean --help).`;
+
+export const CREW_CLEAN_HELP = `usage: laneward crew clean CREW.json [--force] [--json]
+
+Removes the git worktrees a crew's lanes left under its out (<out>/<lane id>/worktree,
+in the repository the crew file's "workspace" names), whichever way each lane ended,
+leftovers of a killed crew included, then runs git worktree prune. Branches
+(laneward/<crew>/<lane id>) are always kept: they hold the lanes' commits. Worktrees
+elsewhere are never touched. A crew running in the same out refuses the clean (CREW_BUSY).
+
+  --force   remove worktrees with uncommitted changes (tracked, deleted or untracked
+            files; ignored files never count) and locked ones too; without it they are kept
+  --json    one JSON object per worktree and a {"summary": ...} object
+
+Lines, sorted by lane: CREW_CLEAN: lane=<id> worktree=<path> status=removed|pruned|kept
+[code=<CODE>] [reason=<why>] (pruned: its directory was already gone), then
+CREW_CLEAN_SUMMARY: worktrees=<n> removed=<n> kept=<n>
+Exit status: 0 every worktree removed (or none left), 1 some kept because git failed
+(WORKSPACE_FAILED), 2 a bad crew file, one naming no workspace, or a bad command line
+(CREW_INVALID, USAGE), 3 some kept for uncommitted changes or a lock (WORKSPACE_DIRTY),
+or a crew running in the same out (CREW_BUSY).`;
 
 const run = command({
   name: 'run',
@@ -87,7 +117,38 @@ const run = command({
   },
 });
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run], failure: { json: true } });
+const clean = command({
+  name: 'clean',
+  help: CREW_CLEAN_HELP,
+  options: { force: { type: 'boolean' }, json: { type: 'boolean' } },
+  run: async ({ values, positionals }, io) => {
+    if (positionals.length !== 1) throw usage('crew clean takes exactly one CREW.json');
+    const loaded = loadCrew(positionals[0]!, process.cwd());
+    const done = await crewClean(loaded, { force: values.force === true });
+    const json = values.json === true;
+    for (const w of done) io.out(json ? jsonLine(w) : cleanLine(w));
+    const removed = done.filter((w) => w.status !== 'kept').length;
+    const summary = { worktrees: done.length, removed, kept: done.length - removed };
+    io.out(json ? jsonLine({ summary }) : `CREW_CLEAN_SUMMARY: worktrees=${summary.worktrees} removed=${summary.removed} kept=${summary.kept}`);
+    return cleanExit(done);
+  },
+});
+
+function cleanLine(w: CleanedWorktree): string {
+  const code = w.code === null ? '' : ` code=${w.code}`;
+  const reason = w.reason === null ? '' : ` reason=${oneLine(w.reason)}`;
+  return `CREW_CLEAN: lane=${oneLine(w.lane)} worktree=${oneLine(w.worktree)} status=${w.status}${code}${reason}`;
+}
+
+/** From the one exit table: a worktree kept because git failed outranks one kept for its changes. */
+function cleanExit(done: readonly CleanedWorktree[]): number {
+  const kept = done.filter((w) => w.status === 'kept');
+  if (kept.length === 0) return exitStatus(null);
+  const failure = kept.find((w) => w.code !== 'WORKSPACE_DIRTY');
+  return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
+}
+
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

@@ -5,6 +5,7 @@ import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, ty
 import { LanewardError } from '../../formats/codes/error.ts';
 import { replyFormProblem } from '../../formats/gate/reply.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
+import { checkWorkspace, type LoadedWorkspace } from './check-workspace.ts';
 
 const MAX_CREW_BYTES = 4 * 1024 * 1024;
 
@@ -17,6 +18,8 @@ export interface LoadedCrew {
   readonly out: string;
   readonly actionsFile: string;
   readonly trustFile: string;
+  /** The crew's git workspace, checked and its base resolved to one commit; null when it names none. */
+  readonly workspace: LoadedWorkspace | null;
 }
 
 const invalid = (file: string, message: string) => new LanewardError('CREW_INVALID', message, { path: file });
@@ -60,6 +63,7 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
   const out = resolve(base, crew.out);
   const outStat = statSync(out, { throwIfNoEntry: false });
   if (outStat !== undefined && !outStat.isDirectory()) throw invalid(file, `out: ${out} exists and is not a directory`);
+  const workspace = crew.workspace === undefined ? null : checkWorkspace(file, base, crew.workspace, crew.crew, lanes.map((lane) => lane.id));
   return {
     file,
     crew,
@@ -67,5 +71,6 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
     out,
     actionsFile: resolve(base, crew.actions.file),
     trustFile: resolve(base, crew.actions.trust),
+    workspace,
   };
 }
