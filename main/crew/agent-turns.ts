@@ -109,7 +109,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
     return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent } };
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
-  const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree);
+  const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree, progress.head ?? null);
   if (facts !== null && !existsSync(files.result)) {
     const made = presetTurn(facts, changed ?? true);
     if (made !== null) writeFileAtomic(files.result, `${JSON.stringify(made)}\n`, 0o600, false);
@@ -123,7 +123,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
       : parsed;
   // A diff-bearing turn is committed on the lane's branch before QA hears of it: a crash
   // after this finds the work committed (a second commit of nothing is none).
-  const head = changed === true ? await ctx.workspace!.commit(progress.worktree!, lane.id, n) : null;
+  const head = changed === true ? ((await ctx.workspace!.commit(progress.worktree!, lane.id, n)) ?? (await ctx.workspace!.head(progress.worktree!))) : null;
   const diff = changed ?? turn.diff;
   const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, diff, `agent-${n}-assistant`);
   if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, ...(head === null ? {} : { head }) } };

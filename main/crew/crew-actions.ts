@@ -4,6 +4,10 @@ import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { specFrom } from '../lease/lease-options.ts';
 import type { LoadedCrew } from './load-crew.ts';
+import type { LaneSpec } from '../../formats/crew/file.ts';
+import { PRESETS } from '../../formats/providers/presets.ts';
+import { isPresetRunner } from '../../formats/providers/runner.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 
 export type CallKind = 'reviewer' | 'observer' | 'agent';
 
@@ -31,8 +35,31 @@ export function verifyCrewActions(crew: LoadedCrew): CrewActions {
     stdoutLimit: SUPERVISION_DEFAULTS.stdoutLimit,
     stderrLimit: SUPERVISION_DEFAULTS.stderrLimit,
   });
+  checkPresets(crew, verified);
   return {
     names,
     spec: (kind, argv) => specFrom(verified[kind].spec, verified[kind].sha256, request(kind), argv, nowMs()),
   };
+}
+
+const ROLE_KIND: Readonly<Record<keyof LaneSpec['runners'], CallKind>> = { native: 'reviewer', outside: 'reviewer', observer: 'observer', agent: 'agent' };
+
+/**
+ * A preset's lease is renewed by its own stream's tracker: a signed admitted-progress
+ * action that names another source would renew on nothing the CLI writes (and every call
+ * would expire), so such a crew is refused before any lane starts.
+ */
+function checkPresets(crew: LoadedCrew, verified: Readonly<Record<CallKind, { spec: ActionSpec }>>): void {
+  for (const lane of crew.lanes) {
+    for (const role of Object.keys(ROLE_KIND) as (keyof LaneSpec['runners'])[]) {
+      const runner = lane.runners[role];
+      if (!isPresetRunner(runner)) continue;
+      const kind = ROLE_KIND[role];
+      const action = verified[kind].spec;
+      const want = PRESETS[runner.preset].tracker;
+      if (action.timeout_mode === 'admitted_progress_inactivity' && action.progress !== want) {
+        throw new LanewardError('CREW_INVALID', `lane ${lane.id}: runners.${role} is preset ${runner.preset}, whose stream renews a lease through ${want}, but action ${crew.crew.actions[kind]} names progress ${action.progress}`, { path: crew.file });
+      }
+    }
+  }
 }

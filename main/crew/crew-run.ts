@@ -20,6 +20,7 @@ import type { CrewServer } from './serve.ts';
 import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans } from './orphan-sweep.ts';
 import { ProviderGate } from '../providers/gate.ts';
+import { workspacePort } from './workspace-port.ts';
 import { abortSignalName, cancelledBeforeStart } from '../dispatch/cancelled.ts';
 import { configuredStateRoot, defaultStateRoot, planEnv, type PlanEnv } from '../plan/index.ts';
 
@@ -190,6 +191,7 @@ async function runClaimed(
         orphans,
         review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
         ...(crew.prices === undefined ? {} : { prices: crew.prices }),
+        ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out) }),
       },
       {
         cancel: stop.signal,

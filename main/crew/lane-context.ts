@@ -10,8 +10,8 @@ import type { Prices } from '../providers/cost.ts';
 export interface WorkspacePort {
   /** The lane's worktree and branch, made or found again (idempotent). */
   prepare(lane: string): Promise<{ readonly worktree: string; readonly branch: string }>;
-  /** Whether the worktree holds changes since its head. */
-  changed(worktree: string): Promise<boolean>;
+  /** Whether the worktree holds changes since `since` (a commit; null: its head), committed by the agent or not. */
+  changed(worktree: string, since: string | null): Promise<boolean>;
   /** Commits everything as the lane's turn `n`; the new head, or null when nothing changed. */
   commit(worktree: string, lane: string, n: number): Promise<string | null>;
   /** The worktree's head commit. */
