@@ -11,10 +11,16 @@ import { reportLines, resultLine } from '../plan/index.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
+import * as v from 'valibot';
+import { presetRunnerSchema, type RunnerConfig } from '../../formats/providers/runner.ts';
+import { pinOf } from '../../formats/providers/pins.ts';
+import { locateCli } from '../providers/locate.ts';
+import type { Prices } from '../providers/cost.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 
 export const PLAN_RUN_HELP = `usage: laneward plan run --out DIR [--plan F] --native 'CMD {prompt} {result}'
                          --outside 'CMD {prompt} {result}' --actions F --trust PUB --action NAME
-                         [--native-model M] [--outside-model M] [--timeout-ms N]
+                         [--native-model M] [--outside-model M] [--prices F] [--timeout-ms N]
                          [--grace-ms N] [--teardown-ms N] [--deadline TIME] [--state DIR] [--json]
 
 Drives the review run in DIR to its gate: plan next, then both voices of the open phase
@@ -27,13 +33,21 @@ gate_pending, complete or reviewed. The first run on DIR needs --plan.
 The command templates are split into words without a shell ('...' and "..." quote,
 \\ escapes); {prompt} and {result} are replaced inside each word with the attempt's
 files. The child also gets LANEWARD_ATTEMPT, LANEWARD_PROMPT_FILE and LANEWARD_RESULT_FILE.
+A provider preset may stand instead of a template, as a JSON object:
+--native '{"preset":"claude-code","model":"claude-sonnet-4-5"}' (presets claude-code, codex,
+gemini-cli; "args", "env" and "bin" optional): its CLI is found as laneward providers finds
+it, reads the prompt on stdin, and its final reply becomes the result unless it wrote the
+result file itself; its session, tokens and cost are journaled with the outcome and its
+cost settles the spend ledger (claude reports one; for the others --prices F, a JSON
+object of model -> {"input": USD, "output": USD, "cached_input": USD} per million tokens).
 --deadline TIME (90s, 5m, 1h, 500ms; a bare number is minutes, as before) cancels the
 children still running at expiry and ends the run interrupted (exit 124); a signal does
 the same (exit 128+n).
 
 Lines: the plan lines of each step, and DISPATCH: <attempt> phase=<p> voice=<v>,
 OUTCOME: <attempt> phase=<p> voice=<v> status=<s> code=<code|-> child_exit=<n|-> marks=<n>
-duration_ms=<n> cleanup=confirmed|unproven, VOICE: <attempt> ... status=failed|unavailable|cancelled
+duration_ms=<n> cleanup=confirmed|unproven [session=<id> tokens=<in>/<out> cost_usd=<usd|->
+retry_after_s=<s>] (the bracket for a preset), VOICE: <attempt> ... status=failed|unavailable|cancelled
 code=<code>, RESUMED: <attempt> ... result=found|missing, INTERRUPTED: reason=deadline|signal,
 STOPPED: <why>; then the run's status lines and GSTACK_RESULT: skill=autoplan status=<s> run=<dir>.
 One plan run drives a run at a time: a second one while the first runs is refused (RUN_BUSY,
@@ -50,6 +64,7 @@ const OPTIONS = {
   outside: { type: 'string' },
   'native-model': { type: 'string' },
   'outside-model': { type: 'string' },
+  prices: { type: 'string' },
   actions: { type: 'string' },
   trust: { type: 'string' },
   action: { type: 'string' },
@@ -82,8 +97,9 @@ export const planRunCommand: Command = command({
       runDir = resolvePath(out);
       const plan = await import('../plan/index.ts');
       const { splitTemplate } = plan;
-      const native = splitTemplate('native', need('native'));
-      const outside = splitTemplate('outside', need('outside'));
+      const native = runnerOption('native', need('native'), splitTemplate);
+      const outside = runnerOption('outside', need('outside'), splitTemplate);
+      const prices = values.prices === undefined ? undefined : readPrices(values.prices);
       const deadlineMs = minutesOption('deadline', values.deadline);
       const penv = plan.planEnv(process.env, process.cwd(), values.state);
       plan.checkpointRoot(penv.settings.checkpointDir, runDir);
@@ -111,6 +127,7 @@ export const planRunCommand: Command = command({
               teardownMs: intOption('teardown-ms', values['teardown-ms'], 1, MAX_TIMER_MS),
               deadlineMs,
             }),
+            ...(prices === undefined ? {} : { prices }),
             cancel: interrupt.signal,
             onEvent: (event) => {
               for (const line of eventLines(event)) progress(line);
@@ -155,7 +172,13 @@ export function eventLines(event: PlanRunEvent): string[] {
       return [`DISPATCH: ${event.attempt} phase=${event.phase} voice=${event.voice}`];
     case 'outcome': {
       const o = event.outcome;
-      return [`OUTCOME: ${event.attempt} phase=${event.phase} voice=${event.voice} status=${o.status} code=${o.code ?? '-'} child_exit=${o.child_exit ?? '-'} marks=${o.marks} duration_ms=${o.duration_ms} cleanup=${o.cleanup_confirmed ? 'confirmed' : 'unproven'}`];
+      // A preset's call adds what its stream said: session, tokens, cost, a rate limit's retry-after.
+      const preset =
+        o.session === undefined
+          ? ''
+          : ` session=${o.session === null ? '-' : oneLine(o.session)} tokens=${o.usage == null ? '-' : `${o.usage.input}/${o.usage.output}`} cost_usd=${o.cost_usd ?? '-'}` +
+            (o.rate_limit === undefined ? '' : ` retry_after_s=${o.rate_limit.retry_after_s ?? '-'}`);
+      return [`OUTCOME: ${event.attempt} phase=${event.phase} voice=${event.voice} status=${o.status} code=${o.code ?? '-'} child_exit=${o.child_exit ?? '-'} marks=${o.marks} duration_ms=${o.duration_ms} cleanup=${o.cleanup_confirmed ? 'confirmed' : 'unproven'}${preset}`];
     }
     case 'resumed':
       return [`RESUMED: ${event.attempt} phase=${event.phase} voice=${event.voice} result=${event.result ? 'found' : 'missing'}`];
@@ -186,4 +209,44 @@ function runJson(report: PlanRunReport, exit: number): Record<string, unknown> {
 
 function defined<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number };
+}
+
+/**
+ * A runner option: a JSON preset object when it starts with `{`, else an argv template.
+ * A preset's CLI is looked up now, so a missing one is a usage error before any dispatch.
+ */
+function runnerOption(name: string, text: string, split: (option: string, text: string) => string[]): RunnerConfig {
+  if (!text.trimStart().startsWith('{')) return split(name, text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw usage(`--${name} starts with { but is not one JSON object`);
+  }
+  const parsed = v.safeParse(presetRunnerSchema, value);
+  if (!parsed.success) throw usage(`--${name}: ${v.getDotPath(parsed.issues[0]) ?? 'preset'}: ${parsed.issues[0].message}`);
+  const runner = parsed.output;
+  if (runner.bin !== undefined) return runner;
+  const found = locateCli(pinOf(runner.preset), { cwd: process.cwd(), env: process.env });
+  if (found.path === null) throw usage(`--${name}: preset ${runner.preset}: its CLI is not on PATH, in node_modules/.bin or in laneward's cache (laneward providers --install)`);
+  return { ...runner, bin: found.path };
+}
+
+const priceSchema = v.record(
+  v.pipe(v.string(), v.minLength(1)),
+  v.strictObject({ input: v.pipe(v.number(), v.finite(), v.minValue(0)), output: v.pipe(v.number(), v.finite(), v.minValue(0)), cached_input: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))) }),
+);
+
+function readPrices(file: string): Prices {
+  const read = tryReadBounded(resolvePath(file), 1024 * 1024);
+  if (!read.ok) throw usage(`--prices ${file}: ${read.detail}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
+  } catch {
+    throw usage(`--prices ${file}: not one JSON document`);
+  }
+  const parsed = v.safeParse(priceSchema, value);
+  if (!parsed.success) throw usage(`--prices ${file}: ${v.getDotPath(parsed.issues[0]) ?? '(top level)'}: ${parsed.issues[0].message}`);
+  return parsed.output;
 }
