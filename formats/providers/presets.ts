@@ -21,7 +21,7 @@ export interface Preset {
   readonly binary: string;
   readonly defaultModel: string;
   /** The tracker whose marks renew the lease: a signed action for this preset must name it. */
-  readonly tracker: Exclude<ProgressSource, 'fd'>;
+  readonly tracker: Exclude<ProgressSource, 'fd' | 'preset'>;
   /** How its stream names tools, for laneward's own TOOL_DENIED check; null when laneward cannot classify them. */
   readonly toolEvents: ToolEventFormat | null;
   /** The environment variable that holds its API key. */

@@ -53,11 +53,16 @@ function checkPresets(crew: LoadedCrew, verified: Readonly<Record<CallKind, { sp
   for (const lane of crew.lanes) {
     for (const role of Object.keys(ROLE_KIND) as (keyof LaneSpec['runners'])[]) {
       const runner = lane.runners[role];
-      if (!isPresetRunner(runner)) continue;
       const kind = ROLE_KIND[role];
       const action = verified[kind].spec;
+      if (!isPresetRunner(runner)) {
+        if (action.timeout_mode === 'admitted_progress_inactivity' && action.progress === 'preset') {
+          throw new LanewardError('CREW_INVALID', `lane ${lane.id}: runners.${role} is an argv, but action ${crew.crew.actions[kind]} takes its progress from a preset`, { path: crew.file });
+        }
+        continue;
+      }
       const want = PRESETS[runner.preset].tracker;
-      if (action.timeout_mode === 'admitted_progress_inactivity' && action.progress !== want) {
+      if (action.timeout_mode === 'admitted_progress_inactivity' && action.progress !== want && action.progress !== 'preset') {
         throw new LanewardError('CREW_INVALID', `lane ${lane.id}: runners.${role} is preset ${runner.preset}, whose stream renews a lease through ${want}, but action ${crew.crew.actions[kind]} names progress ${action.progress}`, { path: crew.file });
       }
     }

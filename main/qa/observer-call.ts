@@ -10,6 +10,7 @@ import { decodeUtf8 } from '../../formats/text/utf8.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { finishedWork, refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
 import { jsonFromReply, launchOf, settleResult } from '../providers/launch.ts';
+import { PRESETS } from '../../formats/providers/presets.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
@@ -79,7 +80,8 @@ export async function callObserver(
       if (!isLanewardError(error) || error.code !== 'DESCRIPTOR_INVALID') throw error;
       return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'DESCRIPTOR_INVALID', error.message, null);
     }
-    const events = base.progress;
+    // An action that leaves progress to the preset reads the preset's own stream format.
+    const events = base.progress === 'preset' && launch.provider !== undefined ? PRESETS[launch.provider].tracker : base.progress;
     if (!isToolEventFormat(events)) {
       return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'QA_POLICY_UNENFORCEABLE', `action ${observer.action} has progress ${events ?? 'none'}`, null);
     }

@@ -16,6 +16,7 @@ import { onAbort } from './on-abort.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { createStreamReader } from '../../formats/providers/stream-reader.ts';
+import { PRESETS } from '../../formats/providers/presets.ts';
 import type { StreamReader } from '../../formats/providers/facts.ts';
 
 const MARK = 0x01;
@@ -97,7 +98,8 @@ class Supervision {
     this.hooks = hooks;
     this.cancel = cancel;
     this.snapshots = hooks.snapshots ?? new ProcSnapshots();
-    this.tracker = spec.progress !== null && spec.progress !== 'fd' ? createTracker(spec.progress) : undefined;
+    const source = progressSource(spec);
+    this.tracker = source !== null && source !== 'fd' ? createTracker(source) : undefined;
     this.guard = spec.toolPolicy === undefined ? undefined : new ToolGuard(spec.toolPolicy);
     this.reader = spec.provider === undefined ? undefined : createStreamReader(spec.provider);
   }
@@ -108,6 +110,8 @@ class Supervision {
     // Cancellation wins over everything, an expired budget included.
     if (this.cancel?.aborted) return this.outcome(this.cancelled(), false, true);
     if (nowMs() >= firstDeadline) return this.outcome(cause('DEADLINE_EXPIRED'), false, true);
+    // An action that leaves progress to the preset, for a call that runs none, renews on nothing.
+    if (spec.progress === 'preset' && spec.provider === undefined) return this.outcome(cause('DESCRIPTOR_INVALID'), false, true);
     // Listening from here to the end: a cancel during launch or while output drains wins too.
     const unlink = this.cancel === undefined ? () => undefined : onAbort(this.cancel, this.onAbort);
     try {
@@ -423,4 +427,10 @@ function isObjectLine(line: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The spec's progress source, a `preset` one resolved to the tracker of the call's preset. */
+export function progressSource(spec: SupervisionSpec): Exclude<SupervisionSpec['progress'], 'preset'> {
+  if (spec.progress !== 'preset') return spec.progress;
+  return spec.provider === undefined ? null : PRESETS[spec.provider].tracker;
 }

@@ -9,10 +9,10 @@ import { GeminiStreamJsonTracker } from './gemini-stream-json.ts';
 export type { ProgressTracker, Verdict } from './verdict.ts';
 
 /** The structured progress sources a lease descriptor may name: every source but fd 3. */
-export type TrackerKind = Exclude<ProgressSource, 'fd'>;
+export type TrackerKind = Exclude<ProgressSource, 'fd' | 'preset'>;
 
 /** Every {@link TrackerKind}, in the order the contract lists them. */
-export const TRACKER_KINDS: readonly TrackerKind[] = Object.freeze(PROGRESS_SOURCES.filter((source): source is TrackerKind => source !== 'fd'));
+export const TRACKER_KINDS: readonly TrackerKind[] = Object.freeze(PROGRESS_SOURCES.filter((source): source is TrackerKind => source !== 'fd' && source !== 'preset'));
 
 /** Creates a fresh tracker (empty identity sets, zero marks) of the given kind. */
 export function createTracker(kind: TrackerKind): ProgressTracker {
