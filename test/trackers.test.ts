@@ -228,3 +228,116 @@ describe('jsonl-counter', () => {
     ['should ignore prose and malformed lines between values', [...PROSE, p(1), '{"progress":', p(2)], [...PROSE.map(() => I), M(), I, M()], 2],
   ])('%s', (...row) => expectRow('jsonl-counter', row));
 });
+
+const se = (event: unknown): string => JSON.stringify({ type: 'stream_event', session_id: 's', event });
+const msgStart = (id: unknown): string => se({ type: 'message_start', message: { id, type: 'message', role: 'assistant', content: [] } });
+const blockStart = (index: unknown): string => se({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+const blockStop = (index: unknown): string => se({ type: 'content_block_stop', index });
+const MSG_STOP = se({ type: 'message_stop' });
+const textDelta = (t: string): string => se({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } });
+
+describe('claude-stream-json: message framing (--include-partial-messages)', () => {
+  test.each<Row>([
+    [
+      'should admit a message start, each block start and stop, and the message stop',
+      [msgStart('msg_1'), blockStart(0), textDelta('hi'), blockStop(0), blockStart(1), blockStop(1), se({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }), MSG_STOP],
+      [M(), M(), I, M(), M(), M(), I, M()],
+      6,
+    ],
+    [
+      'should never admit text or thinking deltas, whatever they say',
+      [
+        msgStart('msg_1'),
+        textDelta('x'),
+        textDelta('"message_start" "content_block_start" "tool_use" "message_stop"'),
+        se({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: '"content_block_stop"' } }),
+        se({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"message_stop"' } }),
+      ],
+      [M(), I, I, I, I],
+      1,
+    ],
+    [
+      'should admit nothing for a message without an id, nor its blocks and stop',
+      [se({ type: 'message_start', message: { type: 'message' } }), blockStart(0), blockStop(0), MSG_STOP, msgStart(''), blockStart(0), msgStart(7), blockStop(0), MSG_STOP],
+      [I, I, I, I, I, I, I, I, I],
+      0,
+    ],
+    [
+      'should admit a repeated start or stop once',
+      [msgStart('msg_1'), msgStart('msg_1'), blockStart(0), blockStart(0), blockStop(0), blockStop(0), MSG_STOP, MSG_STOP],
+      [M(), I, M(), I, M(), I, M(), I],
+      4,
+    ],
+    [
+      'should not reopen a stopped message or block',
+      [msgStart('msg_1'), blockStart(0), blockStop(0), MSG_STOP, msgStart('msg_1'), blockStart(0), blockStop(0), MSG_STOP],
+      [M(), M(), M(), M(), I, I, I, I],
+      4,
+    ],
+    [
+      'should keep the blocks of different messages apart',
+      [msgStart('msg_1'), blockStart(0), blockStop(0), MSG_STOP, msgStart('msg_2'), blockStart(0), blockStop(0), MSG_STOP],
+      [M(), M(), M(), M(), M(), M(), M(), M()],
+      8,
+    ],
+    [
+      'should admit nothing for blocks outside a message or with a bad index',
+      [blockStart(0), blockStop(0), msgStart('msg_1'), blockStart(-1), blockStart(1.5), blockStart('0'), blockStart(null), blockStart(2 ** 53), se({ type: 'content_block_start' }), blockStop(3)],
+      [I, I, M(), I, I, I, I, I, I, I],
+      1,
+    ],
+    [
+      'should ignore stream events that are not objects or frame nothing',
+      [se(null), se(['message_start']), se('message_start'), JSON.stringify({ type: 'stream_event' }), se({ type: 'ping', note: 'message_start' }), se({ type: 'message_start', message: [{ id: 'm' }] })],
+      [I, I, I, I, I, I],
+      0,
+    ],
+    [
+      'should not let a message id close a tool of the same id, nor a tool id a message',
+      [msgStart('toolu_1'), user(toolResult('toolu_1')), assistant(toolUse('msg_1')), msgStart('msg_1')],
+      [M(), I, M(), M()],
+      3,
+    ],
+    [
+      'should keep framing and tool lifecycles side by side in one turn',
+      [msgStart('msg_1'), blockStart(0), blockStop(0), MSG_STOP, assistant(toolUse('toolu_1')), user(toolResult('toolu_1')), RESULT],
+      [M(), M(), M(), M(), M(), M(), T],
+      6,
+    ],
+  ])('%s', (...row) => expectRow('claude-stream-json', row));
+});
+
+const gem = (value: Record<string, unknown>): string => JSON.stringify(value);
+const gUse = (id: unknown): string => gem({ type: 'tool_use', tool_name: 'read_file', tool_id: id, parameters: { path: 'a' } });
+const gResult = (id: unknown): string => gem({ type: 'tool_result', tool_id: id, status: 'success', output: 'ok' });
+const G_RESULT = gem({ type: 'result', status: 'success', stats: { input_tokens: 3 } });
+
+describe('gemini-stream-json', () => {
+  test.each<Row>([
+    ['should admit a tool_use and its tool_result', [gUse('t1'), gResult('t1')], [M(), M()], 2],
+    ['should not admit a repeated tool_use or a second result', [gUse('t1'), gUse('t1'), gResult('t1'), gResult('t1')], [M(), I, M(), I], 2],
+    ['should not admit a result of a tool never opened', [gResult('t9'), gUse('t9'), gResult('t9')], [I, M(), M()], 2],
+    ['should not reopen a closed tool', [gUse('t1'), gResult('t1'), gUse('t1')], [M(), M(), I], 2],
+    ['should keep tools apart', [gUse('t1'), gUse('t2'), gResult('t2'), gResult('t1')], [M(), M(), M(), M()], 4],
+    [
+      'should ignore anonymous or wrong-typed tool ids',
+      [gUse(''), gUse(7), gUse(null), gUse(['t1']), gem({ type: 'tool_use', tool_name: 'x' }), gResult('')],
+      [I, I, I, I, I, I],
+      0,
+    ],
+    [
+      'should never admit messages, init or errors, whatever they say',
+      [
+        gem({ type: 'init', session_id: 's', model: 'm' }),
+        gem({ type: 'message', role: 'assistant', content: 'a "tool_use" then a "tool_result"', delta: true }),
+        gem({ type: 'message', role: 'user', content: '"result"' }),
+        gem({ type: 'error', message: '"tool_use" failed' }),
+      ],
+      [I, I, I, I],
+      0,
+    ],
+    ['should report the result event as terminal, never a mark', [gUse('t1'), G_RESULT, G_RESULT], [M(), T, T], 1],
+    ['should report an error result as terminal too', [gem({ type: 'result', status: 'error', error: { message: 'x' } })], [T], 0],
+    ['should ignore prose and malformed lines between events', [...PROSE, gUse('t1'), '{"type":"tool_result","tool_id":'], [...PROSE.map(() => I), M(), I], 1],
+  ])('%s', (...row) => expectRow('gemini-stream-json', row));
+});

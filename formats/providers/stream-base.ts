@@ -16,9 +16,16 @@ export const stringAt = (value: unknown): string | undefined => (typeof value ==
 /** A token count: a non-negative safe integer, else 0 (a stream's odd figure never poisons a sum). */
 export const tokens = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0);
 
+/** A sum of token counts, held at the largest safe integer (huge figures never make an unsafe total). */
+export const sumTokens = (...counts: number[]): number => Math.min(Number.MAX_SAFE_INTEGER, counts.reduce((a, b) => a + b, 0));
+
+/** The longest pause a stream's retry-after may ask for: a hostile or absurd figure never parks a provider for good. */
+export const MAX_RETRY_AFTER_S = 86_400;
+
 const RATE_STATUS = /\b(429|529)\b/;
 const RATE_WORDS = /rate.?limit|too many requests|overloaded|quota/i;
-const RETRY_AFTER = /retry[-_ ]?after\D{0,16}?(\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?)?/i;
+// `retry-after-ms` (a header some APIs send) names milliseconds before its number.
+const RETRY_AFTER = /retry[-_ ]?after([-_ ]?ms\b)?\D{0,16}?(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec|seconds?)?/i;
 
 /**
  * A rate limit or overload named in an error a CLI reported, or null. CLIs word these
@@ -32,8 +39,9 @@ export function rateLimitIn(text: string, status: number | null = null): RateLim
   const after = RETRY_AFTER.exec(text);
   let retryAfterS: number | null = null;
   if (after !== null) {
-    const n = Number(after[1]);
-    retryAfterS = after[2] === 'ms' ? n / 1000 : n;
+    const n = Number(after[2]);
+    const ms = after[1] !== undefined || /^m/i.test(after[3] ?? '');
+    retryAfterS = Math.min(MAX_RETRY_AFTER_S, ms ? n / 1000 : n);
   }
   return { status: statusOf, retryAfterS, message: text.slice(0, 500) };
 }

@@ -1,5 +1,5 @@
 import type { StreamReader } from './facts.ts';
-import { objectAt, readerOf, stringAt, tokens } from './stream-base.ts';
+import { objectAt, readerOf, stringAt, sumTokens, tokens } from './stream-base.ts';
 
 /**
  * Claude Code's `--output-format stream-json`: the session from the first event that is
@@ -23,7 +23,7 @@ export function claudeReader(): StreamReader {
     const usage = objectAt(event.usage);
     if (usage !== undefined) {
       facts.usage = {
-        input: tokens(usage.input_tokens) + tokens(usage.cache_creation_input_tokens) + tokens(usage.cache_read_input_tokens),
+        input: sumTokens(tokens(usage.input_tokens), tokens(usage.cache_creation_input_tokens), tokens(usage.cache_read_input_tokens)),
         output: tokens(usage.output_tokens),
         cachedInput: tokens(usage.cache_read_input_tokens),
       };

@@ -1,5 +1,5 @@
 import type { StreamReader } from './facts.ts';
-import { objectAt, readerOf, stringAt, tokens } from './stream-base.ts';
+import { objectAt, readerOf, stringAt, sumTokens, tokens } from './stream-base.ts';
 
 /**
  * `codex exec --json`: the session is `thread.started`'s thread_id, the final text the
@@ -23,9 +23,9 @@ export function codexReader(): StreamReader {
         if (usage === undefined) return;
         const before = facts.usage ?? { input: 0, output: 0, cachedInput: 0 };
         facts.usage = {
-          input: before.input + tokens(usage.input_tokens),
-          output: before.output + tokens(usage.output_tokens),
-          cachedInput: before.cachedInput + tokens(usage.cached_input_tokens),
+          input: sumTokens(before.input, tokens(usage.input_tokens)),
+          output: sumTokens(before.output, tokens(usage.output_tokens)),
+          cachedInput: sumTokens(before.cachedInput, tokens(usage.cached_input_tokens)),
         };
         return;
       }

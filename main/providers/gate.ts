@@ -1,4 +1,6 @@
 import type { PresetName } from '../../formats/providers/names.ts';
+import { MAX_RETRY_AFTER_S } from '../../formats/providers/stream-base.ts';
+import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 
 /** The pause after a rate limit that named no retry-after. */
@@ -66,7 +68,8 @@ export class ProviderGate {
           cancel?.removeEventListener('abort', wake);
           resolve();
         };
-        const timer = wait > 0 ? setTimeout(wake, wait) : undefined;
+        // Longer than a timer holds: wake at its limit and look again.
+        const timer = wait > 0 ? setTimeout(wake, Math.min(wait, MAX_TIMER_MS)) : undefined;
         state.waiters.add(wake);
         cancel?.addEventListener('abort', wake, { once: true });
       });
@@ -78,7 +81,9 @@ export class ProviderGate {
     const state = this.state(provider);
     state.running = Math.max(0, state.running - 1);
     if (outcome.code === 'PROVIDER_RATE_LIMITED') {
-      const afterS = outcome.provider?.rateLimit?.retryAfterS ?? DEFAULT_RETRY_AFTER_S;
+      const named = outcome.provider?.rateLimit?.retryAfterS ?? DEFAULT_RETRY_AFTER_S;
+      // A figure no date or timer can hold (NaN, Infinity, negative, years) pauses for the longest a stream may ask.
+      const afterS = Number.isFinite(named) && named >= 0 ? Math.min(named, MAX_RETRY_AFTER_S) : MAX_RETRY_AFTER_S;
       state.pausedUntil = Math.max(state.pausedUntil, this.now() + afterS * 1000);
       state.allowance = 1;
       state.limits += 1;
