@@ -138,6 +138,60 @@ describe('startModelServer', () => {
   });
 });
 
+describe('one server, many lanes', () => {
+  test('should answer concurrent conversations by their own position and prompt marker', async () => {
+    const server = await serve((r) => {
+      const lane = /LANE-(\d+)/.exec(r.prompt)?.[1] ?? '?';
+      return r.turn === 0 ? toolCall('Write', { file_path: `lane-${lane}.txt`, content: lane }) : text(`lane ${lane} done`);
+    });
+    const lanes = Array.from({ length: 8 }, (_, i) => i + 1);
+    const firsts = await Promise.all(
+      lanes.map((lane) => post(server.url, '/v1/messages', { model: 'm', stream: true, messages: [{ role: 'user', content: `go LANE-${lane}` }] })),
+    );
+    // The tool input streams as input_json_delta pieces; joined, they name this lane's file.
+    const inputs = firsts.map((reply) => JSON.parse([...reply.text.matchAll(/"partial_json":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!)).join('')));
+    expect(inputs).toEqual(lanes.map((lane) => ({ file_path: `lane-${lane}.txt`, content: String(lane) })));
+    const seconds = await Promise.all(
+      lanes.map((lane) =>
+        post(server.url, '/v1/messages', {
+          model: 'm',
+          stream: true,
+          messages: [
+            { role: 'user', content: `go LANE-${lane}` },
+            { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Write', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'ok' }] },
+          ],
+        }),
+      ),
+    );
+    const texts = seconds.map((reply) => [...reply.text.matchAll(/"text_delta","text":("(?:[^"\\]|\\.)*")/g)].map((m) => JSON.parse(m[1]!)).join(''));
+    expect(texts).toEqual(lanes.map((lane) => `lane ${lane} done`));
+    expect(server.requests).toHaveLength(16);
+  });
+
+  test.skipIf(!CASES_READY())('should serve one lane of each CLI at once, each running its own tool', async () => {
+    const server = await serve((r) => {
+      const lane = /LANE-(\w+)/.exec(r.prompt)?.[1] ?? 'unknown';
+      if (r.turn > 0) return text(`lane ${lane} done`);
+      return CASES.find((c) => c.api === r.api)!.writeFile(`${lane}.txt`, lane);
+    });
+    const root = tempDir();
+    const runs = await Promise.all(
+      CASES.map((c) => {
+        const cwd = join(root, c.cli);
+        mkdirSync(cwd);
+        return runClient(c.cli, { bin: join(BIN_DIR, c.bin), baseUrl: server.url, cwd, dir: join(root, `${c.cli}-home`), prompt: `Write your file. LANE-${c.bin}` });
+      }),
+    );
+    for (const [i, c] of CASES.entries()) {
+      expect(runs[i]!.code).toBe(0);
+      expect(readFileSync(join(root, c.cli, `${c.bin}.txt`), 'utf8')).toBe(c.bin);
+      expect(c.finalText(runs[i]!)).toBe(`lane ${c.bin} done`);
+    }
+    expect(server.requests.filter((r) => r.model).length).toBe(6);
+  });
+});
+
 /** Each CLI's label for one stream line: its type, and the sub-kind that tells lines apart. */
 function label(cli: Cli, e: unknown): string {
   if (typeof e !== 'object' || e === null) return 'non-json';
@@ -233,6 +287,10 @@ const CASES: readonly CliCase[] = [
     },
   },
 ];
+
+function CASES_READY(): boolean {
+  return CASES.every((c) => existsSync(join(BIN_DIR, c.bin)));
+}
 
 /** True while any process of the group `pid` led is still alive. */
 function groupAlive(pid: number | undefined): boolean {
@@ -395,11 +453,15 @@ describe.skipIf(!existsSync(join(BIN_DIR, 'codex')))('codex exec and stdin', () 
     const argv = [...setup.argv.slice(0, -1), 'Say hello.']; // the prompt as an argument, not `-`
     const child = spawn(join(BIN_DIR, 'codex'), argv, { cwd: root, env: { PATH: process.env['PATH'] ?? '', ...setup.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((ok) => child.on('close', ok));
-    await new Promise((r) => setTimeout(r, 3_000));
-    // Still reading stdin ("Reading additional input from stdin..."): no request yet.
-    expect(server.requests).toHaveLength(0);
-    child.stdin.end();
-    expect(await exited).toBe(0);
-    expect(server.requests).toHaveLength(1);
+    try {
+      await new Promise((r) => setTimeout(r, 3_000));
+      // Still reading stdin ("Reading additional input from stdin..."): no request yet.
+      expect(server.requests).toHaveLength(0);
+      child.stdin.end();
+      expect(await exited).toBe(0);
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
