@@ -228,7 +228,7 @@ describe('presets', () => {
   test('should pin codex argv for each role and resume', () => {
     const codex = PRESETS.codex;
     expect(codex).toMatchObject({ binary: 'codex', tracker: 'codex-json', toolEvents: 'codex-json', keyVariable: 'OPENAI_API_KEY' });
-    const common = (sandbox: string) => ['--json', '--skip-git-repo-check', '-m', 'M', '--sandbox', sandbox, '-c', 'approval_policy="never"'];
+    const common = (sandbox: string) => ['--json', '--skip-git-repo-check', '-m', 'M', '-c', `sandbox_mode="${sandbox}"`, '-c', 'approval_policy="never"'];
     expect(codex.args(call('reviewer'))).toEqual(['exec', ...common('read-only'), '-']);
     expect(codex.args(call('observer'))).toEqual(['exec', ...common('read-only'), '-']);
     expect(codex.args(call('agent'))).toEqual(['exec', ...common('workspace-write'), '-']);
@@ -258,7 +258,7 @@ describe('launchOf', () => {
   test('should start a preset with its own argv, the runner args after, its env and the prompt on stdin', () => {
     const launch = launchOf({ preset: 'codex', model: 'o4', args: ['--extra'], env: { OPENAI_API_KEY: 'k' }, bin: '/opt/codex' }, { role: 'agent', prompt: '/tmp/prompt.md', result: '/tmp/r', resume: 'th-9' });
     expect(launch).toEqual({
-      argv: ['/opt/codex', 'exec', 'resume', '--json', '--skip-git-repo-check', '-m', 'o4', '--sandbox', 'workspace-write', '-c', 'approval_policy="never"', 'th-9', '-', '--extra'],
+      argv: ['/opt/codex', 'exec', 'resume', '--json', '--skip-git-repo-check', '-m', 'o4', '-c', 'sandbox_mode="workspace-write"', '-c', 'approval_policy="never"', 'th-9', '-', '--extra'],
       env: { OPENAI_API_KEY: 'k' },
       stdinFile: '/tmp/prompt.md',
       provider: 'codex',

@@ -26,6 +26,8 @@ export interface Preset {
   readonly toolEvents: ToolEventFormat | null;
   /** The environment variable that holds its API key. */
   readonly keyVariable: string;
+  /** Set for every call unless the runner's `env` sets it: what an unattended call wants. */
+  readonly env: Readonly<Record<string, string>>;
   /** The preset's own arguments (the CLI's program path comes first, then these, then the runner's `args`). */
   args(call: PresetCall): string[];
 }
@@ -53,6 +55,8 @@ const claudeCode: Preset = {
   tracker: 'claude-stream-json',
   toolEvents: 'claude-stream-json',
   keyVariable: 'ANTHROPIC_API_KEY',
+  // Telemetry, error reports and the updater off: an unattended lane makes no call but its model's.
+  env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
   args(call) {
     const { allowed, denied } = toolsByClass('claude-stream-json', classesOf(call));
     return [
@@ -76,12 +80,14 @@ const claudeCode: Preset = {
 const codex: Preset = {
   name: 'codex',
   binary: 'codex',
-  defaultModel: 'gpt-5-codex',
+  defaultModel: 'gpt-5.5',
   tracker: 'codex-json',
   toolEvents: 'codex-json',
   keyVariable: 'OPENAI_API_KEY',
+  env: {},
   args(call) {
-    const common = ['--json', '--skip-git-repo-check', '-m', call.model, '--sandbox', writes(call) ? 'workspace-write' : 'read-only', '-c', 'approval_policy="never"'];
+    // As config overrides: `exec resume` takes no --sandbox flag (0.169.0), and -c works for both.
+    const common = ['--json', '--skip-git-repo-check', '-m', call.model, '-c', `sandbox_mode="${writes(call) ? 'workspace-write' : 'read-only'}"`, '-c', 'approval_policy="never"'];
     return call.resume === null ? ['exec', ...common, '-'] : ['exec', 'resume', ...common, call.resume, '-'];
   },
 };
@@ -97,6 +103,7 @@ const geminiCli: Preset = {
   tracker: 'gemini-stream-json',
   toolEvents: null,
   keyVariable: 'GEMINI_API_KEY',
+  env: {},
   args(call) {
     return [
       '--output-format', 'stream-json',

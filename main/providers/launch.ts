@@ -44,7 +44,7 @@ export function launchOf(runner: RunnerConfig, call: LaunchCall): Launch {
   const args = preset.args({ role: call.role, model, resume: call.resume ?? null, allow: call.allow ?? null });
   return {
     argv: [runner.bin ?? preset.binary, ...args, ...(runner.args ?? [])],
-    env: { ...(runner.env ?? {}) },
+    env: { ...preset.env, ...(runner.env ?? {}) },
     stdinFile: call.prompt,
     provider: runner.preset,
     model,
