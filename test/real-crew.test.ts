@@ -54,5 +54,10 @@ describe('a crew of real claude-code and codex lanes', () => {
     // The codex agents continued one thread: every turn after the first resumed it.
     const agentSessions = report.lanes.map((l: { agent_session: string }) => l.agent_session);
     expect(agentSessions.every((s: unknown) => typeof s === 'string' && s !== '')).toBe(true);
+    // Agent spend from the streams, each turn charged once although a resumed session
+    // reports its running total: claude $0.00375 per reply, codex 1000/50 tokens at $1/$10
+    // per million; two turns of two replies each.
+    const spend = Object.fromEntries(report.lanes.map((l: { lane: string; agent_usd: number }) => [l.lane, Number(l.agent_usd.toFixed(6))]));
+    expect(spend).toEqual({ 'lane-1': 0.006, 'lane-2': 0.015, 'lane-3': 0.006, 'lane-4': 0.015 });
   }, 300_000);
 });

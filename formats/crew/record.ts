@@ -43,6 +43,8 @@ export interface LaneProgress {
   session?: string | null;
   /** What the lane's preset calls cost so far, in USD, as their streams reported it (agent turns). */
   agentUsd?: number;
+  /** The agent session's cost as its stream last reported it (a session total, for presets that report one). */
+  sessionUsd?: number | null;
   /** The lane's worktree, branch and the head commit of its last diff-bearing turn (a crew with a workspace). */
   worktree?: string | null;
   branch?: string | null;

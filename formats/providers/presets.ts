@@ -26,6 +26,12 @@ export interface Preset {
   readonly toolEvents: ToolEventFormat | null;
   /** The environment variable that holds its API key. */
   readonly keyVariable: string;
+  /**
+   * Whether a resumed session's stream reports the whole session's usage and cost (claude's
+   * total_cost_usd, codex's thread usage), not only this call's: a turn's own share is the
+   * difference from the session's previous figure.
+   */
+  readonly sessionTotals: boolean;
   /** Set for every call unless the runner's `env` sets it: what an unattended call wants. */
   readonly env: Readonly<Record<string, string>>;
   /** The preset's own arguments (the CLI's program path comes first, then these, then the runner's `args`). */
@@ -57,6 +63,7 @@ const claudeCode: Preset = {
   keyVariable: 'ANTHROPIC_API_KEY',
   // Telemetry, error reports and the updater off: an unattended lane makes no call but its model's.
   env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+  sessionTotals: true,
   args(call) {
     const { allowed, denied } = toolsByClass('claude-stream-json', classesOf(call));
     return [
@@ -85,6 +92,7 @@ const codex: Preset = {
   toolEvents: 'codex-json',
   keyVariable: 'OPENAI_API_KEY',
   env: {},
+  sessionTotals: true,
   args(call) {
     // As config overrides: `exec resume` takes no --sandbox flag (0.169.0), and -c works for both.
     const common = ['--json', '--skip-git-repo-check', '-m', call.model, '-c', `sandbox_mode="${writes(call) ? 'workspace-write' : 'read-only'}"`, '-c', 'approval_policy="never"'];
@@ -104,6 +112,7 @@ const geminiCli: Preset = {
   toolEvents: null,
   keyVariable: 'GEMINI_API_KEY',
   env: {},
+  sessionTotals: false,
   args(call) {
     return [
       '--output-format', 'stream-json',

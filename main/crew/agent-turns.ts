@@ -7,6 +7,7 @@ import type { ProviderFacts } from '../../formats/providers/facts.ts';
 import { finishedWork } from '../../workers/supervise/outcome.ts';
 import { launchOf } from '../providers/launch.ts';
 import { costOf } from '../providers/cost.ts';
+import { PRESETS } from '../../formats/providers/presets.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
@@ -103,10 +104,10 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   // A preset's facts: from its outcome, or read back from its kept stream after a crash.
   const facts = isPresetRunner(lane.runners.agent) ? (outcome?.provider ?? factsFromStream(lane.runners.agent.preset, files.stream)) : null;
   const session = facts?.sessionId ?? progress.session ?? null;
-  const spent = (progress.agentUsd ?? 0) + (costOf(facts, isPresetRunner(lane.runners.agent) ? (lane.runners.agent.model ?? null) : null, ctx.prices) ?? 0);
+  const { spent, sessionUsd } = turnCost(lane, facts, progress, ctx);
   if (outcome !== null && !finishedWork(outcome)) {
     // The session survives a failed turn: a retried lane continues it.
-    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent } };
+    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd } };
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
   const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree, progress.head ?? null);
@@ -126,11 +127,12 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   const head = changed === true ? ((await ctx.workspace!.commit(progress.worktree!, lane.id, n)) ?? (await ctx.workspace!.head(progress.worktree!))) : null;
   const diff = changed ?? turn.diff;
   const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, diff, `agent-${n}-assistant`);
-  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, ...(head === null ? {} : { head }) } };
+  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, sessionUsd, ...(head === null ? {} : { head }) } };
   return {
     changes: {
       session,
       agentUsd: spent,
+      sessionUsd,
       ...(head === null ? {} : { head }),
       turnsDone: n,
       attempts: progress.attempts + assistant.attempts + user.attempts,
@@ -220,4 +222,21 @@ function agentPrompt(lane: LaneSpec, n: number, guidance: string | null, result:
     '{"text": "<what you did>", "diff": <true if files changed>, "finish": <true when the work is done>}',
     '',
   ].join('\n');
+}
+
+/**
+ * The lane's agent spend after this turn: the turn's own cost added. A preset whose
+ * stream reports the session's running total (claude, codex after a resume) is charged
+ * the difference from the session's last figure, so no turn is paid twice.
+ */
+function turnCost(lane: LaneSpec, facts: ProviderFacts | null, progress: LaneProgress, ctx: LaneContext): { spent: number; sessionUsd: number | null } {
+  const runner = lane.runners.agent;
+  const before = progress.agentUsd ?? 0;
+  if (facts === null || !isPresetRunner(runner)) return { spent: before, sessionUsd: progress.sessionUsd ?? null };
+  const reported = costOf(facts, runner.model ?? PRESETS[runner.preset].defaultModel, ctx.prices);
+  if (reported === null) return { spent: before, sessionUsd: progress.sessionUsd ?? null };
+  // The turn resumed the lane's session (whatever id the CLI gives the continuation).
+  const resumed = progress.session != null;
+  const previous = PRESETS[runner.preset].sessionTotals && resumed ? (progress.sessionUsd ?? 0) : 0;
+  return { spent: before + Math.max(0, reported - previous), sessionUsd: reported };
 }

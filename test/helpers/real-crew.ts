@@ -82,6 +82,8 @@ export function realCrew(
       agent: runner(options.roles.agent, 'agent'),
     },
     ...(options.workspace === undefined ? {} : { workspace: { repo: options.workspace } }),
+    // codex reports tokens, not dollars: $1 in, $10 out per million (0.0015 per fake reply).
+    prices: { 'gpt-5.5': { input: 1, output: 10 } },
     limits: { concurrency: 4, agent_turns: 4, timeout_ms: 20_000, ...options.limits },
     lanes,
   };
