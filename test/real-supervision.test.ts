@@ -81,6 +81,10 @@ async function runClaude(script: Script | Reply, over: Partial<SupervisionSpec>,
     undefined,
     { onSpawn: (p) => (pid = p), onStdout: (c) => (stdout += c.toString()) },
   );
+  if (process.env['REALSUP_FIGURES'] !== undefined) {
+    const { code, marks, durationMs, goneMs, expiryLateMs } = outcome;
+    console.log(JSON.stringify({ code, marks, durationMs: Math.round(durationMs), goneMs: goneMs === null ? null : Math.round(goneMs), expiryLateMs }));
+  }
   return { outcome, dir, pid, stdout };
 }
 
