@@ -113,8 +113,9 @@ describe('claude-code stream', () => {
     expect(facts.sessionId).toBe('first');
   });
 
-  test('should not take the system event session', () => {
-    expect(read('claude-code', [sys]).sessionId).toBeNull();
+  test('should take the system event session only until another event names one (a call killed before its first reply)', () => {
+    expect(read('claude-code', [sys]).sessionId).toBe('sys-session');
+    expect(read('claude-code', [sys, assistantText('later', 'x')]).sessionId).toBe('later');
   });
 
   test('should keep the last assistant text when the result has none', () => {

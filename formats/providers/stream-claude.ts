@@ -8,9 +8,18 @@ import { objectAt, readerOf, stringAt, sumTokens, tokens } from './stream-base.t
  * `result`. An error result (`is_error`) names its API status in its text.
  */
 export function claudeReader(): StreamReader {
+  // The first event that is not `system` names the session; until one comes the init
+  // event's stands in, so a call killed before its first reply still leaves a session to resume.
+  let named = false;
   return readerOf((event, facts) => {
     const type = event.type;
-    if (type !== 'system') facts.sessionId ??= stringAt(event.session_id) ?? null;
+    const id = stringAt(event.session_id);
+    if (type === 'system') {
+      if (facts.sessionId === null && id !== undefined) facts.sessionId = id;
+    } else if (!named && id !== undefined) {
+      facts.sessionId = id;
+      named = true;
+    }
     if (type === 'assistant') {
       const content = objectAt(event.message)?.content;
       if (!Array.isArray(content)) return;

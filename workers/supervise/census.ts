@@ -7,9 +7,11 @@ const NEWCOMER_PROBE_MAX = 128;
 
 /**
  * The processes of one supervised tree: the leader's process group and its session (a
- * descendant that moves to a group of its own stays in the session; one that calls
- * setsid leaves both, and no supervisor can follow it). One census per supervision; it
- * reads the shared, immutable snapshots and keeps only its own leader's identity.
+ * descendant that moves to a group of its own stays in the session), and the sessions of
+ * descendants that called setsid, found by their parent while it was a member (agent
+ * CLIs start every tool command in a session of its own). One census per supervision; it
+ * reads the shared, immutable snapshots and keeps its leader's identity and the sessions
+ * it followed.
  *
  * A process is identified by pid and start time. A member must have started no earlier
  * than the leader; and once the leader's pid names a process with another start time,
@@ -27,6 +29,12 @@ export class TreeCensus {
    * the kernel has not handed that pid out again: the same process, still dead.
    */
   private readonly dead = new WeakSet<ProcStat>();
+  /**
+   * Sessions a member's child founded by setsid, by their founder's pid, with the
+   * founder's start time: a session id is not handed out again while a process is in it,
+   * and a founder pid that names a process started at another time says it was.
+   */
+  private readonly escaped = new Map<number, number>();
 
   constructor(leader: number, snapshots: ProcSnapshots) {
     this.leader = leader;
@@ -44,9 +52,11 @@ export class TreeCensus {
   liveMembers(snapshot: ProcSnapshot = this.snapshots.current(), exceptLeader = false): ProcStat[] {
     if (!snapshot.readable) return this.groupAnswers() ? [{ pid: this.leader, state: 'R', pgid: this.leader, sid: this.leader, threads: 1, startTime: 0 }] : [];
     if (this.reused(snapshot)) return [];
+    this.follow(snapshot);
     const live: ProcStat[] = [];
     const seen = new Set<number>();
-    for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader)]) {
+    const lists = [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader), ...[...this.escaped.keys()].map((sid) => snapshot.bySession.get(sid))];
+    for (const list of lists) {
       for (const listed of list ?? []) {
         if (seen.has(listed.pid) || (exceptLeader && listed.pid === this.leader)) continue;
         seen.add(listed.pid);
@@ -119,8 +129,41 @@ export class TreeCensus {
   }
 
   private isOurs(stat: ProcStat): boolean {
-    if (stat.sid !== this.leader && stat.pgid !== this.leader) return false;
-    return this.leaderStart === undefined || stat.startTime >= this.leaderStart;
+    const founded = this.escaped.get(stat.sid);
+    if (stat.sid !== this.leader && stat.pgid !== this.leader && founded === undefined) return false;
+    return (this.leaderStart === undefined || stat.startTime >= this.leaderStart) && (founded === undefined || stat.startTime >= founded);
+  }
+
+  /**
+   * Follows members' children that left for a session of their own: the parent link is
+   * the only trace, and it holds only while the parent lives, so a supervision of a CLI
+   * that does this calls it while the CLI runs too ({@link track}). Sessions whose founder
+   * pid now names another process are dropped.
+   */
+  private follow(snapshot: ProcSnapshot): void {
+    if (!snapshot.readable || this.reused(snapshot)) return;
+    for (const [sid, start] of this.escaped) {
+      const founder = snapshot.byPid.get(sid);
+      if (founder !== undefined && founder.startTime !== start) this.escaped.delete(sid);
+    }
+    const queue: number[] = [];
+    for (const list of [snapshot.bySession.get(this.leader), snapshot.byGroup.get(this.leader), ...[...this.escaped.keys()].map((sid) => snapshot.bySession.get(sid))]) {
+      for (const member of list ?? []) if (this.isOurs(member)) queue.push(member.pid);
+    }
+    const visited = new Set<number>(queue);
+    while (queue.length > 0) {
+      for (const child of snapshot.byParent.get(queue.pop()!) ?? []) {
+        if (visited.has(child.pid) || (this.leaderStart !== undefined && child.startTime < this.leaderStart)) continue;
+        visited.add(child.pid);
+        if (!this.isOurs(child) && child.sid === child.pid) this.escaped.set(child.sid, child.startTime);
+        queue.push(child.pid);
+      }
+    }
+  }
+
+  /** Looks for members' children that left the session, while the tree runs. */
+  track(): void {
+    this.follow(this.snapshots.current());
   }
 
   /** The leader's pid now names another process: our session ended before it was reused. */

@@ -17,6 +17,8 @@ export interface ProcSnapshot {
   /** Processes of each session and of each process group (a process is in both maps). */
   readonly bySession: ReadonlyMap<number, readonly ProcStat[]>;
   readonly byGroup: ReadonlyMap<number, readonly ProcStat[]>;
+  /** Children by parent pid, as listed. */
+  readonly byParent: ReadonlyMap<number, readonly ProcStat[]>;
 }
 
 /**
@@ -59,13 +61,14 @@ function takeSnapshot(scratch: Buffer, previous: ProcSnapshot | undefined): Proc
   try {
     names = readdirSync('/proc');
   } catch {
-    return { takenAt, readable: false, lastPid: undefined, byPid: new Map(), bySession: new Map(), byGroup: new Map() };
+    return { takenAt, readable: false, lastPid: undefined, byPid: new Map(), bySession: new Map(), byGroup: new Map(), byParent: new Map() };
   }
   const endMark = lastPid(scratch);
   const carry = previous?.readable === true && previous.lastPid !== undefined && endMark !== undefined;
   const byPid = new Map<number, ProcStat>();
   const bySession = new Map<number, ProcStat[]>();
   const byGroup = new Map<number, ProcStat[]>();
+  const byParent = new Map<number, ProcStat[]>();
   for (const name of names) {
     const first = name.charCodeAt(0);
     if (first < 48 || first > 57) continue;
@@ -76,8 +79,9 @@ function takeSnapshot(scratch: Buffer, previous: ProcSnapshot | undefined): Proc
     byPid.set(pid, stat);
     push(bySession, stat.sid, stat);
     push(byGroup, stat.pgid, stat);
+    if (stat.ppid !== undefined) push(byParent, stat.ppid, stat);
   }
-  return { takenAt, readable: true, lastPid: startMark, byPid, bySession, byGroup };
+  return { takenAt, readable: true, lastPid: startMark, byPid, bySession, byGroup, byParent };
 }
 
 function push(map: Map<number, ProcStat[]>, key: number, stat: ProcStat): void {

@@ -5,6 +5,8 @@ export interface ProcStat {
   readonly pid: number;
   /** The one-letter state of the main thread (R, S, D, Z, X, ...). */
   readonly state: string;
+  /** The parent's pid (field 4): 1 or a subreaper once the parent died. */
+  readonly ppid?: number;
   readonly pgid: number;
   readonly sid: number;
   /** Threads of the process still counted by the kernel (field 20). */
@@ -38,6 +40,7 @@ export function readProcStat(pid: number, scratch: Buffer): ProcStat | undefined
   return {
     pid,
     state: fields[0]!,
+    ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     sid: Number(fields[3]),
     threads: Number(fields[17]),

@@ -20,6 +20,8 @@ import { PRESETS } from '../../formats/providers/presets.ts';
 import type { StreamReader } from '../../formats/providers/facts.ts';
 
 const MARK = 0x01;
+/** How often a preset's tree is searched for children that left its session. */
+const TRACK_MS = 200;
 /** After a failure's teardown, how long the leader's own exit is awaited before reporting. */
 const LEADER_EXIT_WAIT_MS = 1_000;
 
@@ -69,6 +71,8 @@ class Supervision {
   private startTimer: NodeJS.Timeout | undefined;
   private exitTimer: NodeJS.Timeout | undefined;
   private terminalSeen = false;
+  /** While a preset's CLI runs: the census looks for children it started in sessions of their own. */
+  private tracking: NodeJS.Timeout | undefined;
   private deniedTool: string | null = null;
   private copyFd: number | undefined;
   private readonly snapshots: ProcSnapshots;
@@ -213,6 +217,9 @@ class Supervision {
         this.watch(child);
         const budgetLeftMs = Math.max(0, spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs - nowMs());
         if (spec.firstEventMs !== undefined) this.startTimer = setTimeout(() => this.fail(cause('PROVIDER_NO_START')), spec.firstEventMs);
+        // Agent CLIs start each tool command with setsid: its only trace is its parent, and
+        // only while that parent lives, so they are looked for while the CLI runs.
+        if (spec.provider !== undefined) this.tracking = setInterval(() => this.census?.track(), TRACK_MS);
         this.hooks.onSpawn?.(child.pid!, { pid: child.pid!, ticks: this.census.leaderStart ?? null, budgetLeftMs });
         resolve(true);
       });
@@ -329,6 +336,8 @@ class Supervision {
   }
 
   private clearProviderTimers(): void {
+    if (this.tracking !== undefined) clearInterval(this.tracking);
+    this.tracking = undefined;
     if (this.startTimer !== undefined) clearTimeout(this.startTimer);
     if (this.exitTimer !== undefined) clearTimeout(this.exitTimer);
     this.startTimer = this.exitTimer = undefined;
