@@ -22,7 +22,7 @@ import {
 import { runClient, type ClientRun, type RunOptions } from '../fixtures/model-server/run-client.ts';
 
 // The fake model server, and the three real agent CLIs run against it with no network.
-// What each CLI does is pinned as seen (docs/provider-streams.md); a CLI upgrade that
+// What each CLI does is pinned as seen (docs/providers.md); a CLI upgrade that
 // changes its stream or its retries fails here first.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
