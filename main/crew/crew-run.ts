@@ -230,6 +230,8 @@ async function runClaimed(
       summary: { ...counts, attempts: stats.started },
       stats: { marks: stats.marks, renewal_p99_ms: percentile(stats.renewalLatencyMs, 0.99) },
       lanes: lanes.map(laneObject),
+      // Providers that rate limited the crew, and until when their latest pause ran.
+      providers: gate.report(),
     };
     writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
   }

@@ -15,6 +15,8 @@ interface ProviderState {
   allowance: number;
   running: number;
   limits: number;
+  /** Epoch ms the latest pause ran to (kept once it passed, for a crew's report). */
+  lastPause: number;
   readonly waiters: Set<() => void>;
 }
 
@@ -25,6 +27,16 @@ export interface ProviderGateView {
   readonly allowance: number | null;
   readonly running: number;
   readonly rateLimits: number;
+}
+
+/** One rate-limited provider in a crew's `--report`. */
+export interface ProviderGateReport {
+  readonly provider: PresetName;
+  readonly rate_limits: number;
+  /** When the latest pause ended (or ends). */
+  readonly paused_until: string;
+  /** Calls it may run at once when the crew ended; null when no longer held back. */
+  readonly allowance: number | null;
 }
 
 /**
@@ -45,7 +57,7 @@ export class ProviderGate {
   private state(provider: PresetName): ProviderState {
     let state = this.states.get(provider);
     if (state === undefined) {
-      state = { pausedUntil: 0, allowance: Infinity, running: 0, limits: 0, waiters: new Set() };
+      state = { pausedUntil: 0, allowance: Infinity, running: 0, limits: 0, lastPause: 0, waiters: new Set() };
       this.states.set(provider, state);
     }
     return state;
@@ -85,12 +97,20 @@ export class ProviderGate {
       // A figure no date or timer can hold (NaN, Infinity, negative, years) pauses for the longest a stream may ask.
       const afterS = Number.isFinite(named) && named >= 0 ? Math.min(named, MAX_RETRY_AFTER_S) : MAX_RETRY_AFTER_S;
       state.pausedUntil = Math.max(state.pausedUntil, this.now() + afterS * 1000);
+      state.lastPause = state.pausedUntil;
       state.allowance = 1;
       state.limits += 1;
     } else if (outcome.providerStarted && state.allowance !== Infinity && this.now() >= state.pausedUntil) {
       state.allowance = state.allowance * 2 > OPEN_ALLOWANCE ? Infinity : state.allowance * 2;
     }
     for (const wake of [...state.waiters]) wake();
+  }
+
+  /** Every provider that was rate limited during the crew, for its report: how often, and until when its latest pause ran. */
+  report(): ProviderGateReport[] {
+    return [...this.states.entries()]
+      .filter(([, s]) => s.limits > 0)
+      .map(([provider, s]) => ({ provider, rate_limits: s.limits, paused_until: new Date(s.lastPause).toISOString(), allowance: s.allowance === Infinity ? null : s.allowance }));
   }
 
   view(): ProviderGateView[] {
