@@ -34,7 +34,8 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
     const repo = gitRepo(join(dir, 'repo'));
     // codex (the outside reviewer) is rate limited: every lane whose first codex request
     // arrives before any codex call has retried (so before the crew can know of the
-    // limit) gets 429 with retry-after 3 s on each request. claude is healthy.
+    // limit) gets 429 with retry-after 3 s on each request of that first call (codex
+    // retries once by itself); later calls are served. claude is healthy.
     const limited = new Set<string>();
     const seen = new Map<string, number>();
     let retried = false;
@@ -45,7 +46,7 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
         seen.set(lane, n);
         if (n > 1) retried = true;
         else if (!retried) limited.add(lane);
-        if (limited.has(lane)) return httpError(429, { retryAfterS: 3 });
+        if (limited.has(lane) && n <= 2) return httpError(429, { retryAfterS: 3 });
       }
       return crewReply(r, 1);
     });
@@ -75,7 +76,9 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
         // codex's own retry, and is never replayed by laneward.
         const calls = new Map<string, number>();
         for (const q of codex.filter((c) => laneOf(c) === id)) calls.set(phaseOf(q), (calls.get(phaseOf(q)) ?? 0) + 1);
-        expect([...calls.values()].every((n) => n === 2), `${id} ${JSON.stringify([...calls])}`).toBe(true);
+        const first = phaseOf(codex.find((c) => laneOf(c) === id)!);
+        expect(calls.get(first), `${id} ${JSON.stringify([...calls])}`).toBe(2);
+        expect([...calls.entries()].every(([phase, n]) => phase === first || n === 1), `${id} ${JSON.stringify([...calls])}`).toBe(true);
         expect(ran.stdout, out).toContain(`CREW_LANE: lane=${id} status=failed code=PROVIDER_RATE_LIMITED`);
         expect(ran.stdout.split('\n').find((l) => l.startsWith(`CREW_LANE: lane=${id} `)), out).toContain(`; retry: laneward crew run ${crew.file} --retry-failed --state ${crew.state}`);
       } else {
@@ -99,9 +102,8 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
     }
     const json = JSON.parse(readFileSync(report, 'utf8'));
     expect(json.providers).toHaveLength(1);
-    // Every codex call of a limited lane met the 429 (one per phase that reached its outside voice).
-    const limitedCalls = new Set(codex.filter((q) => limitedLanes.includes(laneOf(q))).map((q) => `${laneOf(q)} ${phaseOf(q)}`));
-    expect(json.providers[0]).toMatchObject({ provider: 'codex', rate_limits: limitedCalls.size });
+    // One limited call per limited lane: its first.
+    expect(json.providers[0]).toMatchObject({ provider: 'codex', rate_limits: limitedLanes.length });
     expect(Date.parse(json.providers[0].paused_until) - pauseFrom).toBeGreaterThanOrEqual(3_000 - 500);
     console.log('429 crew:', { limitedLanes, pauseFromToFirstOther: Math.min(...others.map((q) => q.time)) - pauseFrom, providers: json.providers, summary: json.summary });
 

@@ -20,7 +20,8 @@ import { tryReadBounded } from '../fs/read-bounded.ts';
 
 export const PLAN_RUN_HELP = `usage: laneward plan run --out DIR [--plan F] --native 'CMD {prompt} {result}'
                          --outside 'CMD {prompt} {result}' --actions F --trust PUB --action NAME
-                         [--native-model M] [--outside-model M] [--prices F] [--timeout-ms N]
+                         [--native-model M] [--outside-model M] [--prices F] [--spend-cap USD]
+                         [--timeout-ms N]
                          [--grace-ms N] [--teardown-ms N] [--deadline TIME] [--state DIR] [--json]
 
 Drives the review run in DIR to its gate: plan next, then both voices of the open phase
@@ -40,6 +41,8 @@ it, reads the prompt on stdin, and its final reply becomes the result unless it 
 result file itself; its session, tokens and cost are journaled with the outcome and its
 cost settles the spend ledger (claude reports one; for the others --prices F, a JSON
 object of model -> {"input": USD, "output": USD, "cached_input": USD} per million tokens).
+--spend-cap USD sets the run's spend cap at its first next (as plan next --spend-cap): a
+phase the cap cannot fund is refused SPEND_CAP_EXCEEDED (exit 3) before it dispatches.
 --deadline TIME (90s, 5m, 1h, 500ms; a bare number is minutes, as before) cancels the
 children still running at expiry and ends the run interrupted (exit 124); a signal does
 the same (exit 128+n).
@@ -65,6 +68,7 @@ const OPTIONS = {
   'native-model': { type: 'string' },
   'outside-model': { type: 'string' },
   prices: { type: 'string' },
+  'spend-cap': { type: 'string' },
   actions: { type: 'string' },
   trust: { type: 'string' },
   action: { type: 'string' },
@@ -100,6 +104,7 @@ export const planRunCommand: Command = command({
       const native = runnerOption('native', need('native'), splitTemplate);
       const outside = runnerOption('outside', need('outside'), splitTemplate);
       const prices = values.prices === undefined ? undefined : readPrices(values.prices);
+      const spendCap = values['spend-cap'] === undefined ? undefined : usdOption(values['spend-cap']);
       const deadlineMs = minutesOption('deadline', values.deadline);
       const penv = plan.planEnv(process.env, process.cwd(), values.state);
       plan.checkpointRoot(penv.settings.checkpointDir, runDir);
@@ -128,6 +133,7 @@ export const planRunCommand: Command = command({
               deadlineMs,
             }),
             ...(prices === undefined ? {} : { prices }),
+            ...(spendCap === undefined ? {} : { spendCap }),
             cancel: interrupt.signal,
             onEvent: (event) => {
               for (const line of eventLines(event)) progress(line);
@@ -249,4 +255,10 @@ function readPrices(file: string): Prices {
   const parsed = v.safeParse(priceSchema, value);
   if (!parsed.success) throw usage(`--prices ${file}: ${v.getDotPath(parsed.issues[0]) ?? '(top level)'}: ${parsed.issues[0].message}`);
   return parsed.output;
+}
+
+function usdOption(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw usage(`--spend-cap takes dollars, a number >= 0, not ${JSON.stringify(text)}`);
+  return n;
 }

@@ -276,10 +276,12 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       // Journaled while it runs: a plan run started after this one died finds it.
       onSpawn: (child) => recordChild(options.out, penv, attempt.id, childRecord(spec, child)),
     });
-    const facts = outcomeFacts(outcome);
+    // The call's cost: the provider's own figure, else its tokens at the operator's prices.
+    const usd = costOf(outcome.provider, launch.model, options.prices);
+    const facts = outcomeFacts(outcome, usd);
     if (finishedWork(outcome)) {
       if (launch.provider !== undefined) settleResult(result, outcome.provider);
-      return submit(attempt, result, facts, { model: launch.model, usageUsd: costOf(outcome.provider, launch.model, options.prices) });
+      return submit(attempt, result, facts, { model: launch.model, usageUsd: usd });
     }
     if (outcome.code === 'CANCELLED' && !outcome.providerStarted) {
       // Nothing went out: the attempt stays open for the next plan run.
@@ -354,7 +356,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   return Object.assign(final, { ends, interrupted, stopped });
 }
 
-function outcomeFacts(outcome: Outcome): OutcomeFacts {
+function outcomeFacts(outcome: Outcome, usd: number | null = null): OutcomeFacts {
   const provider = outcome.provider;
   return {
     ...(provider === null
@@ -362,7 +364,7 @@ function outcomeFacts(outcome: Outcome): OutcomeFacts {
       : {
           session: provider.sessionId,
           usage: provider.usage,
-          cost_usd: provider.costUsd,
+          cost_usd: usd,
           ...(provider.rateLimit === null ? {} : { rate_limit: { status: provider.rateLimit.status, retry_after_s: provider.rateLimit.retryAfterS } }),
         }),
     status: outcome.status,
