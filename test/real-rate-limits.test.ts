@@ -105,7 +105,6 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
     // One limited call per limited lane: its first.
     expect(json.providers[0]).toMatchObject({ provider: 'codex', rate_limits: limitedLanes.length });
     expect(Date.parse(json.providers[0].paused_until) - pauseFrom).toBeGreaterThanOrEqual(3_000 - 500);
-    console.log('429 crew:', { limitedLanes, pauseFromToFirstOther: Math.min(...others.map((q) => q.time)) - pauseFrom, providers: json.providers, summary: json.summary });
 
     // The failed lanes' retry advice, as printed, runs them again as new attempts; codex is healthy now.
     server.setScript((r) => crewReply(r, 1));
@@ -116,6 +115,5 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
       expect(Number(after[id]!['attempts'])).toBeGreaterThan(Number(lanes[id]!['attempts']));
     }
     expect(again.code, again.stdout + again.stderr).toBe(0);
-    console.log('after --retry-failed:', after);
   }, 600_000);
 });
