@@ -199,29 +199,12 @@ export function presetTurn(facts: ProviderFacts, diff: boolean): AgentTurn | nul
 }
 
 function agentPrompt(lane: LaneSpec, n: number, guidance: string | null, result: string): string {
-  if (isPresetRunner(lane.runners.agent)) {
-    return [
-      `# Lane ${lane.id}, turn ${n}`,
-      '',
-      `Plan: ${lane.plan}`,
-      `Observer guidance: ${guidance ?? 'none'}`,
-      '',
-      'Work on the plan in this directory. End your reply with one last line:',
-      '`STATUS: done` when the whole plan is implemented, else `STATUS: continue`.',
-      '',
-    ].join('\n');
-  }
-  return [
-    `# Lane ${lane.id}, turn ${n}`,
-    '',
-    `Plan: ${lane.plan}`,
-    `Observer guidance: ${guidance ?? 'none'}`,
-    '',
-    'Work on the plan. When this turn is done, write one JSON object to:',
-    result,
-    '{"text": "<what you did>", "diff": <true if files changed>, "finish": <true when the work is done>}',
-    '',
-  ].join('\n');
+  const head = [`# Lane ${lane.id}, turn ${n}`, '', `Plan: ${lane.plan}`, `Observer guidance: ${guidance ?? 'none'}`, ''];
+  // A preset's reply is its turn (laneward writes the result); an argv agent writes its own.
+  const ask = isPresetRunner(lane.runners.agent)
+    ? ['Work on the plan in this directory. End your reply with one last line:', '`STATUS: done` when the whole plan is implemented, else `STATUS: continue`.']
+    : ['Work on the plan. When this turn is done, write one JSON object to:', result, '{"text": "<what you did>", "diff": <true if files changed>, "finish": <true when the work is done>}'];
+  return [...head, ...ask, ''].join('\n');
 }
 
 /**

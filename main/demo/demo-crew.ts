@@ -47,13 +47,9 @@ Nothing yet.
 export function writeDemoCrew(options: DemoCrewOptions): string {
   const fixtures = options.fixtures ?? defaultFixtures();
   makeDirs(join(options.dir, 'plans'));
-  const keys = writeKeyPair(join(options.dir, 'keys'));
   const lease = (progress: string) => ({ timeout_mode: 'admitted_progress_inactivity', progress, cleanup_reserve_ms: 100, post_provider_ms: 2_000 });
   // The observer's events name its tools, so its tool policy can be enforced.
-  const actions = `${JSON.stringify({ schema_version: 1, actions: { review: lease('fd'), observe: lease('claude-stream-json'), agent: lease('fd') } }, null, 2)}\n`;
-  const actionsFile = join(options.dir, 'actions.json');
-  writeFileSync(actionsFile, actions);
-  writeFileSync(signatureFileOf(actionsFile), signatureText(Buffer.from(actions), readPrivateKey(keys.key)));
+  writeSignedActions(options.dir, { review: lease('fd'), observe: lease('claude-stream-json'), agent: lease('fd') });
   const node = process.execPath;
   const reviewer = (variant: string) => [node, join(fixtures, 'reviewers', 'reviewer.mjs'), '--variant', variant, '--steps', '2', '--delay-ms', '5', '{prompt}', '{result}'];
   const observer = (verdict: string) => [node, join(fixtures, 'observers', `${verdict}.mjs`), '{prompt}', '{result}', '--delay-ms', '2'];
@@ -99,4 +95,13 @@ export function writeDemoCrew(options: DemoCrewOptions): string {
 export function brokenLanes(file: string): string[] {
   const crew = JSON.parse(readFileSync(file, 'utf8')) as { lanes: { id: string; runners?: unknown }[] };
   return crew.lanes.filter((l) => l.runners !== undefined).map((l) => l.id);
+}
+
+/** A demo's key pair (`keys/`) and its three actions, `actions.json`, signed with it. */
+export function writeSignedActions(dir: string, actions: Readonly<Record<'review' | 'observe' | 'agent', object>>): void {
+  const keys = writeKeyPair(join(dir, 'keys'));
+  const text = `${JSON.stringify({ schema_version: 1, actions }, null, 2)}\n`;
+  const file = join(dir, 'actions.json');
+  writeFileSync(file, text);
+  writeFileSync(signatureFileOf(file), signatureText(Buffer.from(text), readPrivateKey(keys.key)));
 }

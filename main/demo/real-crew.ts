@@ -5,8 +5,7 @@ import type { PresetName } from '../../formats/providers/names.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { crewScript, fakeServerRunner } from '../../fixtures/model-server/crew-script.ts';
 import { startModelServer, type ModelServer } from '../../fixtures/model-server/index.ts';
-import { readPrivateKey, writeKeyPair } from '../actions/keys.ts';
-import { signatureFileOf, signatureText } from '../actions/signature.ts';
+import { writeSignedActions } from './demo-crew.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { gitSync } from '../git/run-git.ts';
 import { installClis } from '../providers/install.ts';
@@ -58,12 +57,8 @@ export async function writeRealDemo(options: { readonly dir: string; readonly cr
   writeFileSync(join(repo, 'README.md'), '# A small repository the demo agents work in\n');
   git('add', '-A');
   git('commit', '-q', '-m', 'start');
-  const keys = writeKeyPair(join(dir, 'keys'));
   const lease = { timeout_mode: 'admitted_progress_inactivity', progress: 'preset', cleanup_reserve_ms: 100, post_provider_ms: 5_000, first_event_ms: 60_000, exit_after_terminal_ms: 10_000 };
-  const actions = `${JSON.stringify({ schema_version: 1, actions: { review: lease, observe: lease, agent: lease } }, null, 2)}\n`;
-  const actionsFile = join(dir, 'actions.json');
-  writeFileSync(actionsFile, actions);
-  writeFileSync(signatureFileOf(actionsFile), signatureText(Buffer.from(actions), readPrivateKey(keys.key)));
+  writeSignedActions(dir, { review: lease, observe: lease, agent: lease });
   const server = await startModelServer(crewScript({ doneAt: 2 }));
   const runner = (preset: PresetName, home: string) => ({ ...fakeServerRunner(preset, server.url, join(dir, 'homes', home)), bin: options.bins[preset] });
   const lanes = Array.from({ length: options.lanes }, (_, i) => {
