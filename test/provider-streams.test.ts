@@ -296,3 +296,17 @@ describe('gemini-cli stream', () => {
     expect(facts).toEqual({ ...EMPTY, usage: { input: 0, output: 0, cachedInput: 0 }, finished: true });
   });
 });
+
+describe('session ids go back into argv', () => {
+  test.each(['--dangerously-skip-permissions', '-x', '../../etc', 'a b', '', 'x'.repeat(201)])('should not take %j as a session id', (id) => {
+    expect(createStreamReaderFor('claude-code', [JSON.stringify({ type: 'assistant', session_id: id, message: { content: [] } })]).sessionId).toBeNull();
+    expect(createStreamReaderFor('codex', [JSON.stringify({ type: 'thread.started', thread_id: id })]).sessionId).toBeNull();
+    expect(createStreamReaderFor('gemini-cli', [JSON.stringify({ type: 'init', session_id: id })]).sessionId).toBeNull();
+  });
+});
+
+function createStreamReaderFor(preset: 'claude-code' | 'codex' | 'gemini-cli', lines: readonly string[]) {
+  const reader = createStreamReader(preset);
+  for (const line of lines) reader.feed(line);
+  return reader.facts();
+}

@@ -13,6 +13,16 @@ export const objectAt = (value: unknown): Record<string, unknown> | undefined =>
 
 export const stringAt = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
+// A session id goes back into the CLI's argv (--resume ID): only a plain token is taken,
+// never one a stream could make read as a flag or a path.
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
+/** A session id the stream gave, if it is a plain token; else undefined. */
+export const sessionAt = (value: unknown): string | undefined => {
+  const id = stringAt(value);
+  return id !== undefined && SESSION_ID.test(id) ? id : undefined;
+};
+
 /** A token count: a non-negative safe integer, else 0 (a stream's odd figure never poisons a sum). */
 export const tokens = (value: unknown): number => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0);
 

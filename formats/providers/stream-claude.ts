@@ -1,5 +1,5 @@
 import type { StreamReader } from './facts.ts';
-import { objectAt, readerOf, stringAt, sumTokens, tokens } from './stream-base.ts';
+import { objectAt, readerOf, sessionAt, sumTokens, tokens } from './stream-base.ts';
 
 /**
  * Claude Code's `--output-format stream-json`: the session from the first event that is
@@ -13,7 +13,7 @@ export function claudeReader(): StreamReader {
   let named = false;
   return readerOf((event, facts) => {
     const type = event.type;
-    const id = stringAt(event.session_id);
+    const id = sessionAt(event.session_id);
     if (type === 'system') {
       if (facts.sessionId === null && id !== undefined) facts.sessionId = id;
     } else if (!named && id !== undefined) {

@@ -1,5 +1,5 @@
 import type { StreamReader } from './facts.ts';
-import { objectAt, readerOf, stringAt, sumTokens, tokens } from './stream-base.ts';
+import { objectAt, readerOf, sessionAt, stringAt, sumTokens, tokens } from './stream-base.ts';
 
 /**
  * `codex exec --json`: the session is `thread.started`'s thread_id, the final text the
@@ -10,7 +10,7 @@ export function codexReader(): StreamReader {
   return readerOf((event, facts) => {
     switch (event.type) {
       case 'thread.started':
-        facts.sessionId ??= stringAt(event.thread_id) ?? null;
+        facts.sessionId ??= sessionAt(event.thread_id) ?? null;
         return;
       case 'item.completed': {
         const item = objectAt(event.item);

@@ -1,5 +1,5 @@
 import type { StreamReader } from './facts.ts';
-import { objectAt, readerOf, stringAt, tokens } from './stream-base.ts';
+import { objectAt, readerOf, sessionAt, stringAt, tokens } from './stream-base.ts';
 
 /**
  * Gemini CLI's `--output-format stream-json`: the session from `init`, the final text
@@ -11,7 +11,7 @@ export function geminiReader(): StreamReader {
   return readerOf((event, facts) => {
     switch (event.type) {
       case 'init':
-        facts.sessionId ??= stringAt(event.session_id) ?? null;
+        facts.sessionId ??= sessionAt(event.session_id) ?? null;
         return;
       case 'message':
         if (event.role !== 'assistant' || typeof event.content !== 'string') return;
