@@ -152,6 +152,8 @@ describe('real claude under supervise', () => {
     expect(run.outcome.durationMs).toBeGreaterThan(6_000);
     expect(run.outcome.marks).toBeGreaterThan(0);
     expect(run.outcome.provider?.finalText).toContain('Five.');
+    // The stream reader passes over text deltas by this prefix, unparsed: the real CLI writes them so.
+    expect(run.stdout.split('\n').some((line) => line.startsWith('{"type":"stream_event","event":{"type":"content_block_delta"'))).toBe(true);
   }, 60_000);
 
   test('8 s of silence before the first byte of a reply: LEASE_EXPIRED, the tree gone', async () => {

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { runnerSchema, type RunnerConfig } from '../providers/runner.ts';
+import { fillPlaceholders, isPresetRunner, pricesSchema, runnerSchema, type RunnerConfig } from '../providers/runner.ts';
 
 /** The crew file version this laneward reads. */
 export const CREW_VERSION = 1;
@@ -20,8 +20,6 @@ const runnerOverrides = v.strictObject(Object.fromEntries(Object.entries(runners
   [K in keyof typeof runnersShape]: v.OptionalSchema<(typeof runnersShape)[K], undefined>;
 });
 
-const perMillion = v.pipe(v.number(), v.finite(), v.minValue(0));
-const priceSchema = v.strictObject({ input: perMillion, output: perMillion, cached_input: v.optional(perMillion) });
 
 const lane = v.strictObject({
   id: name('lane id'),
@@ -78,7 +76,7 @@ export const crewFileSchema = v.pipe(
      * USD per million tokens by model, for presets whose stream reports tokens but no cost
      * (codex, gemini-cli): a call of a model not listed has unknown spend.
      */
-    prices: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), priceSchema)),
+    prices: v.optional(pricesSchema),
     /**
      * The git repository the lanes' agents work in: each lane gets its own worktree and
      * branch `laneward/<crew>/<lane>` made at `base` (a commit-ish, default HEAD). `repo`
@@ -140,5 +138,5 @@ export function isLaneId(id: string): boolean {
 
 /** Replaces `{lane}` in an argv runner (a preset has no placeholders); no shell ever sees the result. */
 export function forLane(runner: RunnerConfig, lane: string): RunnerConfig {
-  return Array.isArray(runner) ? runner.map((part: string) => part.replaceAll('{lane}', lane)) : runner;
+  return isPresetRunner(runner) ? runner : fillPlaceholders(runner, { lane });
 }

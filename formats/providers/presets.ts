@@ -125,3 +125,13 @@ const geminiCli: Preset = {
 };
 
 export const PRESETS: Readonly<Record<PresetName, Preset>> = { 'claude-code': claudeCode, codex, 'gemini-cli': geminiCli };
+
+/**
+ * A signed action's progress source as one call reads it: `preset` is the tracker of the
+ * preset the call runs, or null when it runs none (such a call is refused); any other
+ * source is itself.
+ */
+export function progressFor(progress: ProgressSource | null, preset: PresetName | undefined): Exclude<ProgressSource, 'preset'> | null {
+  if (progress !== 'preset') return progress;
+  return preset === undefined ? null : PRESETS[preset].tracker;
+}

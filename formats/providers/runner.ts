@@ -38,3 +38,20 @@ export function isPresetRunner(runner: RunnerConfig): runner is PresetRunner {
 export function presetOf(runner: RunnerConfig): PresetName | null {
   return isPresetRunner(runner) ? runner.preset : null;
 }
+
+/** The placeholders an argv runner's words may hold. */
+export type Placeholders = Readonly<Partial<Record<'prompt' | 'result' | 'lane', string>>>;
+
+/**
+ * Replaces each placeholder given inside every word, in one pass (a value that itself
+ * reads `{result}` is not replaced again); a placeholder not given stays as written. The
+ * words stay words: no shell ever sees them.
+ */
+export function fillPlaceholders(argv: readonly string[], values: Placeholders): string[] {
+  return argv.map((word) => word.replace(/\{(prompt|result|lane)\}/g, (whole, key: keyof Placeholders) => values[key] ?? whole));
+}
+
+const perMillion = v.pipe(v.number(), v.finite(), v.minValue(0));
+
+/** USD per million tokens by model, for presets whose stream reports tokens but no cost. */
+export const pricesSchema = v.record(v.pipe(v.string(), v.minLength(1)), v.strictObject({ input: perMillion, output: perMillion, cached_input: v.optional(perMillion) }));

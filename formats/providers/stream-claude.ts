@@ -44,5 +44,14 @@ export function claudeReader(): StreamReader {
       const status = typeof event.api_error_status === 'number' ? event.api_error_status : null;
       facts.error(text ?? String(event.subtype ?? 'error'), status);
     } else if (text !== undefined) facts.setText(text);
-  });
+  }, isDelta);
+}
+
+/**
+ * `--include-partial-messages` text and thinking deltas, most of a partial stream: the
+ * reader takes nothing from them (the whole message follows as an `assistant` line, and
+ * the `message_start` before them already named the session), so they are not parsed.
+ */
+function isDelta(line: string): boolean {
+  return line.startsWith('{"type":"stream_event","event":{"type":"content_block_delta"');
 }

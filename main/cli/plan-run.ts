@@ -12,9 +12,8 @@ import { intOption, minutesOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
 import * as v from 'valibot';
-import { presetRunnerSchema, type RunnerConfig } from '../../formats/providers/runner.ts';
-import { pinOf } from '../../formats/providers/pins.ts';
-import { locateCli } from '../providers/locate.ts';
+import { presetRunnerSchema, pricesSchema, type RunnerConfig } from '../../formats/providers/runner.ts';
+import { runnerProgram } from '../providers/runner-program.ts';
 import type { Prices } from '../providers/cost.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 
@@ -231,17 +230,11 @@ function runnerOption(name: string, text: string, split: (option: string, text: 
   }
   const parsed = v.safeParse(presetRunnerSchema, value);
   if (!parsed.success) throw usage(`--${name}: ${v.getDotPath(parsed.issues[0]) ?? 'preset'}: ${parsed.issues[0].message}`);
-  const runner = parsed.output;
-  if (runner.bin !== undefined) return runner;
-  const found = locateCli(pinOf(runner.preset), { cwd: process.cwd(), env: process.env });
-  if (found.path === null) throw usage(`--${name}: preset ${runner.preset}: its CLI is not on PATH, in node_modules/.bin or in laneward's cache (laneward providers --install)`);
-  return { ...runner, bin: found.path };
+  const checked = runnerProgram(parsed.output, process.cwd(), process.env);
+  if (checked.problem !== null) throw usage(`--${name}: ${checked.problem}`);
+  return checked.runner;
 }
 
-const priceSchema = v.record(
-  v.pipe(v.string(), v.minLength(1)),
-  v.strictObject({ input: v.pipe(v.number(), v.finite(), v.minValue(0)), output: v.pipe(v.number(), v.finite(), v.minValue(0)), cached_input: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))) }),
-);
 
 function readPrices(file: string): Prices {
   const read = tryReadBounded(resolvePath(file), 1024 * 1024);
@@ -252,7 +245,7 @@ function readPrices(file: string): Prices {
   } catch {
     throw usage(`--prices ${file}: not one JSON document`);
   }
-  const parsed = v.safeParse(priceSchema, value);
+  const parsed = v.safeParse(pricesSchema, value);
   if (!parsed.success) throw usage(`--prices ${file}: ${v.getDotPath(parsed.issues[0]) ?? '(top level)'}: ${parsed.issues[0].message}`);
   return parsed.output;
 }

@@ -5,7 +5,7 @@ import { isPresetRunner } from '../../formats/providers/runner.ts';
 import { createStreamReader } from '../../formats/providers/stream-reader.ts';
 import type { ProviderFacts } from '../../formats/providers/facts.ts';
 import { finishedWork } from '../../workers/supervise/outcome.ts';
-import { launchOf } from '../providers/launch.ts';
+import { launchOf, launchSpec } from '../providers/launch.ts';
 import { costOf } from '../providers/cost.ts';
 import { PRESETS } from '../../formats/providers/presets.ts';
 import { existsSync, readFileSync } from 'node:fs';
@@ -76,9 +76,8 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   // The result file names the turn: a crew started after this one died finds the agent by it.
   // A preset's stream is kept beside the turn: a crew started after a crash reads its session from it.
   const spec: SupervisionSpec = {
-    ...base,
-    env: { ...base.env, ...launch.env, LANEWARD_PROMPT_FILE: files.prompt, LANEWARD_RESULT_FILE: files.result },
-    ...(launch.provider === undefined ? {} : { provider: launch.provider, stdinFile: files.prompt, stdoutCopy: files.stream }),
+    ...launchSpec(base, launch, { LANEWARD_PROMPT_FILE: files.prompt, LANEWARD_RESULT_FILE: files.result }),
+    ...(launch.provider === undefined ? {} : { stdoutCopy: files.stream }),
     ...(ctx.workspace === undefined || progress.worktree == null ? {} : { cwd: progress.worktree }),
   };
   const onSlot = () => save({ turnsDispatched: n, turnChild: null });

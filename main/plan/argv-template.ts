@@ -1,3 +1,4 @@
+import { fillPlaceholders } from '../../formats/providers/runner.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 
 /**
@@ -48,7 +49,7 @@ export function splitTemplate(option: string, text: string): string[] {
 
 /** Replaces every {prompt} and {result} inside each word; the words stay words. */
 export function fillTemplate(argv: readonly string[], values: { readonly prompt: string; readonly result: string }): string[] {
-  return argv.map((word) => word.replace(/\{(prompt|result)\}/g, (_, key: 'prompt' | 'result') => values[key]));
+  return fillPlaceholders(argv, { prompt: values.prompt, result: values.result });
 }
 
 function bad(option: string, detail: string): LanewardError {

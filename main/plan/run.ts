@@ -8,8 +8,7 @@ import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/superv
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { specFrom, type LeaseRequest } from '../lease/lease-options.ts';
-import { launchOf } from '../providers/launch.ts';
-import { settleResult } from '../providers/launch.ts';
+import { launchOf, launchSpec, settleResult } from '../providers/launch.ts';
 import { costOf, type Prices } from '../providers/cost.ts';
 import type { RunnerConfig } from '../../formats/providers/runner.ts';
 import { finishedWork } from '../../workers/supervise/outcome.ts';
@@ -258,13 +257,11 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     const result = join(runDir, attempt.result);
     if (attempt.dispatched_at !== undefined && (await resume(attempt, result)) !== 'dispatch') return;
     const launch = launchOf(attempt.voice === 'native' ? options.native : options.outside, { role: 'reviewer', prompt, result });
-    const spec: SupervisionSpec = {
-      ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()),
-      cwd: penv.cwd,
-      env: { ...launch.env, LANEWARD_ATTEMPT: attempt.id, LANEWARD_PROMPT_FILE: prompt, LANEWARD_RESULT_FILE: result },
-      ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
-      ...(launch.provider === undefined ? {} : { provider: launch.provider }),
-    };
+    const spec = launchSpec({ ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()), cwd: penv.cwd }, launch, {
+      LANEWARD_ATTEMPT: attempt.id,
+      LANEWARD_PROMPT_FILE: prompt,
+      LANEWARD_RESULT_FILE: result,
+    });
     const outcome = await run(spec, {
       cancel: stop.signal,
       // The provider's budget starts with its slot: waiting behind other children is not its time.

@@ -2,9 +2,10 @@ import { existsSync, lstatSync } from 'node:fs';
 import type { ProviderFacts } from '../../formats/providers/facts.ts';
 import type { PresetName } from '../../formats/providers/names.ts';
 import { PRESETS, type CallRole } from '../../formats/providers/presets.ts';
-import { isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
+import { fillPlaceholders, isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
 import type { ToolClass } from '../../formats/supervision/tool-policy.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
+import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 
 /** What one call of a runner starts: the argv, the environment it adds, and where its prompt comes from. */
 export interface Launch {
@@ -36,8 +37,7 @@ export interface LaunchCall {
  */
 export function launchOf(runner: RunnerConfig, call: LaunchCall): Launch {
   if (!isPresetRunner(runner)) {
-    const values: Record<string, string> = { prompt: call.prompt, result: call.result, ...(call.lane === undefined ? {} : { lane: call.lane }) };
-    return { argv: runner.map((part) => part.replace(/\{(prompt|result|lane)\}/g, (whole, key: string) => values[key] ?? whole)), env: {}, model: null };
+    return { argv: fillPlaceholders(runner, { prompt: call.prompt, result: call.result, ...(call.lane === undefined ? {} : { lane: call.lane }) }), env: {}, model: null };
   }
   const preset = PRESETS[runner.preset];
   const model = runner.model ?? preset.defaultModel;
@@ -48,6 +48,19 @@ export function launchOf(runner: RunnerConfig, call: LaunchCall): Launch {
     stdinFile: call.prompt,
     provider: runner.preset,
     model,
+  };
+}
+
+/**
+ * The spec of one call of `launch` on `base` (the signed action's): the runner's env under
+ * laneward's own variables, and for a preset its prompt on stdin and its stream read.
+ */
+export function launchSpec(base: SupervisionSpec, launch: Launch, env: Readonly<Record<string, string>>): SupervisionSpec {
+  return {
+    ...base,
+    env: { ...base.env, ...launch.env, ...env },
+    ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
+    ...(launch.provider === undefined ? {} : { provider: launch.provider }),
   };
 }
 

@@ -9,8 +9,8 @@ import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
 import { decodeUtf8 } from '../../formats/text/utf8.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { finishedWork, refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
-import { jsonFromReply, launchOf, settleResult } from '../providers/launch.ts';
-import { PRESETS } from '../../formats/providers/presets.ts';
+import { jsonFromReply, launchOf, launchSpec, settleResult } from '../providers/launch.ts';
+import { progressFor } from '../../formats/providers/presets.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
@@ -81,23 +81,19 @@ export async function callObserver(
       return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'DESCRIPTOR_INVALID', error.message, null);
     }
     // An action that leaves progress to the preset reads the preset's own stream format.
-    const events = base.progress === 'preset' && launch.provider !== undefined ? PRESETS[launch.provider].tracker : base.progress;
+    const events = progressFor(base.progress, launch.provider);
     if (!isToolEventFormat(events)) {
       return end(refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), 'QA_POLICY_UNENFORCEABLE', `action ${observer.action} has progress ${events ?? 'none'}`, null);
     }
     const spec: SupervisionSpec = {
-      ...base,
-      ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
-      ...(launch.provider === undefined ? {} : { provider: launch.provider }),
-      env: {
-        ...launch.env,
+      ...launchSpec(base, launch, {
         LANEWARD_QA_LANE: lane,
         LANEWARD_QA_MODE: mode,
         LANEWARD_QA_CALL: String(call),
         LANEWARD_QA_TOOLS: allow.join(','),
         LANEWARD_QA_PROMPT: files.prompt,
         LANEWARD_QA_RESULT: files.result,
-      },
+      }),
       toolPolicy: { name: mode, events, allow },
       stdoutCopy: files.stdout,
     };

@@ -3,7 +3,7 @@ import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord, ObserverConfig } from '../../formats/qa/record.ts';
 import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
-import { PRESETS } from '../../formats/providers/presets.ts';
+import { progressFor } from '../../formats/providers/presets.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
 import { sweepStaleCalls } from './call-dirs.ts';
@@ -54,9 +54,8 @@ export async function qaStart(store: Store, lane: string, options: QaStartOption
   let progress: unknown;
   try {
     const { spec } = loadVerifiedAction(observer.actionsFile, observer.trust, observer.action);
-    progress = spec.timeout_mode === 'admitted_progress_inactivity' ? spec.progress : null;
     // Progress left to the preset is the preset's own stream format.
-    if (progress === 'preset' && observer.preset !== undefined) progress = PRESETS[observer.preset.preset].tracker;
+    progress = spec.timeout_mode === 'admitted_progress_inactivity' ? progressFor(spec.progress, observer.preset?.preset) : null;
   } catch (error) {
     if (isLanewardError(error) && error.code === 'DESCRIPTOR_INVALID') return report(lane, 'DESCRIPTOR_INVALID', [], undefined, error.message);
     throw error;

@@ -16,7 +16,8 @@ import { onAbort } from './on-abort.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { createStreamReader } from '../../formats/providers/stream-reader.ts';
-import { PRESETS } from '../../formats/providers/presets.ts';
+import { streamEvent } from '../../formats/providers/stream-base.ts';
+import { progressFor } from '../../formats/providers/presets.ts';
 import type { StreamReader } from '../../formats/providers/facts.ts';
 
 const MARK = 0x01;
@@ -102,7 +103,7 @@ class Supervision {
     this.hooks = hooks;
     this.cancel = cancel;
     this.snapshots = hooks.snapshots ?? new ProcSnapshots();
-    const source = progressSource(spec);
+    const source = progressFor(spec.progress, spec.provider);
     this.tracker = source !== null && source !== 'fd' ? createTracker(source) : undefined;
     this.guard = spec.toolPolicy === undefined ? undefined : new ToolGuard(spec.toolPolicy);
     this.reader = spec.provider === undefined ? undefined : createStreamReader(spec.provider);
@@ -196,10 +197,9 @@ class Supervision {
       const refuse = (error: unknown) => resolve(this.launchFailure(error, fd));
       let child: ChildProcess;
       try {
-        const stdio = stdioFor(spec.stdio, fd) as unknown[];
         child = spawnGroup({
           argv: spec.argv,
-          stdio: (stdin === undefined ? stdio : [stdin, ...(Array.isArray(stdio) ? stdio.slice(1) : ['inherit', 'inherit'])]) as StdioOptions,
+          stdio: stdioFor(spec.stdio, fd, stdin),
           env: { ...process.env, ...spec.env, ...(fd ? { LANEWARD_PROGRESS_FD: '3', DENO_EXTRA_STDIO_FDS: '3' } : {}) },
           ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
         });
@@ -297,7 +297,7 @@ class Supervision {
 
   private feed(line: string | null): void {
     if (line === null) return;
-    if (this.startTimer !== undefined && isObjectLine(line)) this.started();
+    if (this.startTimer !== undefined && streamEvent(line) !== undefined) this.started();
     if (this.reader !== undefined) {
       this.reader.feed(line);
       if (this.reader.finished) this.terminal();
@@ -410,9 +410,11 @@ class Supervision {
   }
 }
 
-function stdioFor(stdio: SupervisionSpec['stdio'], fd: boolean): StdioOptions {
-  if (stdio === 'inherit') return fd ? ['inherit', 'inherit', 'inherit', 'pipe'] : 'inherit';
-  return fd ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'];
+/** The child's stdio: stdin the prompt file's descriptor when given, else closed (piped) or inherited. */
+function stdioFor(stdio: SupervisionSpec['stdio'], fd: boolean, stdin: number | undefined): StdioOptions {
+  const out = stdio === 'inherit' ? 'inherit' : 'pipe';
+  const input = stdin ?? (stdio === 'inherit' ? 'inherit' : 'ignore');
+  return fd ? [input, out, out, 'pipe'] : [input, out, out];
 }
 
 function streamEnd(stream: Readable): Promise<void> {
@@ -425,21 +427,4 @@ function streamEnd(stream: Readable): Promise<void> {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** Whether a stdout line is a JSON object: a structured event, whatever it says. */
-function isObjectLine(line: string): boolean {
-  if (!line.trimStart().startsWith('{')) return false;
-  try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
-}
-
-/** The spec's progress source, a `preset` one resolved to the tracker of the call's preset. */
-export function progressSource(spec: SupervisionSpec): Exclude<SupervisionSpec['progress'], 'preset'> {
-  if (spec.progress !== 'preset') return spec.progress;
-  return spec.provider === undefined ? null : PRESETS[spec.provider].tracker;
 }
