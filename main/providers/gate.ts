@@ -15,8 +15,6 @@ interface ProviderState {
   allowance: number;
   running: number;
   limits: number;
-  /** Epoch ms the latest pause ran to (kept once it passed, for a crew's report). */
-  lastPause: number;
   readonly waiters: Set<() => void>;
 }
 
@@ -57,7 +55,7 @@ export class ProviderGate {
   private state(provider: PresetName): ProviderState {
     let state = this.states.get(provider);
     if (state === undefined) {
-      state = { pausedUntil: 0, allowance: Infinity, running: 0, limits: 0, lastPause: 0, waiters: new Set() };
+      state = { pausedUntil: 0, allowance: Infinity, running: 0, limits: 0, waiters: new Set() };
       this.states.set(provider, state);
     }
     return state;
@@ -97,7 +95,6 @@ export class ProviderGate {
       // A figure no date or timer can hold (NaN, Infinity, negative, years) pauses for the longest a stream may ask.
       const afterS = Number.isFinite(named) && named >= 0 ? Math.min(named, MAX_RETRY_AFTER_S) : MAX_RETRY_AFTER_S;
       state.pausedUntil = Math.max(state.pausedUntil, this.now() + afterS * 1000);
-      state.lastPause = state.pausedUntil;
       state.allowance = 1;
       state.limits += 1;
     } else if (outcome.providerStarted && state.allowance !== Infinity && this.now() >= state.pausedUntil) {
@@ -110,7 +107,7 @@ export class ProviderGate {
   report(): ProviderGateReport[] {
     return [...this.states.entries()]
       .filter(([, s]) => s.limits > 0)
-      .map(([provider, s]) => ({ provider, rate_limits: s.limits, paused_until: new Date(s.lastPause).toISOString(), allowance: s.allowance === Infinity ? null : s.allowance }));
+      .map(([provider, s]) => ({ provider, rate_limits: s.limits, paused_until: new Date(s.pausedUntil).toISOString(), allowance: s.allowance === Infinity ? null : s.allowance }));
   }
 
   view(): ProviderGateView[] {
