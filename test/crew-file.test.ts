@@ -77,4 +77,34 @@ describe('crew files', () => {
   it('should fill placeholders inside argv elements without a shell', () => {
     expect(launchOf(['run', '--in={prompt}', '{result}', '$(rm -rf {lane})', '{other}'], { role: 'agent', prompt: 'p q', result: 'r', lane: 'l' }).argv).toEqual(['run', '--in=p q', 'r', '$(rm -rf l)', '{other}']);
   });
+
+  it('should take a preset where an argv stands, in the crew and in a lane', () => {
+    const crew = load({ ...base, runners: { ...base.runners, native: { preset: 'claude-code', model: 'claude-sonnet-4-5' } }, lanes: [{ id: 'a', plan: 'plans/1.md', runners: { agent: { preset: 'codex', args: ['--x'], env: { OPENAI_API_KEY: 'k' } } } }], prices: { 'gpt-5.5': { input: 1, output: 10 } } });
+    if (!('lanes' in crew)) throw new Error(crew.message);
+    expect(crew.lanes[0]!.runners.native).toEqual({ preset: 'claude-code', model: 'claude-sonnet-4-5' });
+    expect(crew.lanes[0]!.runners.agent).toEqual({ preset: 'codex', args: ['--x'], env: { OPENAI_API_KEY: 'k' } });
+  });
+
+  it.each([
+    ['an unknown preset', { preset: 'claude' }],
+    ['a preset with an unknown key', { preset: 'codex', shell: 'x' }],
+    ['a LANEWARD_ variable in a preset env', { preset: 'codex', env: { LANEWARD_LANE: 'x' } }],
+    ['an env name that is not one', { preset: 'codex', env: { 'A B': 'x' } }],
+    ['an empty model', { preset: 'codex', model: '' }],
+    ['a model of 100,000 characters', { preset: 'codex', model: 'm'.repeat(100_000) }],
+    ['a non-string arg', { preset: 'codex', args: [1] }],
+  ])('should refuse %s as CREW_INVALID naming runners.agent', (_, agent) => {
+    expect(load({ ...base, runners: { ...base.runners, agent }, lanes: [{ id: 'a', plan: 'plans/1.md' }] })).toMatchObject({ code: 'CREW_INVALID', message: expect.stringContaining('runners.agent') });
+  });
+
+  it.each([
+    ['a negative price', { m: { input: -1, output: 1 } }],
+    ['an infinite price', { m: { input: 1e400, output: 1 } }],
+    ['an unknown price field', { m: { input: 1, output: 1, per: 'token' } }],
+    ['an empty model name', { '': { input: 1, output: 1 } }],
+  ])('should refuse prices with %s as CREW_INVALID naming prices', (_, prices) => {
+    // JSON has no Infinity: 1e400 is written as text, and JSON.parse reads it as Infinity.
+    const text = JSON.stringify({ ...base, prices, lanes: [{ id: 'a', plan: 'plans/1.md' }] }).replace('"input":null', '"input":1e400');
+    expect(load(undefined, text)).toMatchObject({ code: 'CREW_INVALID', message: expect.stringContaining('prices') });
+  });
 });
