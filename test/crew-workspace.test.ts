@@ -124,6 +124,20 @@ describe('laneWorktree', () => {
     expect(new Set(made.map((m) => g(m.path, 'rev-parse', '--absolute-git-dir'))).size).toBe(lanes.length);
   });
 
+  it('should add and remove the worktrees of 24 lanes at once on one repository, none failing on a sibling half-added', async () => {
+    // git lists a sibling's half-written registry entry as "failed to read .../commondir"
+    // (seen in a crew of eight real-CLI lanes): a repository's registry is changed one call at a time.
+    const r = repo();
+    const lanes = Array.from({ length: 24 }, (_, i) => `m${i}`);
+    const first = await Promise.all(lanes.slice(0, 12).map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, out: r.out })));
+    const [made, removed] = await Promise.all([
+      Promise.all(lanes.slice(12).map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, out: r.out }))),
+      Promise.all(first.map((m) => removeWorktree(m.path, { force: false }))),
+    ]);
+    expect(made.map((m) => m.created)).toEqual(lanes.slice(12).map(() => true));
+    expect(removed).toEqual(first.map(() => 'removed'));
+  });
+
   it('should refuse typed, not crash, on a missing repository, an option-looking base and a missing worktree', async () => {
     const r = repo();
     const missing = join(root, 'no such repo');

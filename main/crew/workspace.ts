@@ -101,7 +101,8 @@ export async function laneWorktree(spec: LaneWorktreeSpec): Promise<LaneWorktree
   const repo = resolve(spec.repo);
   needDirectory(repo, `lane ${spec.lane}: the repository`);
   needRevision(spec.base, `lane ${spec.lane}: the base`, path);
-  return serialized(`worktree:${canonical(path)}`, async () => {
+  const registry = await registryKey(repo);
+  return serialized(`worktree:${canonical(path)}`, () => serialized(registry, async () => {
     const entries = await worktrees(repo);
     const holder = entries.find((entry) => entry.branch === ref);
     if (holder !== undefined && !samePath(holder.path, path)) {
@@ -133,7 +134,16 @@ export async function laneWorktree(spec: LaneWorktreeSpec): Promise<LaneWorktree
         : ['worktree', 'add', '--quiet', '--no-track', '-b', branch, path, `${spec.base}^{commit}`];
     await gitOk(args, repo, `lane ${spec.lane}: adding its worktree on ${branch}`);
     return { path, branch, head: await headOf(path), created: true };
-  });
+  }));
+}
+
+/**
+ * The key under which a repository's worktree registry (.git/worktrees) is changed or
+ * read: git reads a sibling's half-written entry while it is being added ("failed to read
+ * .git/worktrees/<w>/commondir"), so a crew's lanes list, add and remove one at a time.
+ */
+async function registryKey(repoOrWorktree: string): Promise<string> {
+  return `registry:${canonical(await commonDirOf(repoOrWorktree))}`;
 }
 
 async function worktrees(cwd: string): Promise<WorktreeEntry[]> {
@@ -276,7 +286,8 @@ async function isTurnCommit(path: string, message: string): Promise<boolean> {
  */
 export async function removeWorktree(path: string, options: { readonly force: boolean }): Promise<'removed' | 'absent'> {
   if (!existsSync(path)) return 'absent';
-  return serialized(`worktree:${canonical(path)}`, async () => {
+  const registry = await registryKey(path);
+  return serialized(`worktree:${canonical(path)}`, () => serialized(registry, async () => {
     const entries = await worktrees(path);
     const index = entries.findIndex((entry) => samePath(entry.path, path));
     if (index === -1) throw failed(`${path} is not a registered worktree`, path);
@@ -293,7 +304,7 @@ export async function removeWorktree(path: string, options: { readonly force: bo
     const force = options.force ? (entry.locked !== null ? ['--force', '--force'] : ['--force']) : [];
     await gitOk(['worktree', 'remove', ...force, path], main, `removing the worktree ${path}`);
     return 'removed' as const;
-  });
+  }));
 }
 
 /** Forgets the worktrees of `repo` whose directories are gone (`git worktree prune`). */
