@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { crewReply } from '../fixtures/model-server/crew-script.ts';
 import { httpError, startModelServer, type ModelServer, type ModelRequest } from '../fixtures/model-server/index.ts';
+import { openStore, readJournal } from '../main/store/store.ts';
 import { ensureBuilt } from './helpers/cli.ts';
 import { gitRepo, laneLines, lanewardAsync, realCrew } from './helpers/real-crew.ts';
 
@@ -26,6 +27,20 @@ const MARKER = /\bLANE-(\d+)\b/;
 const markerOf = (r: ModelRequest): string | undefined => MARKER.exec(r.allUserText)?.[0];
 // The reviewer's prompt carries the plan's implementation section: the marker goes there.
 const plan = (i: number) => `# Plan lane-${i + 1}\n\n## Implementation plan\n\n1. Keep notes of lane lane-${i + 1} in NOTES.md (marker LANE-${i + 1}).\n\n## Review record\n\nNothing yet.\n`;
+/** Every outside attempt's dispatch time, and when each rate-limited outside call was journaled, in a crew's store. */
+function outsideJournal(state: string): { dispatched: number[]; limitedAt: number[] } {
+  const store = openStore(state, { readOnly: true });
+  const dispatched: number[] = [];
+  const limitedAt: number[] = [];
+  for (const { key } of store.runs.getRange({})) {
+    for (const event of readJournal(store, key)) {
+      if (event['voice'] !== 'outside') continue;
+      if (event.type === 'attempt_dispatched') dispatched.push(Date.parse(event.at));
+      if (event.type === 'attempt_outcome' && event['code'] === 'PROVIDER_RATE_LIMITED') limitedAt.push(Date.parse(event.at));
+    }
+  }
+  return { dispatched, limitedAt };
+}
 const byLane = (stdout: string) => Object.fromEntries(laneLines(stdout).map((l) => [l['lane']!, l]));
 
 describe('a 429 on one provider across a crew of eight lanes', () => {
@@ -96,10 +111,19 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
     const first429 = Math.min(...inFirst.map((q) => q.time));
     const others = codex.filter((q) => !firstCalls.has(`${laneOf(q)} ${phaseOf(q)}`));
     expect(new Set(others.map(laneOf)).size).toBeGreaterThanOrEqual(8 - limitedLanes.length);
-    for (const q of others) {
-      expect(q.time - first429).toBeGreaterThanOrEqual(3_000 - 500);
-      expect(q.time - pauseFrom).toBeGreaterThanOrEqual(3_000 - 500);
+    // What the gate promises, from the crew's journal: no codex call is dispatched from the
+    // moment a call ended rate limited until its retry-after passed. A call dispatched
+    // before that moment was already out and may be served (its requests can arrive after
+    // the 429s, however slowly codex starts under load).
+    const { dispatched, limitedAt } = outsideJournal(crew.state);
+    expect(limitedAt.length, out).toBe(limitedLanes.length);
+    for (const at of limitedAt) {
+      const inPause = dispatched.filter((d) => d >= at && d < at + 3_000 - 500);
+      expect(inPause.map((d) => new Date(d).toISOString()), `${new Date(at).toISOString()} ${out}`).toEqual([]);
     }
+    // Calls waited and then went out: every lane that was not limited got its codex calls.
+    expect(dispatched.filter((d) => d >= Math.min(...limitedAt) + 3_000 - 500).length, out).toBeGreaterThanOrEqual(1);
+    expect(Math.min(...others.map((q) => q.time)) - first429, out).toBeGreaterThanOrEqual(0);
     const json = JSON.parse(readFileSync(report, 'utf8'));
     expect(json.providers).toHaveLength(1);
     // One limited call per limited lane: its first.
