@@ -22,12 +22,12 @@ describe('dist/laneward.mjs', () => {
   });
 });
 
-describe('main/crew/serve.ts', () => {
+describe('main/console/serve.ts', () => {
   // Bundled the way scripts/build.mjs bundles: whoever imports serveCrew, statically or
   // not, starts no HTTP stack until a view is served.
   test('should import only built-ins, and node:http only when serving', async () => {
     const built = await build({
-      entryPoints: [`${ROOT}main/crew/serve.ts`],
+      entryPoints: [`${ROOT}main/console/serve.ts`],
       bundle: true,
       write: false,
       platform: 'node',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
-import { type CrewServer, serveCrew } from '../main/crew/serve.ts';
+import { type CrewServer, serveCrew } from '../main/console/serve.ts';
 import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
 import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
 import { settleTagged, taggedPids } from './helpers/procs.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newLane } from '../formats/crew/record.ts';
-import { CrewView, percentile, viewLine, type LiveStats } from '../main/crew/view-state.ts';
+import { CrewView, percentile, viewLine, type LiveStats } from '../main/console/view-state.ts';
 
 describe('the crew view', () => {
   it('should count lanes by state, attempts from the dispatcher, and bucket renewal latency', () => {
@@ -8,13 +8,13 @@ describe('the crew view', () => {
     const view = new CrewView('c', () => stats, ['a', 'b', 'c']);
     let heard = 0;
     const stop = view.subscribe(() => heard++);
-    view.lane({ ...newLane('c', 'a', '/r/a', 'now'), stage: 'review', attempts: 2 });
-    view.lane({ ...newLane('c', 'b', '/r/b', 'now'), stage: 'failed', code: 'LEASE_EXPIRED' });
+    view.update({ ...newLane('c', 'a', '/r/a', 'now'), stage: 'review', attempts: 2 });
+    view.update({ ...newLane('c', 'b', '/r/b', 'now'), stage: 'failed', code: 'LEASE_EXPIRED' });
     const s = view.snapshot();
     expect(heard).toBe(2);
     stop();
-    expect(s.byState).toEqual({ review: 1, failed: 1, queued: 1 });
-    expect(s.lanes.find((l) => l.id === 'b')).toEqual({ id: 'b', state: 'failed', attempts: 0, code: 'LEASE_EXPIRED' });
+    expect(s.byState).toEqual({ queued: 1, bootstrap: 0, review: 1, answer: 0, work: 0, 'cross-check': 0, export: 0, complete: 0, failed: 1, interrupted: 0 });
+    expect(s.lanes.find((l) => l.id === 'b')).toMatchObject({ id: 'b', state: 'failed', attempts: 0, code: 'LEASE_EXPIRED', costUsd: 0 });
     expect(s.attempts).toEqual({ running: 3, queued: 5, started: 10, finished: 7 });
     expect(s.histogram.counts).toEqual([1, 0, 2, 0, 0, 1, 0, 0, 0, 0, 1]);
     expect(s.histogram.counts).toHaveLength(s.histogram.boundsMs.length + 1);

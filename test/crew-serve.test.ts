@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { CrewSnapshot } from '../formats/crew/snapshot.ts';
-import { PAGE_CSP } from '../main/crew/page.ts';
-import { type CrewServer, type ServeOptions, serveCrew } from '../main/crew/serve.ts';
+import type { CrewSnapshot } from '../formats/console/snapshot.ts';
+import { PAGE_CSP } from '../main/console/page.ts';
+import { type CrewServer, type ServeOptions, serveCrew } from '../main/console/serve.ts';
 import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
 import { sleep, until } from './helpers/procs.ts';
 import { EventStream, httpRequest } from './helpers/sse.ts';

@@ -5,9 +5,9 @@ import { pathToFileURL } from 'node:url';
 import { createContext, runInContext } from 'node:vm';
 import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
-import type { CrewSnapshot } from '../formats/crew/snapshot.ts';
-import { escapeHtml, renderCrewView, renderHistogramSvg } from '../formats/crew/view.ts';
-import { PAGE_SCRIPT } from '../main/crew/page.ts';
+import type { CrewSnapshot } from '../formats/console/snapshot.ts';
+import { escapeHtml, renderCrewView, renderHistogramSvg } from '../formats/console/view.ts';
+import { PAGE_SCRIPT } from '../main/console/page.ts';
 import { crewSnapshot, lanesIn } from './helpers/crew-source.ts';
 import { ROOT } from './helpers/cli.ts';
 
@@ -154,7 +154,7 @@ describe('the page script', () => {
       const out = join(dir, 'page.mjs');
       // The options of scripts/build.mjs that change code.
       await build({
-        entryPoints: [join(ROOT, 'main/crew/page.ts')],
+        entryPoints: [join(ROOT, 'main/console/page.ts')],
         outfile: out,
         bundle: true,
         platform: 'node',

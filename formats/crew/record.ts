@@ -49,10 +49,29 @@ export interface LaneProgress {
   worktree?: string | null;
   branch?: string | null;
   head?: string | null;
+  /** The stages it entered, in order, each with when (the last {@link STAGE_HISTORY} kept; absent on lanes saved before it was kept). */
+  stages?: StageMark[];
   /** Why the lane failed or was interrupted. */
   code: string | null;
   detail: string | null;
   updatedAt: string;
+}
+
+/** One stage a lane entered, and when. */
+export interface StageMark {
+  readonly stage: LaneStage;
+  readonly at: string;
+}
+
+/** Stage marks a lane keeps: a lane retried many times keeps its latest story. */
+export const STAGE_HISTORY = 64;
+
+/** Records that the lane is in its current stage from `at`, unless that is already its last mark. */
+export function markStage(progress: LaneProgress, at: string): void {
+  const stages = (progress.stages ??= []);
+  if (stages[stages.length - 1]?.stage === progress.stage) return;
+  stages.push({ stage: progress.stage, at });
+  if (stages.length > STAGE_HISTORY) stages.splice(0, stages.length - STAGE_HISTORY);
 }
 
 export function newLane(crew: string, lane: string, runDir: string, now: string): LaneProgress {

@@ -8,7 +8,7 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { CrewView, percentile, viewLine } from './view-state.ts';
+import { CrewView, percentile, viewLine } from '../console/view-state.ts';
 import { claimCrew } from './crew-driver.ts';
 import { claimOut } from './out-claim.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -16,7 +16,7 @@ import { loadCrew, type LoadedCrew } from './load-crew.ts';
 import { checkRunners } from './resolve-runners.ts';
 import { qaConfigFromEnv, type QaConfig } from '../qa/qa-config.ts';
 import { startQaService, type QaService } from './qa-client.ts';
-import type { CrewServer } from './serve.ts';
+import type { CrewServer } from '../console/serve.ts';
 import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans } from './orphan-sweep.ts';
 import { ProviderGate } from '../providers/gate.ts';
@@ -163,7 +163,7 @@ async function runClaimed(
     const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => gate.view()));
     if (options.serve !== undefined) {
       const port = options.serve;
-      server = await (await import('./serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
+      server = await (await import('../console/serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
         throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
       });
     }
@@ -195,7 +195,7 @@ async function runClaimed(
       },
       {
         cancel: stop.signal,
-        onChange: (progress) => shown.lane(progress),
+        onChange: (progress) => shown.update(progress),
         onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retryAdvice(loaded.file, root))),
       },
     );

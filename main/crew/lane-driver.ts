@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import { forLane, type LaneSpec } from '../../formats/crew/file.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { isTerminalStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
+import { isTerminalStage, markStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
 import { work } from './agent-turns.ts';
 import type { LaneContext } from './lane-context.ts';
 import type { StepResult } from './ports.ts';
@@ -24,6 +24,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   let behind: Promise<void> = Promise.resolve();
   const save = async (changes: Partial<LaneProgress>) => {
     Object.assign(progress, changes, { updatedAt: now() });
+    markStage(progress, progress.updatedAt);
     if (behindFailed !== undefined) throw behindFailed.error;
     await ctx.store.crewLanes.put(key, progress);
     ctx.onChange(progress);
@@ -42,6 +43,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
    */
   const advance = (changes: Partial<LaneProgress>) => {
     Object.assign(progress, changes, { updatedAt: now() });
+    markStage(progress, progress.updatedAt);
     if (behindFailed !== undefined) throw behindFailed.error;
     const put = ctx.store.crewLanes.put(key, progress);
     behind = Promise.resolve(put).then(
@@ -76,6 +78,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.
   if (progress.stage === 'interrupted' && progress.stoppedIn !== null) Object.assign(progress, { stage: progress.stoppedIn, stoppedIn: null, code: null, detail: null });
   if (isTerminalStage(progress.stage)) return progress;
+  markStage(progress, now());
   ctx.onChange(progress);
   try {
     makeDirs(progress.runDir);

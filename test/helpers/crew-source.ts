@@ -1,4 +1,4 @@
-import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew/snapshot.ts';
+import type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/console/snapshot.ts';
 
 /** A snapshot source the test sets by hand; `set` notifies like a running crew would. */
 export class FakeSource implements SnapshotSource {
@@ -36,6 +36,14 @@ export function crewSnapshot(lanes: readonly LaneView[], extra: Partial<CrewSnap
   for (const lane of lanes) byState[lane.state] = (byState[lane.state] ?? 0) + 1;
   return {
     crew: 'demo',
+    now: '2026-12-01T12:00:00.000Z',
+    startedAt: '2026-12-01T11:59:58.500Z',
+    source: 'live',
+    lanesPerMinute: null,
+    etaS: null,
+    spend: { usd: 0, capUsd: null },
+    stuckAfterS: 120,
+    retryCommand: null,
     elapsedS: 1.5,
     done: false,
     providers: [],

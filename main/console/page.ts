@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CrewSnapshot } from '../../formats/crew/snapshot.ts';
-import { escapeHtml, renderCrewView, renderHistogramSvg } from '../../formats/crew/view.ts';
+import type { CrewSnapshot } from '../../formats/console/snapshot.ts';
+import { escapeHtml, renderCrewView, renderHistogramSvg } from '../../formats/console/view.ts';
 import { crewClient } from './client.ts';
 
 // The one page the web view serves: self-contained (inline style and script, no other

@@ -1,7 +1,7 @@
-import type { CrewSnapshot } from '../../formats/crew/snapshot.ts';
+import type { CrewSnapshot } from '../../formats/console/snapshot.ts';
 
 // The page's script: runs in the browser, from this function's source text (see
-// main/crew/page.ts). Self-contained: it reaches the DOM only through `win` and renders
+// main/console/page.ts). Self-contained: it reaches the DOM only through `win` and renders
 // only through `render`, so it names nothing from this module or any other.
 
 interface ClientElement {

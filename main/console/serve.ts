@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CrewSnapshot, SnapshotSource } from '../../formats/crew/snapshot.ts';
+import type { CrewSnapshot, SnapshotSource } from '../../formats/console/snapshot.ts';
 import { PAGE_CSP, renderCrewPage } from './page.ts';
 import { SseClient } from './sse-client.ts';
 
-export type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/crew/snapshot.ts';
+export type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/console/snapshot.ts';
 
 /** Tuning for tests; every field has a default fit for a real crew. */
 export interface ServeOptions {

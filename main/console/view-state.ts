@@ -1,5 +1,7 @@
 import type { LaneProgress } from '../../formats/crew/record.ts';
-import type { CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/crew/snapshot.ts';
+import type { LaneStory } from '../../formats/console/lane-story.ts';
+import type { CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
+import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
 
 /** The live figures the dispatcher keeps. */
@@ -10,15 +12,38 @@ export const HISTOGRAM_BOUNDS_MS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100] as
 
 const RATE_WINDOW_MS = 2_000;
 
+/** What a live view knows of its crew beyond its lanes. */
+export interface CrewViewOptions {
+  /** The crew's per-lane spend cap (limits.spend_cap_usd), if any. */
+  readonly capPerLaneUsd?: number | null;
+  /** Seconds without a sign of life after which a running lane is stuck. */
+  readonly stuckAfterS?: number;
+  /** The command that runs failed lanes again. */
+  readonly retryCommand?: string | null;
+  /** A lane's review run spend, read when its progress changes. */
+  readonly reviewUsd?: (progress: LaneProgress) => number | null;
+  /** A lane's whole story, for its page. */
+  readonly laneStory?: (id: string) => LaneStory | undefined;
+}
+
+/** A running lane quiet this long is shown as stuck, unless the crew says otherwise. */
+export const DEFAULT_STUCK_AFTER_S = 120;
+// A lane's sign of life is refreshed from marks at most this often: a stuck lane is minutes
+// quiet, and every refresh is a change every viewer is sent.
+const ACTIVITY_STEP_MS = 5_000;
+
 /**
- * The crew's state for its views: lanes by state from saved progress, attempts and
- * renewal latency from the dispatcher. Listeners hear of every change; the views decide
- * how often they redraw.
+ * The crew's state for its views, kept by the crew process: lanes from saved progress,
+ * attempts and renewal latency from the dispatcher, signs of life from admitted marks.
+ * Listeners hear of every change; the views decide how often they redraw.
  */
 export class CrewView implements SnapshotSource {
   private readonly lanes = new Map<string, LaneView>();
+  private readonly progress = new Map<string, LaneProgress>();
+  private readonly markAt = new Map<string, number>();
   private readonly listeners = new Set<() => void>();
-  private readonly startedAt = performance.now();
+  private readonly startedMs = performance.now();
+  private readonly startedAt = new Date().toISOString();
   private readonly marks: { at: number; marks: number }[] = [];
   private summary: string | null = null;
   private done = false;
@@ -28,20 +53,32 @@ export class CrewView implements SnapshotSource {
     private readonly stats: () => LiveStats,
     laneIds: readonly string[],
     private readonly providers: () => readonly ProviderPause[] = () => [],
+    private readonly options: CrewViewOptions = {},
   ) {
-    for (const id of laneIds) this.lanes.set(id, { id, state: 'queued', attempts: 0, code: null });
+    for (const id of laneIds) this.lanes.set(id, queuedLane(id));
   }
 
-  lane(progress: LaneProgress): void {
-    this.lanes.set(progress.lane, {
-      id: progress.lane,
-      state: progress.stage,
-      attempts: progress.attempts,
-      code: progress.code,
-      ...(progress.agentUsd === undefined ? {} : { agentUsd: progress.agentUsd }),
-      ...(progress.branch == null ? {} : { branch: progress.branch }),
-    });
+  /** A lane's saved progress changed. */
+  update(progress: LaneProgress): void {
+    this.progress.set(progress.lane, progress);
+    this.refresh(progress);
     this.changed();
+  }
+
+  /** One of the lane's children had admitted progress now. */
+  activity(lane: string): void {
+    const progress = this.progress.get(lane);
+    if (progress === undefined) return;
+    const now = Date.now();
+    if (now - (this.markAt.get(lane) ?? 0) < ACTIVITY_STEP_MS) return;
+    this.markAt.set(lane, now);
+    this.refresh(progress);
+    this.changed();
+  }
+
+  private refresh(progress: LaneProgress): void {
+    const mark = this.markAt.get(progress.lane);
+    this.lanes.set(progress.lane, laneViewOf(progress, this.options.reviewUsd?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString()));
   }
 
   finish(summary: string): void {
@@ -60,28 +97,37 @@ export class CrewView implements SnapshotSource {
     return () => this.listeners.delete(listener);
   }
 
+  laneStory(id: string): LaneStory | undefined {
+    return this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+  }
+
   snapshot(): CrewSnapshot {
     const stats = this.stats();
     const now = performance.now();
+    const nowMs = Date.now();
     this.marks.push({ at: now, marks: stats.marks });
     while (this.marks.length > 2 && now - this.marks[0]!.at > RATE_WINDOW_MS) this.marks.shift();
     const first = this.marks[0]!;
     const span = (now - first.at) / 1000;
     const lanes = [...this.lanes.values()];
-    const byState: Record<string, number> = {};
-    for (const lane of lanes) byState[lane.state] = (byState[lane.state] ?? 0) + 1;
     return {
       crew: this.crew,
-      elapsedS: (now - this.startedAt) / 1000,
+      now: new Date(nowMs).toISOString(),
+      startedAt: this.startedAt,
+      elapsedS: (now - this.startedMs) / 1000,
       done: this.done,
-      lanes,
-      byState,
+      source: 'live',
+      byState: countByState(lanes),
+      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capPerLaneUsd: this.options.capPerLaneUsd ?? null }),
+      stuckAfterS: this.options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
       attempts: { running: stats.running, queued: stats.queued, started: stats.started, finished: stats.finished },
       marksPerSecond: span > 0 ? (stats.marks - first.marks) / span : 0,
       renewalP99Ms: percentile(stats.renewalLatencyMs, 0.99),
       histogram: histogram(stats.renewalLatencyMs),
       providers: this.providers(),
       summary: this.summary,
+      retryCommand: this.options.retryCommand ?? null,
+      lanes,
     };
   }
 }

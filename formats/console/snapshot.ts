@@ -1,0 +1,112 @@
+// The console's data: what a crew shows, live or after the fact, as plain JSON-safe values.
+
+import type { LaneStory } from './lane-story.ts';
+
+/** One lane as the crew page lists it. */
+export interface LaneView {
+  readonly id: string;
+  /** Its stage (queued, bootstrap, review, answer, work, cross-check, export, complete, failed, interrupted). */
+  readonly state: string;
+  readonly attempts: number;
+  /** The lane's result code once it has one (a failure's code, or null). */
+  readonly code: string | null;
+  /** Why it failed or was interrupted, one line, bounded. */
+  readonly detail?: string | null;
+  /** What it cost so far in USD: its review run's spend plus its agent's preset calls. */
+  readonly costUsd?: number;
+  /** When it left the queue (ISO), null while queued. */
+  readonly startedAt?: string | null;
+  /** When it entered its current state (ISO). */
+  readonly since?: string;
+  /** Its last sign of life (ISO): a saved change or an admitted progress mark of one of its children. */
+  readonly activityAt?: string;
+  /** Its branch and head commit, for a crew with a workspace. */
+  readonly branch?: string;
+  readonly head?: string;
+}
+
+/** A provider a rate limit held back (PROVIDER_RATE_LIMITED): paused until a time, then admitted gradually. */
+export interface ProviderPause {
+  readonly provider: string;
+  /** ISO time until which no new call of it starts; null once the pause has passed. */
+  readonly pausedUntil: string | null;
+  /** Calls of it that may run at once while it is admitted gradually; null: no limit any more. */
+  readonly allowance: number | null;
+  readonly running: number;
+  readonly rateLimits: number;
+}
+
+/** Everything the crew page shows but its lanes. */
+export interface CrewHead {
+  readonly crew: string;
+  /** When this snapshot was taken (ISO): "quiet for" and "stuck" are measured from it. */
+  readonly now: string;
+  /** When the crew run started (ISO), null when the store does not know. */
+  readonly startedAt: string | null;
+  readonly elapsedS: number;
+  readonly done: boolean;
+  /** Where it comes from: the crew process itself, or its store read by another process. */
+  readonly source: 'live' | 'store';
+  readonly byState: Readonly<Record<string, number>>;
+  /** Lanes ended per minute since the first lane started; null before any ended. */
+  readonly lanesPerMinute: number | null;
+  /** Seconds until every lane has ended at that rate; null when unknown. */
+  readonly etaS: number | null;
+  /** Spent so far across the lanes, and the crew's cap (the file's per-lane cap times its lanes; null: none). */
+  readonly spend: { readonly usd: number; readonly capUsd: number | null };
+  /** A running lane with no sign of life for longer than this is stuck. */
+  readonly stuckAfterS: number;
+  readonly attempts: { readonly running: number; readonly queued: number; readonly started: number; readonly finished: number };
+  readonly marksPerSecond: number;
+  readonly renewalP99Ms: number | null;
+  /**
+   * Renewal latency. Bucket i counts samples in (boundsMs[i-1], boundsMs[i]]; a count past
+   * the last bound (counts.length === boundsMs.length + 1) counts the samples above it.
+   */
+  readonly histogram: { readonly boundsMs: readonly number[]; readonly counts: readonly number[] };
+  /** Providers rate limits held back (empty when none was). */
+  readonly providers: readonly ProviderPause[];
+  /** The CREW_SUMMARY line once done. */
+  readonly summary: string | null;
+  /** The command that runs the crew's failed lanes again (null: not known). */
+  readonly retryCommand: string | null;
+}
+
+/** The whole crew at one moment: `/snapshot.json`, and the first message of `/events`. */
+export interface CrewSnapshot extends CrewHead {
+  /** Every lane, in the crew file's order. */
+  readonly lanes: readonly LaneView[];
+}
+
+/**
+ * `/events` messages. The first is `snapshot`; each later one is a `delta`: the new head
+ * and only the lanes that changed since the message numbered `from` (lanes are never
+ * removed). A client applies a delta only if its own seq equals `from`, else it fetches
+ * `/snapshot.json` again.
+ */
+export type ConsoleEvent =
+  | { readonly type: 'snapshot'; readonly seq: number; readonly snapshot: CrewSnapshot }
+  | { readonly type: 'delta'; readonly seq: number; readonly from: number; readonly head: CrewHead; readonly lanes: readonly LaneView[] };
+
+/** Where the console reads a crew; `subscribe` returns the unsubscribe function. */
+export interface SnapshotSource {
+  snapshot(): CrewSnapshot;
+  subscribe(listener: () => void): () => void;
+  /** One lane's whole story, or undefined for a lane the crew does not have. */
+  laneStory?(id: string): LaneStory | undefined;
+}
+
+/** Whether a lane needs the operator: failed, or running with no sign of life for longer than the crew's threshold. */
+export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'>): 'failed' | 'stuck' | null {
+  if (lane.state === 'failed') return 'failed';
+  if (lane.state === 'queued' || lane.state === 'complete' || lane.state === 'interrupted') return null;
+  const quiet = quietSeconds(lane, head);
+  return quiet !== null && quiet > head.stuckAfterS ? 'stuck' : null;
+}
+
+/** Seconds since the lane's last sign of life, at the snapshot's time; null when unknown. */
+export function quietSeconds(lane: LaneView, head: Pick<CrewHead, 'now'>): number | null {
+  if (lane.activityAt === undefined) return null;
+  const span = Date.parse(head.now) - Date.parse(lane.activityAt);
+  return Number.isFinite(span) ? Math.max(0, span / 1000) : null;
+}

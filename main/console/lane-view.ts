@@ -1,0 +1,68 @@
+import type { LaneView } from '../../formats/console/snapshot.ts';
+import { LANE_STAGES, isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+
+/** A failure's detail as the crew page lists it; the lane's page has the whole story. */
+const DETAIL_CHARS = 240;
+
+/**
+ * One lane as the console lists it, from its saved progress: the live view and the view
+ * of a store read by another process make it the same way, so both show the same page.
+ * `reviewUsd` is its review run's spend; `markAt` the last admitted mark of one of its
+ * children this process saw (ISO), if any.
+ */
+export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, markAt?: string): LaneView {
+  const stages = progress.stages ?? [];
+  const started = stages.find((mark) => mark.stage !== 'queued');
+  const since = stages[stages.length - 1]?.at ?? progress.updatedAt;
+  const activityAt = markAt !== undefined && markAt > progress.updatedAt ? markAt : progress.updatedAt;
+  const cost = (reviewUsd ?? 0) + (progress.agentUsd ?? 0);
+  return {
+    id: progress.lane,
+    state: progress.stage,
+    attempts: progress.attempts,
+    code: progress.code,
+    detail: progress.detail === null ? null : bounded(oneLine(progress.detail)),
+    costUsd: Math.round(cost * 1e6) / 1e6,
+    startedAt: progress.stage === 'queued' ? null : (started?.at ?? null),
+    since,
+    activityAt,
+    ...(progress.branch == null ? {} : { branch: progress.branch }),
+    ...(progress.head == null ? {} : { head: progress.head }),
+  };
+}
+
+/** A lane the crew has not started yet. */
+export function queuedLane(id: string): LaneView {
+  return { id, state: 'queued', attempts: 0, code: null, detail: null, costUsd: 0, startedAt: null };
+}
+
+/** Lanes by state, every stage named in its fixed order (zero counts too), then any other state seen. */
+export function countByState(lanes: readonly LaneView[]): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(LANE_STAGES.map((stage) => [stage, 0]));
+  for (const lane of lanes) counts[lane.state] = (counts[lane.state] ?? 0) + 1;
+  return counts;
+}
+
+/** The crew's pace, spend and cap from its lanes at `nowMs`. */
+export function crewFigures(
+  lanes: readonly LaneView[],
+  options: { readonly startedAt: string | null; readonly nowMs: number; readonly capPerLaneUsd: number | null },
+): { lanesPerMinute: number | null; etaS: number | null; spend: { usd: number; capUsd: number | null } } {
+  const from = options.startedAt === null ? Number.NaN : Date.parse(options.startedAt);
+  // Lanes that ended in this run of the crew: a crew started again is not credited with earlier ends.
+  const ended = lanes.filter((lane) => isTerminalStage(lane.state as LaneProgress['stage']) && lane.since !== undefined && Date.parse(lane.since) >= from).length;
+  const open = lanes.filter((lane) => !isTerminalStage(lane.state as LaneProgress['stage'])).length;
+  const minutes = (options.nowMs - from) / 60_000;
+  const lanesPerMinute = ended > 0 && minutes > 0 ? ended / minutes : null;
+  const usd = lanes.reduce((sum, lane) => sum + (lane.costUsd ?? 0), 0);
+  return {
+    lanesPerMinute: lanesPerMinute === null ? null : Math.round(lanesPerMinute * 100) / 100,
+    etaS: open === 0 ? 0 : lanesPerMinute === null ? null : Math.round((open / lanesPerMinute) * 60),
+    spend: { usd: Math.round(usd * 1e6) / 1e6, capUsd: options.capPerLaneUsd === null ? null : options.capPerLaneUsd * lanes.length },
+  };
+}
+
+function bounded(text: string): string {
+  return text.length <= DETAIL_CHARS ? text : `${text.slice(0, DETAIL_CHARS - 1)}…`;
+}
