@@ -96,17 +96,5 @@ export interface SnapshotSource {
   laneStory?(id: string): LaneStory | undefined;
 }
 
-/** Whether a lane needs the operator: failed, or running with no sign of life for longer than the crew's threshold. */
-export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'>): 'failed' | 'stuck' | null {
-  if (lane.state === 'failed') return 'failed';
-  if (lane.state === 'queued' || lane.state === 'complete' || lane.state === 'interrupted') return null;
-  const quiet = quietSeconds(lane, head);
-  return quiet !== null && quiet > head.stuckAfterS ? 'stuck' : null;
-}
-
-/** Seconds since the lane's last sign of life, at the snapshot's time; null when unknown. */
-export function quietSeconds(lane: LaneView, head: Pick<CrewHead, 'now'>): number | null {
-  if (lane.activityAt === undefined) return null;
-  const span = Date.parse(head.now) - Date.parse(lane.activityAt);
-  return Number.isFinite(span) ? Math.max(0, span / 1000) : null;
-}
+// Shared with the page's script, so defined where its functions are.
+export { laneAttention, quietSeconds } from './view.ts';

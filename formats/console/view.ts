@@ -1,4 +1,4 @@
-import type { CrewSnapshot } from './snapshot.ts';
+import type { CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
 
 // The crew web view's HTML, rendered on the server for the first paint and again in the
 // browser for every snapshot the event stream brings. The page's script is built from
@@ -55,43 +55,173 @@ export function renderHistogramSvg(histogram: CrewSnapshot['histogram']): string
   return `${open} aria-label="renewal latency: ${total} samples in ${counts.length} buckets">${body}</svg>`;
 }
 
+/** Seconds since the lane's last sign of life, at the snapshot's time; null when unknown. */
+export function quietSeconds(lane: LaneView, head: Pick<CrewHead, 'now'>): number | null {
+  if (lane.activityAt === undefined) return null;
+  const span = Date.parse(head.now) - Date.parse(lane.activityAt);
+  return Number.isFinite(span) ? Math.max(0, span / 1000) : null;
+}
+
+/** Whether a lane needs the operator: failed, or started and quiet for longer than the crew's threshold. */
+export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'>): 'failed' | 'stuck' | null {
+  if (lane.state === 'failed') return 'failed';
+  if (lane.state === 'queued' || lane.state === 'complete' || lane.state === 'interrupted') return null;
+  const quiet = quietSeconds(lane, head);
+  return quiet !== null && quiet > head.stuckAfterS ? 'stuck' : null;
+}
+
+/** A span of seconds as an operator reads it: 45s, 4m, 1h 5m, 2d 3h. */
+export function formatSpan(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return '–';
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+/** What the crew page shows of its lanes: a filter, an order and a page. */
+export interface ViewUi {
+  /** '' every lane; 'attention' failed and stuck ones; else one state. */
+  readonly state: string;
+  /** A code the lane's code contains ('' any). */
+  readonly code: string;
+  /** Text the lane's id, code or detail contains ('' any). */
+  readonly text: string;
+  /** 'attention' (failed, stuck, then running, queued, done), 'age', 'cost', 'attempts' or 'id'. */
+  readonly sort: string;
+  readonly page: number;
+}
+
+/** Lanes a table page holds (renderCrewView's own constant: the page's functions name nothing outside themselves). */
+export const PAGE_ROWS = 100;
+
+/** The crew page's filter before the operator sets one. */
+export const DEFAULT_UI: ViewUi = { state: '', code: '', text: '', sort: 'attention', page: 0 };
+
+/** The lanes the filter keeps, in the order asked for. */
+export function selectLanes(snapshot: CrewSnapshot, ui: ViewUi): LaneView[] {
+  const lanes = Array.isArray(snapshot.lanes) ? snapshot.lanes : [];
+  const code = String(ui.code ?? '').toLowerCase();
+  const text = String(ui.text ?? '').toLowerCase();
+  const attention = (lane: LaneView) => laneAttention(lane, snapshot);
+  const kept = lanes.filter(
+    (lane) =>
+      (ui.state === '' || (ui.state === 'attention' ? attention(lane) !== null : lane.state === ui.state)) &&
+      (code === '' || String(lane.code ?? '').toLowerCase().includes(code)) &&
+      (text === '' || `${lane.id} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
+  );
+  const rank = (lane: LaneView) => {
+    const need = attention(lane);
+    if (need === 'failed') return 0;
+    if (need === 'stuck') return 1;
+    if (lane.state === 'queued') return 3;
+    if (lane.state === 'complete' || lane.state === 'interrupted') return 4;
+    return 2;
+  };
+  const started = (lane: LaneView) => (typeof lane.startedAt === 'string' ? Date.parse(lane.startedAt) : Infinity);
+  const by: Record<string, (a: LaneView, b: LaneView) => number> = {
+    attention: (a, b) => rank(a) - rank(b) || (quietSeconds(b, snapshot) ?? 0) - (quietSeconds(a, snapshot) ?? 0),
+    age: (a, b) => started(a) - started(b),
+    cost: (a, b) => (b.costUsd ?? 0) - (a.costUsd ?? 0),
+    attempts: (a, b) => b.attempts - a.attempts,
+    id: () => 0,
+  };
+  const order = by[ui.sort] ?? by['attention']!;
+  // A stable sort on the file order: equal lanes keep the crew file's order.
+  return kept.map((lane, i) => ({ lane, i })).sort((a, b) => order(a.lane, b.lane) || a.i - b.i).map((x) => x.lane);
+}
+
 /**
- * The body of the page for one snapshot: status, lanes by state, attempts, marks per
- * second, renewal p99, the histogram, the summary line once done, and the lane table
- * (the first 500 lanes; the rest are counted). Every value from the snapshot is escaped.
+ * The page body for one snapshot and the operator's filter: the crew's pace, spend and
+ * providers; the lanes that need the operator with what to type; lanes by state; every
+ * lane as a cell of a grid coloured by state; one page of the lane table; supervision
+ * figures. Every value from the snapshot is escaped.
  */
-export function renderCrewView(snapshot: CrewSnapshot): string {
-  const maxRows = 500;
+export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   const esc = escapeHtml;
-  const num = (n: unknown, digits: number) =>
-    typeof n === 'number' && Number.isFinite(n) ? (digits === 0 ? String(Math.round(n)) : n.toFixed(digits)) : '–';
   const s = snapshot;
+  const num = (n: unknown, digits: number) => (typeof n === 'number' && Number.isFinite(n) ? (digits === 0 ? String(Math.round(n)) : n.toFixed(digits)) : '–');
+  const usd = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? `$${n.toFixed(n >= 100 ? 0 : 2)}` : '–');
+  const laneHref = (id: string) => `/lanes/${encodeURIComponent(id)}`;
+  const lanes = Array.isArray(s.lanes) ? s.lanes : [];
   const byState = s.byState ?? {};
   const attempts = s.attempts ?? { running: 0, queued: 0, started: 0, finished: 0 };
-  const lanes = Array.isArray(s.lanes) ? s.lanes : [];
-  const states = Object.keys(byState)
-    .map((state) => `<tr data-state="${esc(state)}"><th>${esc(state)}</th><td class="n">${num(byState[state], 0)}</td></tr>`)
-    .join('');
-  const counter = (key: 'running' | 'queued' | 'started' | 'finished') =>
-    `<div><dt>${key}</dt><dd id="attempts-${key}">${num(attempts[key], 0)}</dd></div>`;
-  const rows = lanes
-    .slice(0, maxRows)
-    .map(
-      (lane) =>
-        `<tr data-lane="${esc(lane.id)}"><td class="id">${esc(lane.id)}</td><td>${esc(lane.state)}</td><td class="n">${num(lane.attempts, 0)}</td><td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}</td></tr>`,
-    )
-    .join('');
-  const more = lanes.length > maxRows ? `<p id="lanes-more">and ${lanes.length - maxRows} more lanes</p>` : '';
-  const summary = s.done && typeof s.summary === 'string' ? `<pre id="summary">${esc(s.summary)}</pre>` : '';
-  return (
+  const providers = Array.isArray(s.providers) ? s.providers : [];
+  const spend = s.spend ?? { usd: 0, capUsd: null };
+
+  const paused = providers.filter((p) => p.pausedUntil !== null);
+  const head =
     `<header><h1>crew <span id="crew">${esc(s.crew)}</span></h1>` +
-    `<p id="status" data-done="${s.done ? 'true' : 'false'}">${s.done ? 'done' : 'running'} · ${num(s.elapsedS, 1)} s</p></header>` +
-    summary +
-    `<section><h2>Lanes by state</h2><table id="states"><tbody>${states}</tbody></table></section>` +
-    `<section><h2>Attempts</h2><dl id="attempts">${counter('running')}${counter('queued')}${counter('started')}${counter('finished')}</dl></section>` +
-    `<section><h2>Leases</h2><dl><div><dt>marks/s</dt><dd id="marks-per-second">${num(s.marksPerSecond, 1)}</dd></div>` +
+    `<p id="status" data-done="${s.done ? 'true' : 'false'}" data-source="${esc(s.source)}">${s.done ? 'done' : s.source === 'store' ? 'from the store' : 'running'} · ${formatSpan(s.elapsedS)}</p>` +
+    `<dl id="pace"><div><dt>lanes/min</dt><dd id="lanes-per-minute">${num(s.lanesPerMinute, 1)}</dd></div>` +
+    `<div><dt>ETA</dt><dd id="eta">${s.etaS === 0 ? 'done' : formatSpan(s.etaS)}</dd></div>` +
+    `<div><dt>spend</dt><dd id="spend">${usd(spend.usd)}${spend.capUsd === null ? '' : ` of ${usd(spend.capUsd)}`}</dd></div>` +
+    `<div><dt>running</dt><dd id="attempts-running">${num(attempts.running, 0)}</dd></div>` +
+    `<div><dt>queued</dt><dd id="attempts-queued">${num(attempts.queued, 0)}</dd></div></dl>` +
+    (paused.length === 0
+      ? ''
+      : `<p id="providers" class="warn">rate limited: ${paused.map((p) => `<span data-provider="${esc(p.provider)}">${esc(p.provider)} paused until ${esc(p.pausedUntil)} (${num(p.rateLimits, 0)} limits)</span>`).join(', ')}</p>`) +
+    `</header>`;
+  const summary = s.done && typeof s.summary === 'string' ? `<pre id="summary">${esc(s.summary)}</pre>` : '';
+
+  const needing = selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 });
+  const failed = needing.filter((lane) => lane.state === 'failed').length;
+  const shown = needing.slice(0, 10);
+  const attentionRows = shown
+    .map((lane) => {
+      const need = laneAttention(lane, s);
+      const why = need === 'stuck' ? `quiet for ${formatSpan(quietSeconds(lane, s))}` : esc(lane.code ?? '');
+      return `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td><td>${esc(need)}</td><td>${why}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`;
+    })
+    .join('');
+  const retry = failed > 0 && typeof s.retryCommand === 'string' ? `<p>Run the failed lanes again: <code id="retry">${esc(s.retryCommand)}</code></p>` : '';
+  const attention =
+    `<section id="attention" data-count="${needing.length}"><h2>Needs you: ${failed} failed, ${needing.length - failed} stuck</h2>` +
+    (needing.length === 0
+      ? '<p>Nothing: no lane failed, none is quiet for longer than ' + formatSpan(s.stuckAfterS) + '.</p>'
+      : `<table><tbody>${attentionRows}</tbody></table>${needing.length > shown.length ? `<p><a href="#state=attention" data-filter-state="attention">all ${needing.length}</a></p>` : ''}${retry}`) +
+    `</section>`;
+
+  const chips = Object.keys(byState)
+    .map((state) => `<a href="#state=${esc(encodeURIComponent(state))}" class="chip s-${esc(state)}${byState[state] === 0 ? ' zero' : ''}" data-state="${esc(state)}" data-filter-state="${esc(state)}">${esc(state)} <b>${num(byState[state], 0)}</b></a>`)
+    .join('');
+  const states = `<section id="states"><h2>Lanes (${lanes.length})</h2><p>${chips}</p></section>`;
+
+  const ordered = selectLanes(s, ui);
+  const cells = selectLanes(s, { state: '', code: '', text: '', sort: 'attention', page: 0 })
+    .map((lane) => `<a class="cell s-${esc(lane.state)}${laneAttention(lane, s) === 'stuck' ? ' stuck' : ''}" href="${esc(laneHref(lane.id))}" title="${esc(lane.id)}: ${esc(lane.state)}"></a>`)
+    .join('');
+  const grid = `<section><div id="grid" data-cells="${lanes.length}">${cells}</div></section>`;
+
+  const pageRows = 100;
+  const pages = Math.max(1, Math.ceil(ordered.length / pageRows));
+  const page = Math.min(Math.max(0, Math.floor(Number(ui.page) || 0)), pages - 1);
+  const rows = ordered
+    .slice(page * pageRows, (page + 1) * pageRows)
+    .map((lane) => {
+      const quiet = lane.state === 'queued' || lane.state === 'complete' ? '' : formatSpan(quietSeconds(lane, s));
+      return (
+        `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td>` +
+        `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
+        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
+      );
+    })
+    .join('');
+  const from = ordered.length === 0 ? 0 : page * pageRows + 1;
+  const to = Math.min(ordered.length, (page + 1) * pageRows);
+  const pager =
+    `<p id="pager" data-page="${page}" data-pages="${pages}">lanes ${from}–${to} of ${ordered.length}${ordered.length === lanes.length ? '' : ` (of ${lanes.length})`} ` +
+    `<button type="button" data-page-to="${page - 1}"${page === 0 ? ' disabled' : ''}>previous</button> ` +
+    `<button type="button" data-page-to="${page + 1}"${page + 1 >= pages ? ' disabled' : ''}>next</button></p>`;
+  const table =
+    `<section><table id="lanes"><thead><tr><th>lane</th><th>state</th><th>quiet</th><th>attempts</th><th>cost</th><th>code</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>${pager}</section>`;
+
+  const counter = (key: 'started' | 'finished') => `<div><dt>${key}</dt><dd id="attempts-${key}">${num(attempts[key], 0)}</dd></div>`;
+  const supervision =
+    `<section id="supervision"><h2>Supervision</h2><dl>${counter('started')}${counter('finished')}` +
+    `<div><dt>marks/s</dt><dd id="marks-per-second">${num(s.marksPerSecond, 1)}</dd></div>` +
     `<div><dt>renewal p99</dt><dd id="renewal-p99">${s.renewalP99Ms === null ? '–' : `${num(s.renewalP99Ms, 2)} ms`}</dd></div></dl>` +
-    `<h3>Renewal latency</h3>${renderHistogramSvg(s.histogram)}</section>` +
-    `<section><h2>Lanes (${lanes.length})</h2><table id="lanes"><thead><tr><th>lane</th><th>state</th><th>attempts</th><th>code</th></tr></thead><tbody>${rows}</tbody></table>${more}</section>`
-  );
+    `<h3>Renewal latency</h3>${renderHistogramSvg(s.histogram)}</section>`;
+  return head + summary + attention + states + grid + table + supervision;
 }

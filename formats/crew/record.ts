@@ -108,3 +108,29 @@ export interface CrewDriver {
   readonly ticks: string;
   readonly since: string;
 }
+
+/**
+ * A crew's latest run as the console reads it after the fact: when it started, and once it
+ * ended how (its summary line and the live figures of its last moment). Written when the
+ * run starts and again when it ends; a run killed in between has no end.
+ */
+export interface CrewRunRecord {
+  readonly crew: string;
+  /** The crew file, as given. */
+  readonly file: string;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly summary: string | null;
+  readonly stoppedBy: string | null;
+  /** The command that runs its failed lanes again. */
+  readonly retryCommand: string;
+  readonly capPerLaneUsd: number | null;
+  readonly stuckAfterS: number;
+  /** The live view's last figures: supervision, rate-limited providers. */
+  readonly final: {
+    readonly attempts: { readonly running: number; readonly queued: number; readonly started: number; readonly finished: number };
+    readonly renewalP99Ms: number | null;
+    readonly histogram: { readonly boundsMs: readonly number[]; readonly counts: readonly number[] };
+    readonly providers: readonly { readonly provider: string; readonly pausedUntil: string | null; readonly allowance: number | null; readonly running: number; readonly rateLimits: number }[];
+  } | null;
+}

@@ -3,13 +3,15 @@ import { exitStatus } from '../../formats/codes/exit-status.ts';
 import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
+import { crewStatus, crewView } from './crew-console.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
 
 export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline TIME]
-                         [--serve PORT] [--report FILE] [--retry-failed] [--json]
+                         [--serve PORT] [--report FILE] [--retry-failed] [--stuck-after TIME]
+                         [--json]
 
 Runs every lane of a crew: each lane bootstraps its observer, reviews its plan with two
 voices to the gate, answers the gate by the crew's policy, lets its agent work under QA
@@ -23,7 +25,11 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --deadline TIME stop every lane after TIME: 90s, 5m, 1h, 500ms; a bare number is
                   minutes, as before (lanes end interrupted, lanes never started print
                   nothing; exit 124)
-  --serve PORT    a live web view on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url)
+  --serve PORT    the console on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url): the
+                  crew page (failed and stuck lanes first), /lanes/<id> for each lane's
+                  story, /snapshot.json, /lanes/<id>.json, /events (deltas)
+  --stuck-after TIME  a running lane with no admitted progress mark nor saved change for
+                  longer is shown as stuck (default 2m)
   --report FILE   the crew's JSON report, written atomically at the end
   --retry-failed  run failed lanes again, as new attempts (never replaying a started
                   call; a lane failed exporting exports again, any other re-bootstraps its
@@ -54,7 +60,8 @@ loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<lane id>, made at that commit.
 
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
-(see laneward crew clean --help).`;
+(see laneward crew clean --help). laneward crew status CREW.json and laneward crew view
+CREW.json --serve PORT show a crew from its state root, finished or running elsewhere.`;
 
 export const CREW_CLEAN_HELP = `usage: laneward crew clean CREW.json [--force] [--json]
 
@@ -87,6 +94,7 @@ const run = command({
     report: { type: 'string' },
     json: { type: 'boolean' },
     'retry-failed': { type: 'boolean' },
+    'stuck-after': { type: 'string' },
   },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew run takes exactly one CREW.json');
@@ -106,6 +114,7 @@ const run = command({
           report: values.report,
           json: values.json === true,
           retryFailed: values['retry-failed'] === true,
+          ...(values['stuck-after'] === undefined ? {} : { stuckAfterS: minutesOption('stuck-after', values['stuck-after'])! / 1000 }),
           cancel: interrupt.signal,
         },
         io,
@@ -148,7 +157,7 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

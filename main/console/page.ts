@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CrewSnapshot } from '../../formats/console/snapshot.ts';
-import { escapeHtml, renderCrewView, renderHistogramSvg } from '../../formats/console/view.ts';
+import { LANE_STAGES } from '../../formats/crew/record.ts';
+import { DEFAULT_UI, escapeHtml, formatSpan, laneAttention, quietSeconds, renderCrewView, renderHistogramSvg, selectLanes } from '../../formats/console/view.ts';
 import { crewClient } from './client.ts';
 
 // The one page the web view serves: self-contained (inline style and script, no other
@@ -12,7 +13,7 @@ import { crewClient } from './client.ts';
  * declared by its own `function name(...)` text, so the names they call each other by are
  * the names the running code has (a bundler may rename them; both sides agree).
  */
-export const PAGE_FUNCTIONS = [escapeHtml, renderHistogramSvg, renderCrewView, crewClient] as const;
+export const PAGE_FUNCTIONS = [escapeHtml, renderHistogramSvg, quietSeconds, laneAttention, formatSpan, selectLanes, renderCrewView, crewClient] as const;
 
 /** The page's inline script. */
 export const PAGE_SCRIPT = `"use strict";\n${PAGE_FUNCTIONS.map((f) => f.toString()).join('\n')}\n${crewClient.name}(window, ${renderCrewView.name});\n`;
@@ -21,10 +22,21 @@ const PAGE_STYLE = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1d1d1f; background: #fafafa; }
 h1 { font-size: 1.3rem; margin: 0 } h2 { font-size: 1rem; margin: 1.2rem 0 .4rem } h3 { font-size: .9rem; margin: .8rem 0 .3rem }
 #conn { float: right; font-size: .8rem; color: #666 }
-table { border-collapse: collapse } th, td { padding: 2px 10px 2px 0; text-align: left } td.n, dd { font-variant-numeric: tabular-nums }
-#lanes td.id { font-family: ui-monospace, monospace; max-width: 40ch; overflow-wrap: anywhere }
-dl { display: flex; gap: 1.5rem; margin: 0 } dt { font-size: .8rem; color: #666 } dd { margin: 0; font-size: 1.2rem }
+table { border-collapse: collapse } th, td { padding: 2px 10px 2px 0; text-align: left; vertical-align: top } td.n, dd { font-variant-numeric: tabular-nums }
+td.id { font-family: ui-monospace, monospace; max-width: 40ch; overflow-wrap: anywhere } td.detail { max-width: 70ch; overflow-wrap: anywhere; color: #444 }
+dl { display: flex; flex-wrap: wrap; gap: 1.5rem; margin: .4rem 0 } dt { font-size: .8rem; color: #666 } dd { margin: 0; font-size: 1.2rem }
 #summary { background: #eef6ee; padding: .5rem; white-space: pre-wrap; overflow-wrap: anywhere }
+#attention { background: #fff4f2; border-left: 4px solid #c0392b; padding: .3rem .8rem } #attention[data-count="0"] { background: #f2f8f2; border-color: #2e8b57 }
+code { font-family: ui-monospace, monospace; background: #eee; padding: 1px 4px; overflow-wrap: anywhere }
+.warn { color: #9a5b00 } form { margin: .6rem 0 } form label { margin-right: 1rem; font-size: .85rem }
+.chip { display: inline-block; margin: 0 .4rem .3rem 0; padding: 1px 8px; border-radius: 10px; color: #fff; text-decoration: none; font-size: .85rem } .chip.zero { opacity: .35 }
+#grid { display: flex; flex-wrap: wrap; gap: 2px; max-height: 12rem; overflow-y: auto } .cell { width: 9px; height: 9px; display: block }
+.cell.stuck { outline: 2px solid #e67e22 }
+#lanes tr { border-left: 4px solid transparent } #lanes td:first-child { padding-left: 6px }
+.s-queued { background: #b0b7bf } .s-bootstrap, .s-review, .s-answer, .s-work, .s-cross-check, .s-export { background: #4a78b0 }
+.s-complete { background: #2e8b57 } .s-failed { background: #c0392b } .s-interrupted { background: #8e6c8a }
+tr.s-queued, tr.s-bootstrap, tr.s-review, tr.s-answer, tr.s-work, tr.s-cross-check, tr.s-export, tr.s-complete, tr.s-failed, tr.s-interrupted { background: none }
+tr.s-failed { border-left-color: #c0392b } tr.s-complete { border-left-color: #2e8b57 } tr.s-queued { border-left-color: #b0b7bf }
 svg.histogram .bar { fill: #4a78b0 } svg.histogram .axis { font-size: 10px; fill: #555 }
 `;
 
@@ -41,13 +53,26 @@ export const PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The form that sets the lane filter (outside the view, so a redraw never takes its focus). */
+function controlsForm(): string {
+  const option = (value: string, label: string) => `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
+  const states = [option('', 'every lane'), option('attention', 'needs me (failed, stuck)'), ...LANE_STAGES.map((stage) => option(stage, stage))].join('');
+  const sorts = [option('attention', 'failed and stuck first'), option('age', 'oldest first'), option('cost', 'cost'), option('attempts', 'attempts'), option('id', 'crew file order')].join('');
+  return (
+    '<form id="controls"><label>state <select id="f-state">' + states + '</select></label>' +
+    '<label>code <input id="f-code" size="16" autocomplete="off"></label>' +
+    '<label>text <input id="f-text" size="20" autocomplete="off"></label>' +
+    '<label>sort <select id="f-sort">' + sorts + '</select></label></form>'
+  );
+}
+
 /** The whole page for a snapshot: rendered now, then kept current by the script. */
 export function renderCrewPage(snapshot: CrewSnapshot): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<title>crew ${escapeHtml(snapshot.crew)}${snapshot.done ? ' (done)' : ''}</title><style>${PAGE_STYLE}</style></head>` +
-    `<body><p id="conn">connecting</p><main id="view" data-seq="0">${renderCrewView(snapshot)}</main>` +
+    `<body><p id="conn">connecting</p>${controlsForm()}<main id="view" data-seq="-1">${renderCrewView(snapshot, DEFAULT_UI)}</main>` +
     `<script>${PAGE_SCRIPT}</script></body></html>\n`
   );
 }

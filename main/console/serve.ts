@@ -1,14 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CrewSnapshot, SnapshotSource } from '../../formats/console/snapshot.ts';
+import { EventLedger } from './event-ledger.ts';
 import { PAGE_CSP, renderCrewPage } from './page.ts';
 import { SseClient } from './sse-client.ts';
+import type { LaneStory } from '../../formats/console/lane-story.ts';
 
 export type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/console/snapshot.ts';
 
 /** Tuning for tests; every field has a default fit for a real crew. */
 export interface ServeOptions {
-  /** Least time between two pushed snapshots (changes in between coalesce). Default 100 ms. */
+  /** Least time between two pushed messages (changes in between coalesce). Default 250 ms. */
   readonly minIntervalMs?: number;
   /** Time between heartbeat comments on each stream. Default 15 s. */
   readonly heartbeatMs?: number;
@@ -16,6 +18,8 @@ export interface ServeOptions {
   readonly stallMs?: number;
   /** Open streams at most; one more is refused with 503. Default 256. */
   readonly maxClients?: number;
+  /** Renders a lane's page (a whole HTML document) and names its Content-Security-Policy. */
+  readonly lanePage?: { readonly render: (story: LaneStory) => string; readonly csp: string };
 }
 
 export interface CrewServer {
@@ -26,6 +30,8 @@ export interface CrewServer {
 }
 
 const ROUTES = new Set(['/', '/events', '/snapshot.json']);
+// /lanes/<id> and /lanes/<id>.json: the id is one path segment, percent-encoded.
+const LANE_ROUTE = /^\/lanes\/([^/]+?)(\.json)?$/;
 // Loopback names only: a page on another site that rebinds its name to 127.0.0.1 sends
 // its own name as Host and is refused, so it cannot read the crew's lanes.
 const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?$/i;
@@ -33,15 +39,16 @@ const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?$/i;
 const CLOSE_GRACE_MS = 500;
 
 /**
- * Serves the crew's live web view on 127.0.0.1 (`port` 0: any free port): `/` the page,
- * `/events` server-sent events (the current snapshot on connect, then on each change,
- * at most one per `minIntervalMs`), `/snapshot.json`. Other paths 404, other methods 405.
+ * Serves the crew's console on 127.0.0.1 (`port` 0: any free port): `/` the crew page,
+ * `/events` server-sent events (the whole crew on connect, then only what changed, at most
+ * one message per `minIntervalMs`), `/snapshot.json`, and each lane's page `/lanes/<id>`
+ * with its JSON `/lanes/<id>.json`. Other paths 404, other methods 405.
  */
 export async function serveCrew(port: number, source: SnapshotSource, options: ServeOptions = {}): Promise<CrewServer> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new RangeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${String(port)}\``);
   }
-  const minIntervalMs = options.minIntervalMs ?? 100;
+  const minIntervalMs = options.minIntervalMs ?? 250;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const stallMs = options.stallMs ?? 10_000;
   const maxClients = options.maxClients ?? 256;
@@ -50,25 +57,24 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
   const { createServer } = await import('node:http');
 
   const clients = new Set<SseClient>();
-  let current = '';
-  let lastPush = -Infinity;
+  const ledger = new EventLedger();
   let pushTimer: NodeJS.Timeout | undefined;
+  let lastPush = -Infinity;
   let closing: Promise<void> | undefined;
 
-  // The latest snapshot as JSON; a source that throws keeps the last good one.
-  const read = (): string => {
+  // Publishes the source's snapshot; a source that throws keeps the last good one.
+  const publish = (): void => {
     try {
-      current = JSON.stringify(source.snapshot());
+      ledger.publish(source.snapshot());
     } catch {
-      // keep `current`
+      // keep the ledger as it is
     }
-    return current;
   };
   const push = () => {
     pushTimer = undefined;
     lastPush = performance.now();
-    const data = read();
-    for (const client of clients) client.send(data);
+    publish();
+    for (const client of clients) client.catchUp();
   };
   // Never reads the snapshot inside the source's own notification: it may be mid-update.
   const changed = () => {
@@ -94,9 +100,11 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     });
     // The stream is open from now, whether or not a snapshot can be read yet.
     res.flushHeaders();
-    const client = new SseClient(res, { latest: () => current, stallMs, onGone: (gone) => clients.delete(gone) });
+    const client = new SseClient(res, { since: (from) => ({ seq: ledger.current, data: ledger.since(from) }), stallMs, onGone: (gone) => clients.delete(gone) });
     clients.add(client);
-    client.send(read());
+    // A first viewer may find the ledger behind the source: it starts from what is true now.
+    if (clients.size === 1 || ledger.current === 0) publish();
+    client.catchUp();
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -104,19 +112,38 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     res.on('error', () => undefined);
     const path = (req.url ?? '/').split('?')[0]!;
     if (!LOOPBACK_HOST.test(req.headers.host ?? '')) return reply(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
-    if (!ROUTES.has(path)) return reply(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+    const lane = LANE_ROUTE.exec(path);
+    if (!ROUTES.has(path) && lane === null) return reply(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     if (req.method !== 'GET') return reply(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET' });
     if (closing !== undefined) return reply(res, 503, 'text/plain; charset=utf-8', 'closing\n');
+    if (lane !== null) return laneRoute(res, lane[1]!, lane[2] !== undefined);
     if (path === '/events') return openEvents(res);
-    if (path === '/snapshot.json') return reply(res, 200, 'application/json; charset=utf-8', `${read()}\n`);
     let snapshot: CrewSnapshot;
     try {
       snapshot = source.snapshot();
     } catch {
       return reply(res, 500, 'text/plain; charset=utf-8', 'snapshot unavailable\n');
     }
+    if (path === '/snapshot.json') return reply(res, 200, 'application/json; charset=utf-8', `${JSON.stringify(snapshot)}\n`);
     return reply(res, 200, 'text/html; charset=utf-8', renderCrewPage(snapshot), { 'Content-Security-Policy': PAGE_CSP });
   });
+  const laneRoute = (res: ServerResponse, encoded: string, json: boolean) => {
+    let id: string;
+    try {
+      id = decodeURIComponent(encoded);
+    } catch {
+      return reply(res, 400, 'text/plain; charset=utf-8', 'bad lane id\n');
+    }
+    let story: LaneStory | undefined;
+    try {
+      story = source.laneStory?.(id);
+    } catch {
+      return reply(res, 500, 'text/plain; charset=utf-8', 'lane unavailable\n');
+    }
+    if (story === undefined) return reply(res, 404, 'text/plain; charset=utf-8', 'no such lane\n');
+    if (json || options.lanePage === undefined) return reply(res, json ? 200 : 404, json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8', json ? `${JSON.stringify(story)}\n` : 'not found\n');
+    return reply(res, 200, 'text/html; charset=utf-8', options.lanePage.render(story), { 'Content-Security-Policy': options.lanePage.csp });
+  };
   server.on('clientError', (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {

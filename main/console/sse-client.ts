@@ -2,22 +2,23 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * One open /events stream. It never holds more than the write in flight: while the socket
- * is not draining, a newer snapshot only marks the client stale (the latest is sent once
- * it drains), heartbeats are skipped, and a socket still not draining after `stallMs` is
- * dropped. A client gone mid-write is forgotten through `onGone` when its response closes.
+ * is not draining, newer messages are not written (once it drains, the one message that
+ * catches it up is), heartbeats are skipped, and a socket still not draining after
+ * `stallMs` is dropped. A client gone mid-write is forgotten through `onGone` when its
+ * response closes.
  */
 export class SseClient {
   private readonly res: ServerResponse;
-  private readonly latest: () => string;
+  private readonly since: (from: number) => { readonly seq: number; readonly data: string };
   private readonly stallMs: number;
   private waiting = false;
-  private stale = false;
-  private lastData: string | undefined;
+  /** The number of the last message written (-1: none). */
+  private seq = -1;
   private stallTimer: NodeJS.Timeout | undefined;
 
-  constructor(res: ServerResponse, options: { latest: () => string; stallMs: number; onGone: (client: SseClient) => void }) {
+  constructor(res: ServerResponse, options: { since: (from: number) => { readonly seq: number; readonly data: string }; stallMs: number; onGone: (client: SseClient) => void }) {
     this.res = res;
-    this.latest = options.latest;
+    this.since = options.since;
     this.stallMs = options.stallMs;
     res.on('drain', () => this.drained());
     res.on('close', () => {
@@ -26,18 +27,13 @@ export class SseClient {
     });
   }
 
-  /** Sends `data` (a snapshot's JSON) as one event, unless this client already has it. */
-  send(data: string): void {
-    // '' is no snapshot yet (a source that failed before its first): nothing to send.
-    if (!this.open() || data === '') return;
-    if (this.waiting) {
-      this.stale = true;
-      return;
-    }
-    if (data === this.lastData) return;
-    this.lastData = data;
-    // JSON.stringify escapes every line break inside strings: the event is one data line.
-    this.write(`data: ${data}\n\n`);
+  /** Writes the message that brings this client to the latest number, unless it is there or its socket is not draining. */
+  catchUp(): void {
+    if (!this.open() || this.waiting) return;
+    const { seq, data } = this.since(this.seq);
+    if (data === '') return;
+    this.seq = seq;
+    this.write(`id: ${seq}\ndata: ${data}\n\n`);
   }
 
   /** A comment line, so proxies and idle timers see traffic on a quiet stream. */
@@ -68,10 +64,7 @@ export class SseClient {
   private drained(): void {
     this.waiting = false;
     this.clearStall();
-    if (this.stale) {
-      this.stale = false;
-      this.send(this.latest());
-    }
+    this.catchUp();
   }
 
   private clearStall(): void {

@@ -14,6 +14,8 @@ const RATE_WINDOW_MS = 2_000;
 
 /** What a live view knows of its crew beyond its lanes. */
 export interface CrewViewOptions {
+  /** When the crew run started (ISO); default: when the view was made. */
+  readonly startedAt?: string;
   /** The crew's per-lane spend cap (limits.spend_cap_usd), if any. */
   readonly capPerLaneUsd?: number | null;
   /** Seconds without a sign of life after which a running lane is stuck. */
@@ -42,8 +44,9 @@ export class CrewView implements SnapshotSource {
   private readonly progress = new Map<string, LaneProgress>();
   private readonly markAt = new Map<string, number>();
   private readonly listeners = new Set<() => void>();
-  private readonly startedMs = performance.now();
-  private readonly startedAt = new Date().toISOString();
+  private readonly startedAt: string;
+  /** Epoch ms the crew ended, once it has: a finished view stays as it was at its end. */
+  private endedMs: number | null = null;
   private readonly marks: { at: number; marks: number }[] = [];
   private summary: string | null = null;
   private done = false;
@@ -56,6 +59,7 @@ export class CrewView implements SnapshotSource {
     private readonly options: CrewViewOptions = {},
   ) {
     for (const id of laneIds) this.lanes.set(id, queuedLane(id));
+    this.startedAt = options.startedAt ?? new Date().toISOString();
   }
 
   /** A lane's saved progress changed. */
@@ -84,6 +88,7 @@ export class CrewView implements SnapshotSource {
   finish(summary: string): void {
     this.summary = summary;
     this.done = true;
+    this.endedMs = Date.now();
     this.changed();
   }
 
@@ -104,7 +109,7 @@ export class CrewView implements SnapshotSource {
   snapshot(): CrewSnapshot {
     const stats = this.stats();
     const now = performance.now();
-    const nowMs = Date.now();
+    const nowMs = this.endedMs ?? Date.now();
     this.marks.push({ at: now, marks: stats.marks });
     while (this.marks.length > 2 && now - this.marks[0]!.at > RATE_WINDOW_MS) this.marks.shift();
     const first = this.marks[0]!;
@@ -114,7 +119,7 @@ export class CrewView implements SnapshotSource {
       crew: this.crew,
       now: new Date(nowMs).toISOString(),
       startedAt: this.startedAt,
-      elapsedS: (now - this.startedMs) / 1000,
+      elapsedS: Math.max(0, (nowMs - Date.parse(this.startedAt)) / 1000),
       done: this.done,
       source: 'live',
       byState: countByState(lanes),

@@ -8,7 +8,11 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { CrewView, percentile, viewLine } from '../console/view-state.ts';
+import { CrewView, DEFAULT_STUCK_AFTER_S, percentile, viewLine } from '../console/view-state.ts';
+import { crewRunRecord } from '../console/crew-run-record.ts';
+import { retryAdvice } from './retry-advice.ts';
+import { laneOfSpec } from '../console/lane-of-spec.ts';
+import { reviewSpend } from '../console/review-spend.ts';
 import { claimCrew } from './crew-driver.ts';
 import { claimOut } from './out-claim.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -38,6 +42,8 @@ export interface CrewRunOptions {
   readonly retryFailed?: boolean;
   /** Signals and a closed stdout, as one abort. */
   readonly cancel: AbortSignal;
+  /** Seconds without a sign of life after which the views call a running lane stuck. */
+  readonly stuckAfterS?: number;
 }
 
 /** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
@@ -101,6 +107,15 @@ async function runClaimed(
   const { loaded, actions, root, penv, store, qaConfig, started, startedAt } = claimed;
   const { crew } = loaded;
 
+  const runFacts = {
+    crew: crew.crew,
+    file: loaded.file,
+    startedAt,
+    retryCommand: retryAdvice(loaded.file, root),
+    capPerLaneUsd: crew.limits.spend_cap_usd ?? null,
+    stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
+  };
+  await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, null, null));
   const stop = new AbortController();
   let stoppedBy: string | null = null;
   const onCancel = () => {
@@ -141,7 +156,10 @@ async function runClaimed(
   const run: Dispatcher['run'] = async (spec, runOptions) => {
     const provider = spec.provider;
     if (provider !== undefined && !(await gate.admit(provider, stop.signal))) return cancelledBeforeStart(spec, abortSignalName(stop.signal));
-    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true });
+    // Admitted marks are the lane's sign of life: a lane without them for minutes is stuck.
+    const lane = laneOfSpec(spec, crew.crew, loaded.out);
+    const onMarks = lane === undefined ? undefined : () => view?.activity(lane);
+    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, ...(onMarks === undefined ? {} : { onMarks }) });
     if (provider !== undefined) gate.ended(provider, outcome);
     return outcome;
   };
@@ -160,7 +178,13 @@ async function runClaimed(
     const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop.signal });
     qa = await qaStarting;
     const dispatching = pool;
-    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => gate.view()));
+    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => gate.view(), {
+      startedAt,
+      capPerLaneUsd: crew.limits.spend_cap_usd ?? null,
+      stuckAfterS: runFacts.stuckAfterS,
+      retryCommand: runFacts.retryCommand,
+      reviewUsd: reviewSpend(store),
+    }));
     if (options.serve !== undefined) {
       const port = options.serve;
       server = await (await import('../console/serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
@@ -216,6 +240,8 @@ async function runClaimed(
   const counts = tally(lanes, loaded.lanes.length);
   const summary = summaryLine(counts, stats.started, durationS);
   view.finish(summary);
+  // The console of a finished crew, read from the store, shows what this view shows now.
+  await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, view.snapshot(), stoppedBy));
   if (live !== undefined) io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}\n`);
   if (options.report !== undefined) {
     const report = {
@@ -268,10 +294,6 @@ function laneObject(p: LaneProgress): Record<string, unknown> {
 }
 
 /** What a failed lane's line advises, runnable as printed (a word that needs it is quoted). */
-export function retryAdvice(file: string, root: string): string {
-  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
-  return `laneward crew run ${word(file)} --retry-failed --state ${word(root)}`;
-}
 
 function laneLine(p: LaneProgress, advice: string): string {
   const code = p.code === null ? '' : ` code=${p.code}`;

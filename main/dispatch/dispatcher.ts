@@ -30,6 +30,8 @@ export interface RunOptions {
    * the run resolves. Not called for an adoption (nothing is spawned).
    */
   readonly onSpawn?: (child: SpawnedChild) => void | Promise<void>;
+  /** Called as the child's admitted marks are reported (a sign of life for whoever started it). */
+  readonly onMarks?: (count: number) => void;
 }
 
 /** The one way main runs a supervised child; an Outcome for every case, never a rejection for a provider failure. */
@@ -104,6 +106,7 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
               renewals: (count, latencies) => {
                 reported += count;
                 counters.renewals(count, latencies);
+                if (count > 0) options.onMarks?.(count);
               },
               // Once per child, whichever report comes first (the port, or the outcome).
               // Handled here as well as awaited below: a journal that fails while the child

@@ -6,7 +6,7 @@ import type { Database } from 'lmdb';
 import { LanewardError, oneLineMessage } from '../../formats/codes/error.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
-import type { CrewDriver, LaneProgress } from '../../formats/crew/record.ts';
+import type { CrewDriver, CrewRunRecord, LaneProgress } from '../../formats/crew/record.ts';
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord } from '../../formats/qa/record.ts';
 import type { BoundBlob, JournalEvent, PhaseTiming, RunRecord } from '../../formats/review/run-record.ts';
@@ -27,6 +27,7 @@ export type { PhaseTiming };
  *   history  [phase, run id] -> PhaseTiming (cross-run timing, for estimates)
  *   crew-lanes [crew, lane] -> LaneProgress (a crew's lanes, for resume)
  *   crew-drivers crew -> CrewDriver (the process running the crew now)
+ *   crew-runs crew -> CrewRunRecord (the crew's latest run: when, and how it ended)
  *   lanes    lane id -> LaneRecord (a lane's QA state machine)
  *   laneJournal [lane id, seq] -> QaEvent (every QA event of the lane, in order)
  */
@@ -38,6 +39,8 @@ export interface Store {
   readonly history: Database<PhaseTiming, [string, string]>;
   readonly crewLanes: Database<LaneProgress, [string, string]>;
   readonly crewDrivers: Database<CrewDriver, string>;
+  /** Absent from a root no crew wrote to, when opened read-only: read it through {@link readCrewRun}. */
+  readonly crewRuns: Database<CrewRunRecord, string>;
   readonly lanes: Database<LaneRecord, string>;
   readonly laneJournal: Database<QaEvent, [string, number]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
@@ -93,6 +96,7 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
     history: db<PhaseTiming, [string, string]>('history'),
     crewLanes: db<LaneProgress, [string, string]>('crew-lanes'),
     crewDrivers: db<CrewDriver, string>('crew-drivers'),
+    crewRuns: db<CrewRunRecord, string>('crew-runs'),
     lanes: db<LaneRecord, string>('lanes'),
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,
@@ -204,6 +208,16 @@ export async function writeTransaction<T>(store: Store, db: Pick<Database<unknow
       }
       throw new LanewardError('STATE_UNAVAILABLE', `${store.root}: ${oneLineMessage(error)}`, { path: store.root, cause: error });
     }
+  }
+}
+
+/** The crew's latest run, or undefined (none recorded, or a read-only root that never had one). */
+export function readCrewRun(store: Store, crew: string): CrewRunRecord | undefined {
+  try {
+    return store.crewRuns.get(crew);
+  } catch {
+    // lmdb opens a database a read-only root lacks as a handle that fails on use.
+    return undefined;
   }
 }
 

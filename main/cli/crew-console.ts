@@ -1,0 +1,119 @@
+import { exitStatus } from '../../formats/codes/exit-status.ts';
+import type { CrewSnapshot } from '../../formats/console/snapshot.ts';
+import { formatSpan, laneAttention, quietSeconds, selectLanes } from '../../formats/console/view.ts';
+import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
+import { openCrewConsole } from '../console/crew-console.ts';
+import { interruptSignal } from '../interrupt.ts';
+import { intOption, minutesOption, usage } from './args.ts';
+import { command } from './command.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+
+export const CREW_VIEW_HELP = `usage: laneward crew view CREW.json --serve PORT [--state DIR] [--stuck-after TIME]
+
+Serves the crew's console from its state root, read-only, on 127.0.0.1:PORT (0: any free
+port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows,
+for a crew that finished, failed, was killed or is still running in another process
+(then the page follows it, reading the store every second). A finished crew is shown as
+it was at its end.
+
+  --serve PORT       the port (required)
+  --state DIR        the state root (else LANEWARD_STATE_ROOT, else .laneward/state)
+  --stuck-after TIME a running lane quiet for longer is stuck (default: what the crew
+                     run used, else 2m)
+
+Pages: / the crew, /snapshot.json, /events, /lanes/<id>, /lanes/<id>.json.
+Exit status: 0 when interrupted (SIGINT, SIGTERM), 2 a bad crew file or command line
+(CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
+
+export const CREW_STATUS_HELP = `usage: laneward crew status CREW.json [--state DIR] [--stuck-after TIME] [--json]
+
+Prints a crew as its state root holds it, read-only (finished, failed, killed, or
+running in another process): the crew, then the lanes that need the operator (failed
+first, then stuck: running and quiet for longer than --stuck-after), then the command
+that runs the failed lanes again.
+
+Lines:
+CREW_STATUS: crew=<name> run=running|done|stopped lanes=<n> <state>=<n>... 
+  lanes_per_min=<x>|- eta_s=<n>|- spend_usd=<x> cap_usd=<x>|-
+CREW_NEEDS: lane=<id> need=failed state=failed code=<CODE> [detail=<why>]
+CREW_NEEDS: lane=<id> need=stuck state=<stage> quiet_s=<n> quiet=<4m>
+CREW_RETRY: <command>          (when a lane failed)
+--json: the crew's snapshot, the same JSON as /snapshot.json, on one line.
+Exit status: 0 no lane failed, 1 a lane failed (CREW_LANE_FAILED), 2 a bad crew file or
+command line (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
+
+const shared = {
+  state: { type: 'string' },
+  'stuck-after': { type: 'string' },
+} as const;
+
+function stuckAfter(raw: string | undefined): number | undefined {
+  const ms = minutesOption('stuck-after', raw);
+  return ms === undefined ? undefined : ms / 1000;
+}
+
+export const crewView = command({
+  name: 'view',
+  help: CREW_VIEW_HELP,
+  options: { ...shared, serve: { type: 'string' } },
+  run: async ({ values, positionals }, io) => {
+    if (positionals.length !== 1) throw usage('crew view takes exactly one CREW.json');
+    const port = intOption('serve', values.serve, 0, 65_535);
+    if (port === undefined) throw usage('crew view needs --serve PORT');
+    const stuck = stuckAfter(values['stuck-after']);
+    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const { serveCrew } = await import('../console/serve.ts');
+    const server = await serveCrew(port, source).catch((error: unknown) => {
+      throw new LanewardError('USAGE', `--serve ${port}: ${error instanceof Error ? error.message : String(error)}`, { path: '--serve' });
+    });
+    io.err(`CREW_VIEW: ${server.url}`);
+    const interrupt = interruptSignal();
+    try {
+      await new Promise<void>((resolve) => {
+        if (interrupt.signal.aborted) resolve();
+        interrupt.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    } finally {
+      interrupt.release();
+      await server.close();
+    }
+    return exitStatus(null);
+  },
+});
+
+export const crewStatus = command({
+  name: 'status',
+  help: CREW_STATUS_HELP,
+  options: { ...shared, json: { type: 'boolean' } },
+  run: ({ values, positionals }, io) => {
+    if (positionals.length !== 1) throw usage('crew status takes exactly one CREW.json');
+    const stuck = stuckAfter(values['stuck-after']);
+    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const snapshot = source.snapshot();
+    if (values.json === true) io.out(jsonLine(snapshot));
+    else for (const line of statusLines(snapshot, source.runState())) io.out(line);
+    return exitStatus((snapshot.byState['failed'] ?? 0) > 0 ? 'CREW_LANE_FAILED' : null);
+  },
+});
+
+/** The crew, the lanes that need the operator (failed, then stuck), and the retry command. */
+export function statusLines(s: CrewSnapshot, run: string): string[] {
+  const states = Object.entries(s.byState)
+    .map(([state, n]) => `${state}=${n}`)
+    .join(' ');
+  const num = (n: number | null, digits: number) => (n === null ? '-' : n.toFixed(digits));
+  const lines = [
+    `CREW_STATUS: crew=${oneLine(s.crew)} run=${run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)}`,
+  ];
+  for (const lane of selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 })) {
+    const need = laneAttention(lane, s);
+    if (need === 'failed') {
+      const detail = lane.detail == null ? '' : ` detail=${oneLine(lane.detail)}`;
+      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=failed state=failed code=${oneLine(lane.code ?? 'INTERNAL')}${detail}`);
+    } else {
+      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=stuck state=${lane.state} quiet_s=${Math.round(quietSeconds(lane, s) ?? 0)} quiet=${formatSpan(quietSeconds(lane, s))}`);
+    }
+  }
+  if ((s.byState['failed'] ?? 0) > 0 && s.retryCommand !== null) lines.push(`CREW_RETRY: ${s.retryCommand}`);
+  return lines;
+}

@@ -1,0 +1,30 @@
+import { loadCrew, type LoadedCrew } from '../crew/load-crew.ts';
+import { retryAdvice } from '../crew/retry-advice.ts';
+import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
+import { openStore, type Store } from '../store/store.ts';
+import { StoreSource } from './store-source.ts';
+
+/** A crew's console read from its state root by a process that does not run it. */
+export interface CrewConsole {
+  readonly loaded: LoadedCrew;
+  readonly store: Store;
+  readonly root: string;
+  readonly source: StoreSource;
+}
+
+/**
+ * Opens a crew's state root read-only (the crew may be running in another process, or a
+ * root on a read-only disk) and its crew file (CREW_INVALID as for crew run), for
+ * `crew view` and `crew status`.
+ */
+export function openCrewConsole(options: { readonly file: string; readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly state: string | undefined; readonly stuckAfterS?: number; readonly pollMs?: number }): CrewConsole {
+  const loaded = loadCrew(options.file, options.cwd);
+  const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  const store = openStore(root, { readOnly: true });
+  const source = new StoreSource(
+    store,
+    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand: retryAdvice(loaded.file, root), capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
+    { ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }), ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }) },
+  );
+  return { loaded, store, root, source };
+}
