@@ -34,3 +34,40 @@ describe('the crew view', () => {
     expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 0.99)).toBe(99);
   });
 });
+
+describe('the crew view of a running crew', () => {
+  const stats: LiveStats = { running: 1, queued: 0, started: 1, finished: 0, marks: 0, renewalLatencyMs: [] };
+
+  it('should add each lane review spend and agent spend, against the per-lane cap times the lanes', () => {
+    const view = new CrewView('c', () => stats, ['a', 'b'], () => [], { capPerLaneUsd: 5, reviewUsd: (p) => (p.lane === 'a' ? 1.25 : null) });
+    view.update({ ...newLane('c', 'a', '/r/a', '2026-12-01T12:00:00.000Z'), stage: 'work', agentUsd: 0.5 });
+    const s = view.snapshot();
+    expect(s.lanes.map((l) => [l.id, l.costUsd])).toEqual([
+      ['a', 1.75],
+      ['b', 0],
+    ]);
+    expect(s.spend).toEqual({ usd: 1.75, capUsd: 10 });
+  });
+
+  it('should take an admitted mark of a lane child as its sign of life, and keep a finished crew as it was at its end', () => {
+    const view = new CrewView('c', () => stats, ['a'], () => [], { startedAt: '2026-12-01T12:00:00.000Z', stuckAfterS: 60 });
+    const old = '2026-12-01T12:00:01.000Z';
+    view.update({ ...newLane('c', 'a', '/r/a', old), stage: 'review', updatedAt: old, stages: [{ stage: 'queued', at: old }, { stage: 'review', at: old }] });
+    expect(view.snapshot().lanes[0]).toMatchObject({ activityAt: old, since: old, startedAt: old });
+    let heard = 0;
+    view.subscribe(() => heard++);
+    view.activity('a');
+    view.activity('a'); // within the step: no second change
+    expect(heard).toBe(1);
+    const live = view.snapshot().lanes[0]!;
+    expect(Date.parse(live.activityAt!)).toBeGreaterThan(Date.parse(old));
+    view.activity('nobody');
+    expect(heard).toBe(1);
+    view.finish('CREW_SUMMARY: lanes=1');
+    const a = view.snapshot();
+    const b = view.snapshot();
+    expect(a.now).toBe(b.now);
+    expect(a.elapsedS).toBe(b.elapsedS);
+    expect(a.done).toBe(true);
+  });
+});

@@ -6,7 +6,7 @@ import { createContext, runInContext } from 'node:vm';
 import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
 import type { CrewSnapshot } from '../formats/console/snapshot.ts';
-import { escapeHtml, renderCrewView, renderHistogramSvg } from '../formats/console/view.ts';
+import { DEFAULT_UI, escapeHtml, PAGE_ROWS, renderCrewView, renderHistogramSvg, type ViewUi } from '../formats/console/view.ts';
 import { PAGE_SCRIPT } from '../main/console/page.ts';
 import { crewSnapshot, lanesIn } from './helpers/crew-source.ts';
 import { ROOT } from './helpers/cli.ts';
@@ -65,39 +65,122 @@ describe('renderHistogramSvg', () => {
   });
 });
 
+const UI: ViewUi = DEFAULT_UI;
+const NOW = '2026-12-01T12:00:00.000Z';
+const ago = (s: number) => new Date(Date.parse(NOW) - s * 1000).toISOString();
+const rowIds = (html: string, table = 'lanes') => {
+  const body = html.slice(html.indexOf(`<table id="${table}">`));
+  return [...body.slice(0, body.indexOf('</table>')).matchAll(/<tr data-lane="([^"]*)"/g)].map((m) => m[1]);
+};
+
 describe('renderCrewView', () => {
-  test('should escape lane ids, states and codes in text and attributes', () => {
-    const html = renderCrewView(crewSnapshot([{ id: HOSTILE, state: HOSTILE, attempts: 1, code: HOSTILE }]));
+  test('should escape lane ids, states, codes and details in text and attributes', () => {
+    const html = renderCrewView(crewSnapshot([{ id: HOSTILE, state: HOSTILE, attempts: 1, code: HOSTILE, detail: HOSTILE }]), UI);
     const escaped = '&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;';
     expect(html).not.toContain('<img');
-    expect(html).toContain(`<tr data-lane="${escaped}"><td class="id">${escaped}</td><td>${escaped}</td><td class="n">1</td><td>${escaped}</td></tr>`);
-    expect(html).toContain(`<tr data-state="${escaped}"><th>${escaped}</th><td class="n">1</td></tr>`);
+    expect(html).toContain(`<tr data-lane="${escaped}" class="s-${escaped}"><td class="id"><a href="/lanes/%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%22&#39;%26">${escaped}</a></td><td>${escaped}</td>`);
+    expect(html).toContain(`<td class="detail">${escaped}</td>`);
+    expect(html).toContain(`data-state="${escaped}" data-filter-state="${escaped}">${escaped} <b>1</b></a>`);
   });
 
   test('should show the summary line only once done', () => {
     const summary = 'CREW_SUMMARY: lanes=1 complete=1 failed=0 interrupted=0 attempts=1 duration_s=1.0';
-    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary }))).not.toContain('id="summary"');
-    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary, done: true }))).toContain(`<pre id="summary">${summary}</pre>`);
-    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { done: true }))).toContain('<p id="status" data-done="true">done · 1.5 s</p>');
+    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary }), UI)).not.toContain('id="summary"');
+    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary, done: true }), UI)).toContain(`<pre id="summary">${summary}</pre>`);
+    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { done: true }), UI)).toContain('<p id="status" data-done="true" data-source="live">done · 2s</p>');
   });
 
   test('should show p99 as a dash before any renewal', () => {
-    expect(renderCrewView(crewSnapshot([], { renewalP99Ms: null }))).toContain('<dd id="renewal-p99">–</dd>');
-    expect(renderCrewView(crewSnapshot([], { renewalP99Ms: 1.234 }))).toContain('<dd id="renewal-p99">1.23 ms</dd>');
+    expect(renderCrewView(crewSnapshot([], { renewalP99Ms: null }), UI)).toContain('<dd id="renewal-p99">–</dd>');
+    expect(renderCrewView(crewSnapshot([], { renewalP99Ms: 1.234 }), UI)).toContain('<dd id="renewal-p99">1.23 ms</dd>');
   });
 
-  test('should list the first 500 lanes and count the rest', () => {
-    const html = renderCrewView(crewSnapshot(lanesIn('running', 730)));
-    expect(html.match(/<tr data-lane=/g)).toHaveLength(500);
-    expect(html).toContain('<p id="lanes-more">and 230 more lanes</p>');
-    expect(html).toContain('<h2>Lanes (730)</h2>');
+  test('should show pace, ETA, spend against the cap and paused providers', () => {
+    const html = renderCrewView(
+      crewSnapshot(lanesIn('running', 2), {
+        lanesPerMinute: 12.34,
+        etaS: 250,
+        spend: { usd: 1.5, capUsd: 40 },
+        providers: [{ provider: 'codex', pausedUntil: '2026-12-01T12:01:00.000Z', allowance: 1, running: 0, rateLimits: 3 }],
+      }),
+      UI,
+    );
+    expect(html).toContain('<dd id="lanes-per-minute">12.3</dd>');
+    expect(html).toContain('<dd id="eta">4m</dd>');
+    expect(html).toContain('<dd id="spend">$1.50 of $40.00</dd>');
+    expect(html).toContain('<span data-provider="codex">codex paused until 2026-12-01T12:01:00.000Z (3 limits)</span>');
+  });
+
+  test('should put failed lanes first, then stuck ones (quiet longer than the threshold), with the retry command', () => {
+    const lanes = [
+      { id: 'ok', state: 'work', attempts: 1, code: null, activityAt: ago(30) },
+      { id: 'quiet', state: 'review', attempts: 1, code: null, activityAt: ago(240) },
+      { id: 'queued', state: 'queued', attempts: 0, code: null },
+      { id: 'broken', state: 'failed', attempts: 2, code: 'LEASE_EXPIRED', detail: 'ceo outside voice failed', activityAt: ago(10) },
+      { id: 'done', state: 'complete', attempts: 3, code: null, activityAt: ago(999) },
+    ];
+    const html = renderCrewView(crewSnapshot(lanes, { now: NOW, stuckAfterS: 120, retryCommand: 'laneward crew run c.json --retry-failed --state s' }), UI);
+    expect(html).toContain('<section id="attention" data-count="2"><h2>Needs you: 1 failed, 1 stuck</h2>');
+    const attention = html.slice(html.indexOf('id="attention"'), html.indexOf('id="states"'));
+    expect([...attention.matchAll(/<tr data-lane="([^"]*)"/g)].map((m) => m[1])).toEqual(['broken', 'quiet']);
+    expect(attention).toContain('<td>stuck</td><td>quiet for 4m</td>');
+    expect(attention).toContain('<td>failed</td><td>LEASE_EXPIRED</td><td class="detail">ceo outside voice failed</td>');
+    expect(attention).toContain('<code id="retry">laneward crew run c.json --retry-failed --state s</code>');
+    expect(rowIds(html)).toEqual(['broken', 'quiet', 'ok', 'queued', 'done']);
+  });
+
+  test('should filter by state, needs-me, code and text, and sort by cost, attempts or age', () => {
+    const lanes = [
+      { id: 'a', state: 'work', attempts: 1, code: null, costUsd: 0.5, startedAt: ago(50) },
+      { id: 'b', state: 'failed', attempts: 4, code: 'LEASE_EXPIRED', costUsd: 2, startedAt: ago(70) },
+      { id: 'c', state: 'failed', attempts: 2, code: 'CHILD_FAILED', costUsd: 1, detail: 'native crashed', startedAt: ago(90) },
+    ];
+    const snap = crewSnapshot(lanes, { now: NOW });
+    expect(rowIds(renderCrewView(snap, { ...UI, state: 'failed' }))).toEqual(['b', 'c']);
+    expect(rowIds(renderCrewView(snap, { ...UI, state: 'attention' }))).toEqual(['b', 'c']);
+    expect(rowIds(renderCrewView(snap, { ...UI, code: 'child' }))).toEqual(['c']);
+    expect(rowIds(renderCrewView(snap, { ...UI, text: 'crashed' }))).toEqual(['c']);
+    expect(rowIds(renderCrewView(snap, { ...UI, sort: 'cost' }))).toEqual(['b', 'c', 'a']);
+    expect(rowIds(renderCrewView(snap, { ...UI, sort: 'attempts' }))).toEqual(['b', 'c', 'a']);
+    expect(rowIds(renderCrewView(snap, { ...UI, sort: 'age' }))).toEqual(['c', 'b', 'a']);
+    expect(rowIds(renderCrewView(snap, { ...UI, sort: 'id' }))).toEqual(['a', 'b', 'c']);
+  });
+
+  test('should page the table so every lane is reachable, and draw every lane in the grid', () => {
+    const lanes = [...lanesIn('complete', 4_990), ...lanesIn('failed', 10, 4_990)];
+    const snap = crewSnapshot(lanes);
+    const first = renderCrewView(snap, UI);
+    expect(rowIds(first)).toHaveLength(PAGE_ROWS);
+    // Failed first: the failures at the end of the file are on the first page.
+    expect(rowIds(first).slice(0, 10)).toEqual(lanesIn('failed', 10, 4_990).map((l) => l.id));
+    expect(first).toContain('<p id="pager" data-page="0" data-pages="50">lanes 1–100 of 5000 ');
+    const byFile = { ...UI, sort: 'id' };
+    const last = renderCrewView(snap, { ...byFile, page: 49 });
+    expect(rowIds(last)).toEqual(lanes.slice(4_900).map((l) => l.id));
+    expect(last).toContain('data-page-to="50" disabled');
+    // A page past the end shows the last one.
+    expect(rowIds(renderCrewView(snap, { ...byFile, page: 999 }))).toEqual(rowIds(last));
+    expect(first.match(/<a class="cell /g)).toHaveLength(5_000);
   });
 });
 
 /** Runs a page script in a bare context with a fake window; returns what the page would show. */
-function runPage(script: string) {
-  const view = { innerHTML: '', attributes: {} as Record<string, string>, setAttribute(name: string, value: string) { this.attributes[name] = value; }, textContent: null };
-  const conn = { innerHTML: '', textContent: 'connecting' as string | null, setAttribute() {} };
+function runPage(script: string, hash = '') {
+  const element = (id: string) => ({
+    id,
+    innerHTML: '',
+    value: '',
+    attributes: {} as Record<string, string>,
+    listeners: {} as Record<string, ((event: unknown) => void)[]>,
+    textContent: null as string | null,
+    setAttribute(name: string, value: string) {
+      this.attributes[name] = value;
+    },
+    addEventListener(type: string, listener: (event: unknown) => void) {
+      (this.listeners[type] ??= []).push(listener);
+    },
+  });
+  const elements = Object.fromEntries(['view', 'conn', 'controls', 'f-state', 'f-code', 'f-text', 'f-sort'].map((id) => [id, element(id)]));
   const sources: { url: string; closed: boolean; readyState: number; onmessage: ((e: { data: string }) => void) | null; onerror: (() => void) | null; close(): void }[] = [];
   class FakeEventSource {
     readyState = 1;
@@ -112,34 +195,63 @@ function runPage(script: string) {
       this.readyState = 2;
     }
   }
-  const document = { title: '', getElementById: (id: string) => (id === 'view' ? view : id === 'conn' ? conn : null) };
+  const timers: (() => void)[] = [];
+  const hashListeners: (() => void)[] = [];
+  const location = { hash };
+  const document = { title: '', getElementById: (id: string) => elements[id] ?? null };
+  const win = { document, EventSource: FakeEventSource, location, addEventListener: (_t: string, l: () => void) => hashListeners.push(l), setTimeout: (f: () => void) => timers.push(f) };
   // Only language globals: anything else the script names is a ReferenceError.
-  runInContext(script, createContext({ window: { document, EventSource: FakeEventSource } }));
-  return { view, conn, document, sources };
+  runInContext(script, createContext({ window: win }));
+  const flush = () => {
+    for (const timer of timers.splice(0)) timer();
+  };
+  const navigate = (next: string) => {
+    location.hash = next;
+    for (const l of hashListeners) l();
+  };
+  return { view: elements['view']!, conn: elements['conn']!, elements, document, sources, flush, navigate, location };
 }
 
 describe('the page script', () => {
-  const snapshots: CrewSnapshot[] = [
-    crewSnapshot([...lanesIn('running', 2), { id: HOSTILE, state: 'failed', attempts: 3, code: 'X' }]),
-    crewSnapshot(lanesIn('complete', 3), { done: true, summary: 'CREW_SUMMARY: lanes=3 complete=3 failed=0 interrupted=0 attempts=3 duration_s=2.0' }),
-  ];
+  const start = crewSnapshot([...lanesIn('running', 2), { id: HOSTILE, state: 'failed', attempts: 3, code: 'X' }]);
+  const changed = { id: 'lane-001', state: 'complete', attempts: 4, code: null };
+  const added = { id: 'lane-new', state: 'failed', attempts: 1, code: 'LEASE_EXPIRED' };
+  const { lanes: _, ...head } = start;
+  const end = { ...head, done: true, summary: 'CREW_SUMMARY: lanes=4 complete=1 failed=2 interrupted=0 attempts=3 duration_s=2.0' };
+  const afterDelta = { ...head, elapsedS: 2, lanes: [start.lanes[0]!, changed, start.lanes[2]!, added] };
 
   function expectRendersLikeTheServer(script: string) {
     const page = runPage(script);
     expect(page.sources.map((s) => s.url)).toEqual(['/events']);
     const events = page.sources[0]!;
-    events.onmessage!({ data: JSON.stringify(snapshots[0]) });
-    expect(page.view.innerHTML).toBe(renderCrewView(snapshots[0]!));
-    expect(page.view.attributes['data-seq']).toBe('1');
+    events.onmessage!({ data: JSON.stringify({ type: 'snapshot', seq: 4, snapshot: start }) });
+    page.flush();
+    expect(page.view.innerHTML).toBe(renderCrewView(start, UI));
+    expect(page.view.attributes['data-seq']).toBe('4');
     expect(page.conn.textContent).toBe('live');
     events.onmessage!({ data: 'not json' });
-    expect(page.view.attributes['data-seq']).toBe('1');
+    page.flush();
+    expect(page.view.attributes['data-seq']).toBe('4');
     events.onerror!();
     expect(page.conn.textContent).toBe('reconnecting');
-    events.onmessage!({ data: JSON.stringify(snapshots[1]) });
-    expect(page.view.innerHTML).toBe(renderCrewView(snapshots[1]!));
-    expect(page.document.title).toBe('crew demo (done)');
+    // A delta: the changed lane replaced in place, the new one appended, the head replaced.
+    events.onmessage!({ data: JSON.stringify({ type: 'delta', seq: 5, from: 4, head: { ...head, elapsedS: 2 }, lanes: [changed, added] }) });
+    page.flush();
+    expect(page.view.innerHTML).toBe(renderCrewView(afterDelta, UI));
+    // The filter lives in the fragment.
+    page.navigate('state=failed&sort=id');
+    expect(page.view.innerHTML).toBe(renderCrewView(afterDelta, { ...UI, state: 'failed', sort: 'id' }));
+    expect(page.elements['f-state']!.value).toBe('failed');
+    page.navigate('');
+    // A delta that does not follow the last one applied: the page starts again from a snapshot.
+    events.onmessage!({ data: JSON.stringify({ type: 'delta', seq: 9, from: 7, head: end, lanes: [] }) });
     expect(events.closed).toBe(true);
+    expect(page.sources).toHaveLength(2);
+    const again = page.sources[1]!;
+    again.onmessage!({ data: JSON.stringify({ type: 'snapshot', seq: 9, snapshot: { ...end, lanes: afterDelta.lanes } }) });
+    expect(page.view.innerHTML).toBe(renderCrewView({ ...end, lanes: afterDelta.lanes }, UI));
+    expect(page.document.title).toBe('crew demo (done)');
+    expect(again.closed).toBe(true);
     expect(page.conn.textContent).toBe('finished');
   }
 

@@ -47,6 +47,11 @@ export class EventLedger {
     return true;
   }
 
+  /** The last snapshot published, or undefined before the first. */
+  last(): CrewSnapshot | undefined {
+    return this.head === undefined ? undefined : { ...this.head, lanes: this.lanes };
+  }
+
   /** The message that brings a viewer at `from` (-1: nothing yet) to the current number; '' when it is there. */
   since(from: number): string {
     if (this.head === undefined || from === this.seq) return '';

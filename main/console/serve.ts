@@ -118,11 +118,13 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     if (closing !== undefined) return reply(res, 503, 'text/plain; charset=utf-8', 'closing\n');
     if (lane !== null) return laneRoute(res, lane[1]!, lane[2] !== undefined);
     if (path === '/events') return openEvents(res);
-    let snapshot: CrewSnapshot;
+    let snapshot: CrewSnapshot | undefined;
     try {
       snapshot = source.snapshot();
     } catch {
-      return reply(res, 500, 'text/plain; charset=utf-8', 'snapshot unavailable\n');
+      // The JSON falls back to the last snapshot sent; the page is rendered from a fresh one or not at all.
+      snapshot = path === '/snapshot.json' ? ledger.last() : undefined;
+      if (snapshot === undefined) return reply(res, 500, 'text/plain; charset=utf-8', 'snapshot unavailable\n');
     }
     if (path === '/snapshot.json') return reply(res, 200, 'application/json; charset=utf-8', `${JSON.stringify(snapshot)}\n`);
     return reply(res, 200, 'text/html; charset=utf-8', renderCrewPage(snapshot), { 'Content-Security-Policy': PAGE_CSP });

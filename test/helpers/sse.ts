@@ -59,9 +59,37 @@ export class EventStream {
     return blocks.map((block) => block.split('\n'));
   }
 
-  /** The JSON of every data event so far. */
+  /** The JSON of every data event so far: console messages ({type: snapshot|delta, seq, ...}). */
+  get messages(): Record<string, unknown>[] {
+    return this.events.flatMap((lines) => lines.filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>));
+  }
+
+  /**
+   * The whole crew after each message, as a page applying them sees it: a snapshot
+   * message replaces it, a delta that follows the last message applied updates it. A
+   * delta that does not follow throws: the server sent what no client could apply.
+   */
   get snapshots(): unknown[] {
-    return this.events.filter((lines) => lines[0]!.startsWith('data: ')).map((lines) => JSON.parse(lines[0]!.slice(6)));
+    const seen: unknown[] = [];
+    let current: { lanes: { id: string }[] } | undefined;
+    let seq = -1;
+    for (const message of this.messages) {
+      if (message['type'] === 'snapshot') current = structuredClone(message['snapshot']) as typeof current;
+      else {
+        if (current === undefined || message['from'] !== seq) throw new Error(`delta from ${String(message['from'])} after message ${seq}`);
+        const lanes = [...current.lanes];
+        const index = new Map(lanes.map((l, i) => [l.id, i]));
+        for (const lane of message['lanes'] as { id: string }[]) {
+          const at = index.get(lane.id);
+          if (at === undefined) lanes.push(lane);
+          else lanes[at] = lane;
+        }
+        current = { ...(structuredClone(message['head']) as object), lanes } as typeof current;
+      }
+      seq = message['seq'] as number;
+      seen.push(current);
+    }
+    return seen;
   }
 
   async waitForSnapshots(n: number, ms = 5_000): Promise<unknown[]> {
