@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -142,6 +142,13 @@ export class HeadlessBrowser {
       throw new Error(`page threw evaluating ${expression}: ${JSON.stringify(answer['exceptionDetails'])}`);
     }
     return (answer['result'] as { value?: T }).value as T;
+  }
+
+  /** Saves a PNG of the page at `width` x `height` CSS pixels to `file`. */
+  async screenshot(file: string, width = 1400, height = 900): Promise<void> {
+    await this.send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
+    const { data } = await this.send('Page.captureScreenshot', { format: 'png' }, 30_000);
+    writeFileSync(file, Buffer.from(data as string, 'base64'));
   }
 
   /** Polls `expression` in the page until it is truthy; throws after `ms` naming it. */
