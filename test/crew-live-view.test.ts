@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newLane } from '../formats/crew/record.ts';
-import { CrewView, percentile, viewLine, type LiveStats } from '../main/console/view-state.ts';
+import { regionLines } from '../main/console/live-region.ts';
+import { CrewView, percentile, type LiveStats } from '../main/console/view-state.ts';
 
 describe('the crew view', () => {
   it('should count lanes by state, attempts from the dispatcher, and bucket renewal latency', () => {
@@ -25,7 +26,11 @@ describe('the crew view', () => {
     expect(done.done).toBe(true);
     expect(done.summary).toBe('CREW_SUMMARY: lanes=3');
     expect(done.marksPerSecond).toBeGreaterThan(0);
-    expect(viewLine(done)).toMatch(/^c \d+s \| lanes: review 1, failed 1, queued 1 \| running 3 queued 5 \| \d+ marks\/s \| renewal p99 250\.00 ms$/);
+    const region = regionLines(done, 150);
+    expect(region[0]).toMatch(/^crew c \| \d+s \| done$/);
+    expect(region.slice(1, 4)).toEqual(['lanes: queued 1, review 1, failed 1', 'attempts: 3 running, 5 queued | - lanes/min | ETA -', 'spend: $0.00 | no cap']);
+    expect(region[4]).toMatch(/^marks: [1-9]\d*\/s \| renewal p99 250\.00 ms$/);
+    expect(region.slice(5)).toEqual(['failed b LEASE_EXPIRED']);
   });
 
   it('should take the nearest-rank percentile, and none of nothing', () => {

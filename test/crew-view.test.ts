@@ -5,7 +5,6 @@ import { pathToFileURL } from 'node:url';
 import { createContext, runInContext } from 'node:vm';
 import { build } from 'esbuild';
 import { describe, expect, test } from 'vitest';
-import type { CrewSnapshot } from '../formats/console/snapshot.ts';
 import { DEFAULT_UI, escapeHtml, PAGE_ROWS, renderCrewView, renderHistogramSvg, type ViewUi } from '../formats/console/view.ts';
 import { PAGE_SCRIPT } from '../main/console/page.ts';
 import { crewSnapshot, lanesIn } from './helpers/crew-source.ts';

@@ -40,7 +40,9 @@ Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] att
 turns=<n> run=<dir> [detail=<why>] as each lane ends (a failed lane's detail ends with
 "; retry: laneward crew run ... --retry-failed ..."), then
 CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> attempts=<n> duration_s=<x>
-On a terminal, stderr shows lanes by state, children running, marks/s and renewal p99.
+On a terminal, stderr shows a live region under those lines, cut to its width: lanes by
+state, attempts running and queued, lanes/min and ETA, spend against the cap, providers
+paused by rate limits, marks/s and renewal p99, then failed and stuck lanes.
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
 crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor,
 124 --deadline, 128+n stopped by signal n.

@@ -20,6 +20,15 @@ export interface Io {
   /** False when stderr was closed when laneward started: nothing written there is seen. */
   stderrOpen?(): boolean;
   readonly stderrIsTTY: boolean;
+  /** Stderr's terminal size now (a live display fits its width); meaningful when stderrIsTTY. */
+  stderrSize?(): TerminalSize;
+  /** Calls `listener` each time stderr's terminal is resized; returns the unsubscribe. */
+  onStderrResize?(listener: () => void): () => void;
+}
+
+export interface TerminalSize {
+  readonly columns: number;
+  readonly rows: number;
 }
 
 export const processIo: Io = {
@@ -38,6 +47,13 @@ export const processIo: Io = {
   stderrOpen: () => stderrOpenAtStart(),
   get stderrIsTTY() {
     return process.stderr.isTTY === true;
+  },
+  // A terminal reporting no size (0 over a serial line) is taken as the classic 80x24.
+  stderrSize: () => ({ columns: process.stderr.columns || 80, rows: process.stderr.rows || 24 }),
+  onStderrResize: (listener) => {
+    // Node refreshes the size on SIGWINCH before it emits 'resize'.
+    process.stderr.on('resize', listener);
+    return () => void process.stderr.off('resize', listener);
   },
 };
 

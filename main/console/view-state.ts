@@ -151,14 +151,3 @@ function histogram(values: readonly number[]): CrewSnapshot['histogram'] {
   }
   return { boundsMs: HISTOGRAM_BOUNDS_MS, counts };
 }
-
-/** The terminal's one-line view. */
-export function viewLine(s: CrewSnapshot): string {
-  const states = Object.entries(s.byState)
-    .map(([state, n]) => `${state} ${n}`)
-    .join(', ');
-  const p99 = s.renewalP99Ms === null ? '-' : `${s.renewalP99Ms.toFixed(2)} ms`;
-  const paused = s.providers.filter((p) => p.pausedUntil !== null).map((p) => `${p.provider} paused until ${p.pausedUntil}`);
-  const held = paused.length === 0 ? '' : ` | rate limited: ${paused.join(', ')}`;
-  return `${s.crew} ${s.elapsedS.toFixed(0)}s | lanes: ${states} | running ${s.attempts.running} queued ${s.attempts.queued} | ${s.marksPerSecond.toFixed(0)} marks/s | renewal p99 ${p99}${held}`;
-}

@@ -8,11 +8,12 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { CrewView, DEFAULT_STUCK_AFTER_S, percentile, viewLine } from '../console/view-state.ts';
+import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
 import { retryAdvice } from './retry-advice.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewSpend } from '../console/review-spend.ts';
+import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import { claimCrew } from './crew-driver.ts';
 import { claimOut } from './out-claim.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -47,7 +48,7 @@ export interface CrewRunOptions {
 }
 
 /** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
-export interface CrewOutput {
+export interface CrewOutput extends TerminalOutput {
   out(line: string): void;
   err(line: string): void;
   errRaw(data: string): void;
@@ -136,7 +137,7 @@ async function runClaimed(
   let dispatcher: Dispatcher | undefined;
   let qa: QaService | undefined;
   let server: CrewServer | undefined;
-  let live: NodeJS.Timeout | undefined;
+  let live: TerminalView | undefined;
   let refresh: NodeJS.Timeout | undefined;
   let view: CrewView | undefined;
   let lanes: LaneProgress[] = [];
@@ -192,11 +193,10 @@ async function runClaimed(
       });
     }
     if (server !== undefined) io.err(`CREW_VIEW: ${server.url}`);
-    live = io.stderrIsTTY ? setInterval(() => io.errRaw(`\r\x1b[2K${viewLine(shown.snapshot())}`), LIVE_MS) : undefined;
-    const print = (line: string) => {
-      if (live !== undefined) io.errRaw('\r\x1b[2K');
-      io.out(line);
-    };
+    // On a terminal the crew's live region sits under the lines printed as lanes end.
+    live = io.stderrIsTTY ? startTerminalView(io, shown, LIVE_MS) : undefined;
+    const region = live;
+    const print = (line: string) => (region === undefined ? io.out(line) : region.print(() => io.out(line)));
     refresh = server === undefined ? undefined : setInterval(() => shown.changed(), 1_000);
     lanes = await runLanes(
       {
@@ -226,7 +226,9 @@ async function runClaimed(
     ran = true;
   } finally {
     if (deadline !== undefined) clearTimeout(deadline);
-    if (live !== undefined) clearInterval(live);
+    // A crew that ran draws its final region below; one that failed leaves none before its error.
+    if (ran) live?.stop();
+    else live?.close(false);
     if (refresh !== undefined) clearInterval(refresh);
     options.cancel.removeEventListener('abort', onCancel);
     // A QA thread whose start was still under way when another start failed is closed too.
@@ -242,7 +244,7 @@ async function runClaimed(
   view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
   await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, view.snapshot(), stoppedBy));
-  if (live !== undefined) io.errRaw(`\r\x1b[2K${viewLine(view.snapshot())}\n`);
+  live?.close(true);
   if (options.report !== undefined) {
     const report = {
       schema_version: 1,

@@ -1,0 +1,89 @@
+import { laneAttention, quietSeconds, type CrewSnapshot, type LaneView } from '../../formats/console/snapshot.ts';
+
+/** Lanes that need the operator listed by name; the rest are counted on one line. */
+export const ATTENTION_LANES = 5;
+
+/**
+ * The terminal's live region for a crew: a few lines (at most six of figures, then up to
+ * {@link ATTENTION_LANES} failed or stuck lanes, failed first, then "and N more"), each
+ * at most `columns - 1` code points so that no line ever wraps (a wrapped row is one the
+ * region cannot find again to redraw). Every value that comes from a crew file or a lane
+ * (names, codes, details) is reduced to printable ASCII first: a lane id holding an escape
+ * sequence or a line break must not move the cursor, and a wide character must not take
+ * two columns where one was counted.
+ */
+export function regionLines(s: CrewSnapshot, columns: number): string[] {
+  const states = Object.entries(s.byState)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${printable(state)} ${n}`);
+  const rate = s.lanesPerMinute === null ? '-' : s.lanesPerMinute.toFixed(2);
+  const eta = s.etaS === null ? '-' : span(s.etaS);
+  const cap = s.spend.capUsd === null ? 'no cap' : `cap $${s.spend.capUsd.toFixed(2)}`;
+  const p99 = s.renewalP99Ms === null ? '-' : `${s.renewalP99Ms.toFixed(2)} ms`;
+  const paused = s.providers.filter((p) => p.pausedUntil !== null).map((p) => `${printable(p.provider)} ${resumes(p.pausedUntil!, s.now)}`);
+  const lines = [
+    `crew ${printable(s.crew)} | ${span(s.elapsedS)}${s.done ? ' | done' : ''}`,
+    `lanes: ${states.length === 0 ? 'none' : states.join(', ')}`,
+    `attempts: ${s.attempts.running} running, ${s.attempts.queued} queued | ${rate} lanes/min | ETA ${eta}`,
+    `spend: $${s.spend.usd.toFixed(2)} | ${cap}`,
+    ...(paused.length === 0 ? [] : [`rate limited: ${paused.join(', ')}`]),
+    `marks: ${s.marksPerSecond.toFixed(0)}/s | renewal p99 ${p99}`,
+    ...attentionLines(s),
+  ];
+  return lines.map((line) => fit(line, columns - 1));
+}
+
+function attentionLines(s: CrewSnapshot): string[] {
+  const needs = s.lanes
+    .map((lane) => ({ lane, attention: laneAttention(lane, s) }))
+    .filter((entry): entry is { lane: LaneView; attention: 'failed' | 'stuck' } => entry.attention !== null)
+    // Failed first: a failed lane is certain, a stuck one may still wake up.
+    .sort((a, b) => Number(a.attention === 'stuck') - Number(b.attention === 'stuck'));
+  const named = needs.slice(0, ATTENTION_LANES).map(({ lane, attention }) => (attention === 'failed' ? failedLine(lane) : stuckLine(lane, s)));
+  const rest = needs.slice(ATTENTION_LANES);
+  if (rest.length === 0) return named;
+  const failed = rest.filter((entry) => entry.attention === 'failed').length;
+  const parts = [failed > 0 ? `${failed} failed` : '', rest.length > failed ? `${rest.length - failed} stuck` : ''].filter((part) => part !== '');
+  return [...named, `and ${rest.length} more: ${parts.join(', ')}`];
+}
+
+function failedLine(lane: LaneView): string {
+  const detail = lane.detail == null ? '' : `: ${printable(lane.detail)}`;
+  return `failed ${printable(lane.id)} ${printable(lane.code ?? '-')}${detail}`;
+}
+
+function stuckLine(lane: LaneView, s: CrewSnapshot): string {
+  const quiet = quietSeconds(lane, s);
+  return `stuck ${printable(lane.id)} (${printable(lane.state)}) quiet for ${quiet === null ? '-' : coarse(quiet)}`;
+}
+
+/** `text` as printable ASCII: every other code point (controls, escapes, wide or combining characters) becomes `?`. */
+export function printable(text: string): string {
+  return text.replace(/[^\x20-\x7e]/gu, '?');
+}
+
+/** `line` cut to `max` code points, an ellipsis marking the cut. */
+export function fit(line: string, max: number): string {
+  const points = [...line];
+  if (points.length <= max) return line;
+  return max <= 0 ? '' : `${points.slice(0, max - 1).join('')}…`;
+}
+
+/** Seconds as the two largest units: 42s, 4m 02s, 1h 04m. */
+function span(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`;
+}
+
+/** A quiet spell in its largest unit (4m, 1h): stuck is minutes, seconds would only flicker. */
+function coarse(seconds: number): string {
+  const s = Math.floor(seconds);
+  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m` : `${Math.floor(s / 3600)}h`;
+}
+
+function resumes(until: string, now: string): string {
+  const left = (Date.parse(until) - Date.parse(now)) / 1000;
+  return Number.isFinite(left) ? `resumes in ${span(Math.ceil(Math.max(0, left)))}` : `until ${printable(until)}`;
+}
