@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { toError } from '../formats/codes/error.ts';
 
-export const SUITES = ['validate', 'lease', 'runs', 'crew'] as const;
+export const SUITES = ['validate', 'lease', 'runs', 'crew', 'console'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export const BENCH_HELP = `usage: npm run bench -- [SUITE...] [options]
@@ -14,6 +14,8 @@ Suites (default: all, in this order): ${SUITES.join(', ')}.
   lease     --samples N (40) --fleet N (200)
   runs      --plan-runs N (100) --procs N (4) --findings N (5000)
   crew      --crew-lanes N (200)
+  console   --console-lanes N (5000) --viewers N (200) --window-s N (20): bytes per viewer
+            at steady state, and lanes/min with that many viewers against none
   --help    this text
 
 Ratios are against baselines measured in the same run. Exit status: 0 done, 2 a bad
@@ -37,6 +39,9 @@ const NUMBERS = {
   procs: '4',
   findings: '5000',
   'crew-lanes': '200',
+  'console-lanes': '5000',
+  viewers: '200',
+  'window-s': '20',
 } as const;
 
 export type BenchNumbers = { readonly [K in keyof typeof NUMBERS]: number };

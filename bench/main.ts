@@ -1,4 +1,5 @@
 import { BENCH_HELP, parseBenchArgs } from './args.ts';
+import { benchConsole, viewersWorker } from './console.ts';
 import { benchCrew } from './crew.ts';
 import { benchLease } from './lease.ts';
 import { benchRuns, runsWorker } from './runs.ts';
@@ -7,6 +8,11 @@ import { benchValidate } from './validate.ts';
 // A worker process of the runs suite (started by the suite itself, never by hand).
 if (process.argv[2] === 'runs-worker') {
   await runsWorker(process.argv.slice(3));
+  process.exit(0);
+}
+// The viewers of the console suite, in a process of their own.
+if (process.argv[2] === 'viewers-worker') {
+  await viewersWorker(process.argv.slice(3));
   process.exit(0);
 }
 
@@ -40,5 +46,7 @@ for (const suite of chosen) {
     await benchRuns({ runs: n['plan-runs'], procs: n.procs, findings: n.findings });
   } else if (suite === 'crew') {
     await benchCrew({ lanes: n['crew-lanes'], samples: 20 });
+  } else if (suite === 'console') {
+    await benchConsole({ lanes: n['console-lanes'], viewers: n.viewers, windowS: n['window-s'] });
   }
 }
