@@ -373,3 +373,38 @@ describe('serveCrew close()', () => {
     expect(slow.destroyed).toBe(true);
   });
 });
+
+describe('serveCrew lane routes', () => {
+  class StorySource extends FakeSource {
+    laneStory(id: string) {
+      if (id === 'broken') throw new Error('store gone');
+      return ['a', 'a.json'].includes(id) ? ({ lane: id } as unknown as import('../formats/console/lane-story.ts').LaneStory) : undefined;
+    }
+  }
+  const lanePage = { render: (story: { lane: string }) => `<!doctype html><p>page of ${story.lane}</p>`, csp: "default-src 'none'" };
+
+  test.each([
+    ['lanes/a', 200, 'text/html; charset=utf-8', '<!doctype html><p>page of a</p>'],
+    ['lanes/a.json', 200, 'application/json; charset=utf-8', '{"lane":"a"}\n'],
+    ['lanes/a%2Ejson', 200, 'text/html; charset=utf-8', '<!doctype html><p>page of a.json</p>'],
+    ['lanes/a.json.json', 200, 'application/json; charset=utf-8', '{"lane":"a.json"}\n'],
+    ['lanes/a?x=1', 200, 'text/html; charset=utf-8', '<!doctype html><p>page of a</p>'],
+    ['lanes/nobody', 404, 'text/plain; charset=utf-8', 'no such lane\n'],
+    ['lanes/..%2F..%2Fetc%2Fpasswd.json', 404, 'text/plain; charset=utf-8', 'no such lane\n'],
+    ['lanes/%E0%A4%A', 400, 'text/plain; charset=utf-8', 'bad lane id\n'],
+    ['lanes/broken', 500, 'text/plain; charset=utf-8', 'lane unavailable\n'],
+    ['lanes/a/b', 404, 'text/plain; charset=utf-8', 'not found\n'],
+    ['lanes/', 404, 'text/plain; charset=utf-8', 'not found\n'],
+  ])('GET /%s answers %i', async (path, status, type, body) => {
+    const server = await start(new StorySource(initial()), { lanePage: lanePage as never });
+    const answer = await httpRequest(`${server.url}${path}`);
+    expect([answer.status, answer.headers['content-type'], answer.body]).toEqual([status, type, body]);
+    if (status === 200 && type.startsWith('text/html')) expect(answer.headers['content-security-policy']).toBe("default-src 'none'");
+  });
+
+  test('a lane page is refused to another Host and to POST', async () => {
+    const server = await start(new StorySource(initial()), { lanePage: lanePage as never });
+    expect((await httpRequest(`${server.url}lanes/a`, { host: 'evil.example' })).status).toBe(403);
+    expect((await httpRequest(`${server.url}lanes/a`, { method: 'POST' })).status).toBe(405);
+  });
+});

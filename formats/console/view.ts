@@ -143,7 +143,8 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   const s = snapshot;
   const num = (n: unknown, digits: number) => (typeof n === 'number' && Number.isFinite(n) ? (digits === 0 ? String(Math.round(n)) : n.toFixed(digits)) : '–');
   const usd = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? `$${n.toFixed(n >= 100 ? 0 : 2)}` : '–');
-  const laneHref = (id: string) => `/lanes/${encodeURIComponent(id)}`;
+  // A trailing ".json" would ask for the lane's JSON: the page link writes that dot escaped.
+  const laneHref = (id: string) => `/lanes/${encodeURIComponent(id).replace(/\.json$/, '%2Ejson')}`;
   const lanes = Array.isArray(s.lanes) ? s.lanes : [];
   const byState = s.byState ?? {};
   const attempts = s.attempts ?? { running: 0, queued: 0, started: 0, finished: 0 };

@@ -30,8 +30,10 @@ export interface CrewServer {
 }
 
 const ROUTES = new Set(['/', '/events', '/snapshot.json']);
-// /lanes/<id> and /lanes/<id>.json: the id is one path segment, percent-encoded.
-const LANE_ROUTE = /^\/lanes\/([^/]+?)(\.json)?$/;
+// /lanes/<id> and /lanes/<id>.json: the id is one path segment, percent-encoded. A literal
+// ".json" ending asks for the JSON; a page link of a lane whose id ends in ".json" writes
+// its dot as %2E, so every lane has both and no two URLs collide.
+const LANE_ROUTE = /^\/lanes\/([^/]+)$/;
 // Loopback names only: a page on another site that rebinds its name to 127.0.0.1 sends
 // its own name as Host and is refused, so it cannot read the crew's lanes.
 const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?$/i;
@@ -116,7 +118,11 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     if (!ROUTES.has(path) && lane === null) return reply(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     if (req.method !== 'GET') return reply(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET' });
     if (closing !== undefined) return reply(res, 503, 'text/plain; charset=utf-8', 'closing\n');
-    if (lane !== null) return laneRoute(res, lane[1]!, lane[2] !== undefined);
+    if (lane !== null) {
+      const segment = lane[1]!;
+      const json = segment.endsWith('.json');
+      return laneRoute(res, json ? segment.slice(0, -'.json'.length) : segment, json);
+    }
     if (path === '/events') return openEvents(res);
     let snapshot: CrewSnapshot | undefined;
     try {
