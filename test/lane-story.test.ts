@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { RESULT_CODES } from '../formats/codes/codes.ts';
@@ -8,6 +8,7 @@ import type { LaneStory } from '../formats/console/lane-story.ts';
 import { readLaneStory } from '../main/console/lane-story.ts';
 import { diffStat } from '../main/console/diff-stat.ts';
 import { retryAdvice } from '../main/crew/crew-run.ts';
+import { loadCrew } from '../main/crew/load-crew.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -227,13 +228,54 @@ describe('readLaneStory: a crew still running', () => {
   });
 });
 
-describe('diffStat', () => {
-  const git = (cwd: string, ...args: string[]) => {
-    const run = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgSign=false', ...args], { cwd, encoding: 'utf8' });
-    expect(run.status, run.stderr).toBe(0);
-    return run.stdout.trim();
-  };
+/** Git for the tests' own setup, with an identity and without the caller's GIT_ variables. */
+function git(cwd: string, ...args: string[]): string {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value;
+  const run = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'commit.gpgSign=false', ...args], { cwd, env, encoding: 'utf8' });
+  expect(run.status, run.stderr).toBe(0);
+  return run.stdout.trim();
+}
 
+describe('readLaneStory: a crew with a workspace', () => {
+  test('should show each lane\'s branch and head, its diff stat from the base when asked, and never list its worktree', () => {
+    const repo = join(root, 'ws-repo');
+    mkdirSync(repo);
+    git(repo, 'init', '-q');
+    writeFileSync(join(repo, 'a.txt'), 'one\n');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-qm', 'base');
+    // An agent that changes its worktree each turn and reports finish at once (one mark on fd 3 for its lease).
+    const agent = join(root, 'ws-agent.sh');
+    writeFileSync(agent, `#!/bin/sh\n{ printf '\\001' >&3; } 2>/dev/null\necho turn >> work.txt\nprintf '{"text":"added a line","diff":true,"finish":true}' > "$1"\n`);
+    chmodSync(agent, 0o755);
+    const c = crew([undefined, { observer: failingObserver }]);
+    const value = JSON.parse(readFileSync(c.file, 'utf8'));
+    value.workspace = { repo };
+    value.runners.agent = [agent, '{result}'];
+    writeFileSync(c.file, JSON.stringify(value));
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(lines(result.stdout, 'CREW_LANE: ').map((l) => [field(l, 'lane'), field(l, 'status')]).sort()).toEqual([
+      ['lane-1', 'complete'],
+      ['lane-2', 'failed'],
+    ]);
+    const base = loadCrew(c.file, c.dir).workspace!.commit;
+    const store = openStore(c.state, { readOnly: true });
+    const read = (lane: string, diff: boolean) => readLaneStory(store, { crew: c.crew, lane, retryCommand: null, workspace: { repo, base }, diffStat: diff })!;
+    const complete = read('lane-1', true);
+    // A complete lane's worktree is removed; its work stays on its branch.
+    expect(complete.workspace).toEqual({ branch: `laneward/${c.crew}/lane-1`, head: git(repo, 'rev-parse', `laneward/${c.crew}/lane-1`), worktree: null, diffStat: '1 file changed, 1 insertion(+)' });
+    expect(read('lane-1', false).workspace!.diffStat).toBe(null);
+    // A failed lane keeps its worktree for inspection: six turns, six lines, none of its files in the listing.
+    const failed = read('lane-2', true);
+    expect(failed.workspace).toMatchObject({ branch: `laneward/${c.crew}/lane-2`, worktree: join(c.dir, 'runs', 'lane-2', 'worktree'), diffStat: '1 file changed, 6 insertions(+)' });
+    expect(existsSync(join(c.dir, 'runs', 'lane-2', 'worktree', 'work.txt'))).toBe(true);
+    expect(failed.files.filter((f) => f.path.startsWith('worktree'))).toEqual([]);
+    expect(failed.files.map((f) => f.path)).toContain('agent/turn-6.json');
+  });
+});
+
+describe('diffStat', () => {
   test('should count the files and lines between two commits, and be null for what is not a commit id', () => {
     const repo = join(root, 'repo');
     mkdirSync(repo);
