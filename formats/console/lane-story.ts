@@ -165,7 +165,8 @@ export interface LaneStory {
   readonly files: readonly RunFile[];
   /** Files past the listing's bound; `exact` false when the walk itself stopped at its bound. */
   readonly filesLeftOut: { readonly count: number; readonly exact: boolean };
-  /** For a failed lane: what its code says to do, and the exact command that retries it. */
+  /** For a failed or interrupted lane: the fix clause of its code (null for a code without one). */
   readonly fix: string | null;
+  /** For a failed lane: the exact command that retries it. */
   readonly retry: string | null;
 }
