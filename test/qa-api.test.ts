@@ -60,6 +60,14 @@ describe('main/qa API', () => {
     // Every event a command reported is in the journal, in order.
     const journal = readLaneJournal(store, 'api-1');
     expect(journal.map((e) => e.type)).toEqual(['started', 'ready', 'turn', 'turn', 'turn', 'update', 'cross_check']);
+    // Each call's verdict is journaled with when it ended and how its supervision went.
+    const calls = journal.filter((e) => e.type === 'ready' || e.type === 'update' || e.type === 'cross_check');
+    for (const event of calls) {
+      expect(event.supervision).toMatchObject({ status: 'ok', cleanup_confirmed: true, session: null });
+      expect(Date.parse(event.at!)).toBeGreaterThanOrEqual(Date.parse(event.supervision!.started_at));
+      expect(event.supervision!.duration_ms).toBeGreaterThanOrEqual(0);
+    }
+    expect(calls).toHaveLength(3);
     expect(qaStatus(store, 'api-1').status).toMatchObject({ state: 'complete', calls: 3, journal: 7 });
     // Sent turns keep no text in the record.
     expect(store.lanes.get('api-1')!.turns.map((t) => t.text)).toEqual([null, null, null]);

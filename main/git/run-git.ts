@@ -43,6 +43,8 @@ export interface GitOptions {
   readonly cwd: string;
   /** Variables added to the cleaned environment (GIT_INDEX_FILE for a scratch index). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Killed (SIGKILL) after this long, for a read a page waits on; status null then. Default: none. */
+  readonly timeoutMs?: number;
 }
 
 const MAX_BUFFER = 64 * 1024 * 1024;
@@ -53,7 +55,7 @@ export function git(args: readonly string[], options: GitOptions): Promise<GitRe
     execFile(
       'git',
       [...FIXED_CONFIG, ...args],
-      { cwd: options.cwd, env: gitEnv(options.env ?? {}), encoding: 'utf8', maxBuffer: MAX_BUFFER, windowsHide: true },
+      { cwd: options.cwd, env: gitEnv(options.env ?? {}), encoding: 'utf8', maxBuffer: MAX_BUFFER, windowsHide: true, ...timeout(options) },
       (error, stdout, stderr) => {
         const code = (error as (NodeJS.ErrnoException & { code?: unknown }) | null)?.code;
         if (error !== null && typeof code === 'string') {
@@ -75,9 +77,14 @@ export function gitSync(args: readonly string[], options: GitOptions): GitResult
     encoding: 'utf8',
     maxBuffer: MAX_BUFFER,
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...timeout(options),
   });
   if (child.error !== undefined) return { status: null, stdout: child.stdout ?? '', stderr: child.stderr ?? '', spawnError: child.error.message };
   return { status: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+function timeout(options: GitOptions): { timeout?: number; killSignal?: NodeJS.Signals } {
+  return options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs, killSignal: 'SIGKILL' };
 }
 
 /** Why a git command failed, as one short clause for an error message. */

@@ -1,3 +1,4 @@
+import type { ObserverCallFacts } from '../../formats/qa/events.ts';
 import type { Exchange, LaneRecord } from '../../formats/qa/record.ts';
 import type { ObserverResult } from './observer-call.ts';
 
@@ -31,4 +32,24 @@ export function applyCall(record: LaneRecord, result: ObserverResult, from: numb
     record.lastSent = from;
   }
   return exchange;
+}
+
+/**
+ * What the lane's journal keeps of one call beside its verdict: when it began and ended
+ * and how its supervision went. `at` is taken by the caller once the call returned, not
+ * inside the transaction that records it (a transaction step stays free of reads of the world).
+ */
+export function callFacts(result: ObserverResult, at: string): Required<ObserverCallFacts> {
+  const { outcome } = result;
+  return {
+    at,
+    supervision: {
+      started_at: result.startedAt,
+      status: outcome.status,
+      marks: outcome.marks,
+      duration_ms: Math.round(outcome.durationMs),
+      cleanup_confirmed: outcome.cleanupConfirmed,
+      session: outcome.provider?.sessionId ?? null,
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { Store } from '../store/store.ts';
 import { transactLane } from '../store/store.ts';
-import { applyCall } from './apply-call.ts';
+import { applyCall, callFacts } from './apply-call.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
 import { report, type QaReport } from './report.ts';
@@ -21,6 +21,7 @@ export async function bootstrap(store: Store, lane: string, run: SuperviseFn, pr
   if (begun === undefined) return report(lane, 'QA_NO_OBSERVER', prior, undefined);
   const prompt = renderObserverPrompt({ lane, mode: 'bootstrap', delta: [], transcript: [] });
   const result = await callObserver(store.root, lane, begun.observer, begun.call, 'bootstrap', prompt, run, cancel);
+  const facts = callFacts(result, new Date().toISOString());
   return transactLane(store, lane, (record) => {
     // A stop or reset while the call ran cleared the history it would join.
     if (record === undefined || record.epoch !== begun.epoch) return { change: null, result: report(lane, 'QA_NOT_BOOTSTRAPPED', prior, record) };
@@ -29,10 +30,10 @@ export async function bootstrap(store: Store, lane: string, run: SuperviseFn, pr
     if (result.verdict?.verdict === 'pass') {
       record.ready = true;
       record.bootstrapLen = record.transcript.length;
-      event = { type: 'ready', lane, call: result.call, note: result.verdict.note };
+      event = { type: 'ready', lane, call: result.call, note: result.verdict.note, ...facts };
     } else {
       const code = result.code ?? 'QA_BOOTSTRAP_FAILED';
-      event = { type: 'observer_failed', lane, mode: 'bootstrap', call: result.call, code, detail: result.verdict?.guidance ?? result.detail };
+      event = { type: 'observer_failed', lane, mode: 'bootstrap', call: result.call, code, detail: result.verdict?.guidance ?? result.detail, ...facts };
     }
     const code = event.type === 'ready' ? null : (result.code ?? 'QA_BOOTSTRAP_FAILED');
     return { change: { record, events: [event] }, result: report(lane, code, [...prior, event], record, event.type === 'ready' ? '' : event.detail) };

@@ -1,7 +1,7 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { Exchange, ObserverConfig, Turn } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
-import { applyCall } from './apply-call.ts';
+import { applyCall, callFacts } from './apply-call.ts';
 import { checkLaneId } from './lane-id.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
@@ -56,6 +56,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
   if (call === undefined) return begun.report!;
   const prompt = renderObserverPrompt({ lane, mode: 'cross-check', delta: call.delta, transcript: call.transcript });
   const result = await callObserver(store.root, lane, call.observer, call.call, 'cross-check', prompt, run, options.cancel);
+  const facts = callFacts(result, new Date().toISOString());
   return transactLane(store, lane, (record) => {
     // A stop or reset while the cross-check ran: its verdict belongs to a history that is gone.
     if (record === undefined || record.epoch !== call.epoch) {
@@ -74,6 +75,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
       note: result.verdict?.note ?? result.detail,
       guidance: result.verdict?.guidance ?? null,
       completion: passed ? 'allowed' : 'aborted',
+      ...facts,
     };
     return { change: { record, events: [event] }, result: report(lane, event.code === null ? null : (event.code as QaReport['code']), [event], record, passed ? '' : (event.guidance ?? event.note)) };
   });

@@ -29,6 +29,8 @@ export interface ObserverResult {
   readonly detail: string;
   /** Whether the observer ran (and so received its prompt). */
   readonly started: boolean;
+  /** When the call began (ISO, wall clock; its duration is the outcome's, monotonic). */
+  readonly startedAt: string;
   readonly frames: readonly Frame[];
   readonly outcome: Outcome;
 }
@@ -50,6 +52,7 @@ export async function callObserver(
   cancel?: AbortSignal,
 ): Promise<ObserverResult> {
   const startedAt = nowMs();
+  const startedAtIso = new Date().toISOString();
   const dir = callDir(root, lane, call);
   const files = { prompt: join(dir, 'prompt.md'), result: join(dir, 'result.json'), stdout: join(dir, 'stdout.jsonl') };
   const end = (outcome: Outcome, code: ResultCode | null, detail: string, verdict: QaVerdict | null, frames: readonly Frame[] = []): ObserverResult => ({
@@ -59,6 +62,7 @@ export async function callObserver(
     code,
     detail,
     started: outcome.providerStarted,
+    startedAt: startedAtIso,
     frames,
     outcome,
   });

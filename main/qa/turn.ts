@@ -1,7 +1,7 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord, ObserverConfig, Turn, TurnRole } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
-import { applyCall } from './apply-call.ts';
+import { applyCall, callFacts } from './apply-call.ts';
 import { sweepStaleCalls } from './call-dirs.ts';
 import { checkLaneId } from './lane-id.ts';
 import { callObserver } from './observer-call.ts';
@@ -90,14 +90,15 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   if (due === undefined) return taken.report;
   const prompt = renderObserverPrompt({ lane, mode: 'cadence', delta: due.delta, transcript: [] });
   const result = await callObserver(store.root, lane, due.observer, due.call, 'cadence', prompt, run, options.cancel);
+  const facts = callFacts(result, new Date().toISOString());
   return transactLane(store, lane, (record) => {
     if (record === undefined || record.epoch !== due.epoch) return { change: null, result: taken.report };
     // A failed check is reported, never retried: its window closed when it was decided.
     applyCall(record, result, due.from, due.to);
     const event: QaEvent =
       result.verdict === null
-        ? { type: 'observer_failed', lane, mode: 'cadence', call: due.call, code: result.code ?? 'QA_VERDICT_MALFORMED', detail: result.detail }
-        : { type: 'update', lane, call: due.call, from: due.from, to: due.to, verdict: result.verdict.verdict, note: result.verdict.note, guidance: result.verdict.guidance ?? null };
+        ? { type: 'observer_failed', lane, mode: 'cadence', call: due.call, code: result.code ?? 'QA_VERDICT_MALFORMED', detail: result.detail, ...facts }
+        : { type: 'update', lane, call: due.call, from: due.from, to: due.to, verdict: result.verdict.verdict, note: result.verdict.note, guidance: result.verdict.guidance ?? null, ...facts };
     // A cadence failure does not fail the turn, but a cancelled command is cancelled.
     const code = result.code === 'CANCELLED' ? 'CANCELLED' : null;
     return { change: { record, events: [event] }, result: report(lane, code, [...taken.report.events, event], record, code === null ? '' : result.detail) };

@@ -101,6 +101,14 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     batched: options.batched === true,
   };
+  // A reader cannot create a named database: on a root whose writer has not created them
+  // all yet (a crew that is starting), lmdb leaves them undefined. Refused, not cached, so
+  // the reader's next open finds them.
+  const missing = Object.entries(store).filter(([, value]) => value === undefined).map(([name]) => name);
+  if (missing.length > 0) {
+    void env.close();
+    throw new LanewardError('STATE_UNAVAILABLE', `${dir}: the state root has no ${missing.join(', ')} database yet; open it again once its writer created it`, { path: dir });
+  }
   // Unref'd: a command that is done exits without waiting for the next check.
   setInterval(() => {
     try {

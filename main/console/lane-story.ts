@@ -1,0 +1,102 @@
+import { RESULT_CODES } from '../../formats/codes/codes.ts';
+import type { LaneStory } from '../../formats/console/lane-story.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
+import { readBinding, type RunBinding } from '../plan/run-binding.ts';
+import { readJournal, readLaneJournal, type Store } from '../store/store.ts';
+import { agentStory } from './agent-story.ts';
+import { diffStat } from './diff-stat.ts';
+import { qaStory } from './qa-story.ts';
+import { reviewAttempts, reviewSummary } from './review-story.ts';
+import { readRunFiles, type RunFilesOptions } from './run-files.ts';
+import { stageSpans } from './stage-spans.ts';
+import { usd } from './story-values.ts';
+
+export interface LaneStoryInput {
+  readonly crew: string;
+  readonly lane: string;
+  /** The exact command that retries the crew's failed lanes; null when not known. */
+  readonly retryCommand: string | null;
+  /** The lane's run directory (`<out>/<lane id>`), for a lane the store has no progress of yet. */
+  readonly runDir?: string;
+  /** The crew's workspace: the repository its lanes' worktrees come from and the base commit they branch at. */
+  readonly workspace?: { readonly repo: string; readonly base: string } | null;
+  /** Run `git diff --shortstat` for the lane's head (bounded by a timeout): the page asks, a snapshot never does. */
+  readonly diffStat?: boolean;
+  /** Bounds of the run directory's listing. */
+  readonly files?: RunFilesOptions;
+}
+
+/**
+ * One lane's whole story from what its crew recorded: its saved progress and stage
+ * history, its review run's record and journal, its QA journal, its agent's turn files
+ * and its run directory's files. Only reads (neither the store nor the run directory is
+ * written), so it serves the crew process itself and another process on a read-only open
+ * of the same state root, while the crew runs or after it ended. Undefined for a lane the
+ * store has no progress of when no run directory is given either.
+ */
+export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | undefined {
+  const progress = store.crewLanes.get([input.crew, input.lane]);
+  const runDir = progress?.runDir ?? input.runDir;
+  if (runDir === undefined) return undefined;
+  const binding = bindingOf(runDir);
+  const record = binding === undefined ? undefined : store.runs.get(binding.run);
+  const journal: JournalEvent[] = record === undefined ? [] : readJournal(store, record.run);
+  const qaLane = crewQaLaneId(input.crew, input.lane);
+  const qa = qaStory(readLaneJournal(store, qaLane));
+  const agent = progress === undefined ? undefined : agentStory(progress);
+  const listed = readRunFiles(runDir, input.files);
+  const stage = progress?.stage ?? 'queued';
+  const code = progress?.code ?? null;
+  return {
+    crew: input.crew,
+    lane: input.lane,
+    state: stage,
+    code,
+    detail: progress?.detail ?? null,
+    runDir,
+    updatedAt: progress?.updatedAt ?? null,
+    run: binding?.run ?? null,
+    qaLane,
+    stages: progress === undefined ? [] : stageSpans(progress),
+    attempts: [...(record === undefined ? [] : reviewAttempts(record, journal)), ...qa.attempts, ...(agent?.attempts ?? [])],
+    review: reviewSummary(record),
+    qa: { verdicts: qa.verdicts, guidance: progress?.guidance ?? null },
+    agent: agent?.agent ?? { turnsDispatched: 0, turnsDone: 0, lostTurns: [], session: null, costUsd: null, sessionUsd: null },
+    workspace: workspaceOf(progress, input),
+    costUsd: laneCost(record, progress),
+    files: listed.files,
+    filesLeftOut: listed.leftOut,
+    fix: stage === 'failed' || stage === 'interrupted' ? fixOf(code) : null,
+    retry: stage === 'failed' ? input.retryCommand : null,
+  };
+}
+
+/** The run directory's binding; a damaged one is shown as no run (the files still show it). */
+function bindingOf(runDir: string): RunBinding | undefined {
+  try {
+    return readBinding(runDir);
+  } catch {
+    return undefined;
+  }
+}
+
+function workspaceOf(progress: LaneProgress | undefined, input: LaneStoryInput): LaneStory['workspace'] {
+  const branch = progress?.branch ?? null;
+  const head = progress?.head ?? null;
+  const worktree = progress?.worktree ?? null;
+  const crew = input.workspace ?? null;
+  if (crew === null && branch === null && head === null && worktree === null) return null;
+  const stat = input.diffStat === true && crew !== null && head !== null ? diffStat({ repo: crew.repo, base: crew.base, head }) : null;
+  return { branch, head, worktree, diffStat: stat };
+}
+
+function laneCost(record: RunRecord | undefined, progress: LaneProgress | undefined): number {
+  return usd((record?.spend.spent ?? 0) + (progress?.agentUsd ?? 0));
+}
+
+/** The fix clause of a result code; null for a code the table does not have. */
+function fixOf(code: string | null): string | null {
+  return code !== null && Object.hasOwn(RESULT_CODES, code) ? RESULT_CODES[code as keyof typeof RESULT_CODES].fix : null;
+}
