@@ -7,7 +7,7 @@ import { isLanewardError } from '../formats/codes/error.ts';
 import type { LaneStory } from '../formats/console/lane-story.ts';
 import { readLaneStory } from '../main/console/lane-story.ts';
 import { diffStat } from '../main/console/diff-stat.ts';
-import { retryAdvice } from '../main/crew/crew-run.ts';
+import { retryAdvice } from '../main/crew/retry-advice.ts';
 import { loadCrew } from '../main/crew/load-crew.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore, type Store } from '../main/store/store.ts';

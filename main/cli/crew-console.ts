@@ -6,6 +6,7 @@ import { openCrewConsole } from '../console/crew-console.ts';
 import { interruptSignal } from '../interrupt.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command } from './command.ts';
+import { laneLines } from './lane-lines.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 
 export const CREW_VIEW_HELP = `usage: laneward crew view CREW.json --serve PORT [--state DIR] [--stuck-after TIME]
@@ -25,7 +26,7 @@ Pages: / the crew, /snapshot.json, /events, /lanes/<id>, /lanes/<id>.json.
 Exit status: 0 when interrupted (SIGINT, SIGTERM), 2 a bad crew file or command line
 (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
 
-export const CREW_STATUS_HELP = `usage: laneward crew status CREW.json [--state DIR] [--stuck-after TIME] [--json]
+export const CREW_STATUS_HELP = `usage: laneward crew status CREW.json [--state DIR] [--stuck-after TIME] [--lane ID] [--json]
 
 Prints a crew as its state root holds it, read-only (finished, failed, killed, or
 running in another process): the crew, then the lanes that need the operator (failed
@@ -39,6 +40,10 @@ CREW_NEEDS: lane=<id> need=failed state=failed code=<CODE> [detail=<why>]
 CREW_NEEDS: lane=<id> need=stuck state=<stage> quiet_s=<n> quiet=<4m>
 CREW_RETRY: <command>          (when a lane failed)
 --json: the crew's snapshot, the same JSON as /snapshot.json, on one line.
+--lane ID: that lane's whole story instead (--json: the JSON of /lanes/<id>.json), as
+  LANE:, LANE_STAGE:, LANE_ATTEMPT:, LANE_PHASE:, LANE_GATE:, LANE_QA:, LANE_WORKSPACE:,
+  LANE_FIX: and LANE_RETRY: lines (key=value, - for none); a lane the crew file does not
+  name is USAGE.
 Exit status: 0 no lane failed, 1 a lane failed (CREW_LANE_FAILED), 2 a bad crew file or
 command line (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
 
@@ -63,7 +68,8 @@ export const crewView = command({
     const stuck = stuckAfter(values['stuck-after']);
     const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
     const { serveCrew } = await import('../console/serve.ts');
-    const server = await serveCrew(port, source).catch((error: unknown) => {
+    const { LANE_PAGE } = await import('../console/lane-page-route.ts');
+    const server = await serveCrew(port, source, { lanePage: LANE_PAGE }).catch((error: unknown) => {
       throw new LanewardError('USAGE', `--serve ${port}: ${error instanceof Error ? error.message : String(error)}`, { path: '--serve' });
     });
     io.err(`CREW_VIEW: ${server.url}`);
@@ -84,11 +90,18 @@ export const crewView = command({
 export const crewStatus = command({
   name: 'status',
   help: CREW_STATUS_HELP,
-  options: { ...shared, json: { type: 'boolean' } },
+  options: { ...shared, json: { type: 'boolean' }, lane: { type: 'string' } },
   run: ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew status takes exactly one CREW.json');
     const stuck = stuckAfter(values['stuck-after']);
     const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    if (values.lane !== undefined) {
+      const story = source.laneStory(values.lane);
+      if (story === undefined) throw usage(`crew status --lane: the crew file names no lane ${JSON.stringify(values.lane)}`);
+      if (values.json === true) io.out(jsonLine(story));
+      else for (const line of laneLines(story)) io.out(line);
+      return exitStatus(story.state === 'failed' ? 'CREW_LANE_FAILED' : null);
+    }
     const snapshot = source.snapshot();
     if (values.json === true) io.out(jsonLine(snapshot));
     else for (const line of statusLines(snapshot, source.runState())) io.out(line);

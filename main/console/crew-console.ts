@@ -3,6 +3,10 @@ import { retryAdvice } from '../crew/retry-advice.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { StoreSource } from './store-source.ts';
+import { readLaneStory } from './lane-story.ts';
+import { join } from 'node:path';
+
+const workspace = (loaded: LoadedCrew) => (loaded.workspace === null ? null : { repo: loaded.workspace.repo, base: loaded.workspace.commit });
 
 /** A crew's console read from its state root by a process that does not run it. */
 export interface CrewConsole {
@@ -21,10 +25,15 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
   const loaded = loadCrew(options.file, options.cwd);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   const store = openStore(root, { readOnly: true });
+  const retryCommand = retryAdvice(loaded.file, root);
   const source = new StoreSource(
     store,
-    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand: retryAdvice(loaded.file, root), capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
-    { ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }), ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }) },
+    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
+    {
+      ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
+      ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      laneStory: (id) => readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
+    },
   );
   return { loaded, store, root, source };
 }

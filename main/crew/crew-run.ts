@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { LanewardError, toError } from '../../formats/codes/error.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
@@ -13,6 +13,7 @@ import { crewRunRecord } from '../console/crew-run-record.ts';
 import { retryAdvice } from './retry-advice.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewSpend } from '../console/review-spend.ts';
+import { readLaneStory } from '../console/lane-story.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import { claimCrew } from './crew-driver.ts';
 import { claimOut } from './out-claim.ts';
@@ -185,10 +186,13 @@ async function runClaimed(
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
       reviewUsd: reviewSpend(store),
+      // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
+      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, runDir: join(loaded.out, id) }),
     }));
     if (options.serve !== undefined) {
       const port = options.serve;
-      server = await (await import('../console/serve.ts')).serveCrew(port, shown).catch((error: unknown) => {
+      const { LANE_PAGE } = await import('../console/lane-page-route.ts');
+      server = await (await import('../console/serve.ts')).serveCrew(port, shown, { lanePage: LANE_PAGE }).catch((error: unknown) => {
         throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
       });
     }
