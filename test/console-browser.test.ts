@@ -1,6 +1,11 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { LaneStory } from '../formats/console/lane-story.ts';
 import type { CrewSnapshot, LaneView } from '../formats/console/snapshot.ts';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
+import { httpRequest } from './helpers/sse.ts';
 import { DEFAULT_UI, renderCrewView } from '../formats/console/view.ts';
 import { type CrewServer, serveCrew } from '../main/console/serve.ts';
 import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
@@ -108,5 +113,80 @@ describe.skipIf(SKIP !== undefined)(`a 5,000-lane crew in headless Chromium${SKI
     );
     const seq = Number(await browser.evaluate<string>(`document.getElementById('view').getAttribute('data-seq')`));
     expect(seq).toBeGreaterThan(2);
+  });
+});
+
+describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, and the same crew after the fact${SKIP === undefined ? '' : ` (skipped: ${SKIP})`}`, () => {
+  const root = tempRoot('console-crew');
+  const tag = `LANEWARD_TEST_BROWSER=console-crew-${process.pid}`;
+  const children: ChildProcess[] = [];
+  let browser: HeadlessBrowser | undefined;
+  afterAll(async () => {
+    await browser?.close();
+    for (const child of children) child.kill('SIGKILL');
+    expect(await settleTagged(tag, 5_000)).toEqual([]);
+  });
+
+  function served(args: string[], cwd: string) {
+    const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const url = new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
+        if (found !== null) resolve(found[1]!);
+      });
+      void exited.then(() => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
+    });
+    return { child, url, exited };
+  }
+  const sections = `['attention', 'states', 'grid', 'lanes', 'pace', 'summary'].map((id) => document.getElementById(id)?.outerHTML ?? null)`;
+
+  test('the crew page names the broken lanes, each lane page tells its story, and crew view shows the end the run showed', async () => {
+    ensureBuilt();
+    const dir = join(root, 'crew');
+    const file = writeDemoCrew({ dir, crew: 'fifty', lanes: 50, broken: 3, concurrency: 6, fixtures: join(ROOT, 'fixtures'), instant: true });
+    const state = join(dir, 'state');
+    const run = served(['crew', 'run', file, '--state', state, '--serve', '0'], dir);
+    const url = await run.url;
+    const [name, value] = tag.split('=') as [string, string];
+    browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
+    await browser.navigate(url);
+    await browser.waitFor(`Number(document.getElementById('attention')?.getAttribute('data-count')) >= 1`, 60_000);
+    await browser.screenshot(join(screenshots ?? root, 'crew-50-running.png'));
+    const failedLane = await browser.evaluate<string>(`document.querySelector('#attention tr').getAttribute('data-lane')`);
+    const href = await browser.evaluate<string>(`document.querySelector('#attention tr a').getAttribute('href')`);
+    expect(href).toBe(`/lanes/${failedLane}`);
+    await browser.navigate(new URL(href, url).href);
+    // The lane page: its code, what to do, the exact retry command, its attempts and stages.
+    const page = await browser.evaluate<string>('document.body.innerText');
+    expect(page).toContain(failedLane);
+    expect(page).toContain(`laneward crew run ${file} --retry-failed --state ${state}`);
+    expect(await browser.evaluate<number>(`document.querySelectorAll('script').length`)).toBe(0);
+    const story = JSON.parse((await httpRequest(new URL(`${href}.json`, url).href)).body) as LaneStory;
+    expect(story.state).toBe('failed');
+    expect(page).toContain(story.code!);
+    expect(page).toContain(story.fix!);
+    expect(story.stages.map((s) => s.stage)).toContain('bootstrap');
+    expect(story.attempts.some((a) => a.code === story.code)).toBe(true);
+    await browser.screenshot(join(screenshots ?? root, 'lane-failed.png'));
+    // Back to the crew page until the crew ends.
+    await browser.navigate(url);
+    await browser.waitFor(`document.getElementById('conn').textContent === 'finished'`, 120_000);
+    await browser.waitFor(`document.getElementById('summary') !== null`);
+    const live = await browser.evaluate<(string | null)[]>(sections);
+    expect(await run.exited).toBe(1);
+    expect(live[0]).toContain('data-count="3"');
+
+    const view = served(['crew', 'view', file, '--state', state, '--serve', '0'], dir);
+    await browser.navigate(await view.url);
+    await browser.waitFor(`document.getElementById('conn').textContent === 'finished'`);
+    await browser.waitFor(`document.getElementById('summary') !== null`);
+    expect(await browser.evaluate<(string | null)[]>(sections)).toEqual(live);
+    await browser.screenshot(join(screenshots ?? root, 'crew-50-after.png'));
+    view.child.kill('SIGTERM');
+    expect(await view.exited).toBe(0);
   });
 });
