@@ -140,4 +140,16 @@ describe('crew status and crew view refuse what they cannot read', () => {
       'CREW_STATUS: crew=never run=stopped lanes=3 queued=3 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- spend_usd=0.000000 cap_usd=-',
     ]);
   });
+
+  test('a root an earlier laneward wrote (no crew-runs database) is read without it', async () => {
+    const old = join(dir, 'old-state');
+    mkdirSync(old);
+    const { open } = await import('lmdb');
+    const env = open({ path: old, maxDbs: 16 });
+    for (const name of ['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'lanes', 'laneJournal']) env.openDB({ name });
+    await env.close();
+    const r = laneward(['crew', 'status', file, '--state', old], { cwd: dir });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toMatch(/^CREW_STATUS: crew=never run=stopped lanes=3 queued=3 /);
+  });
 });

@@ -104,7 +104,11 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
   // A reader cannot create a named database: on a root whose writer has not created them
   // all yet (a crew that is starting), lmdb leaves them undefined. Refused, not cached, so
   // the reader's next open finds them.
-  const missing = Object.entries(store).filter(([, value]) => value === undefined).map(([name]) => name);
+  // crew-runs came later than the rest: a root an earlier laneward wrote lacks it, and is
+  // read without it (readCrewRun answers undefined).
+  const missing = Object.entries(store)
+    .filter(([name, value]) => value === undefined && name !== 'crewRuns')
+    .map(([name]) => name);
   if (missing.length > 0) {
     void env.close();
     throw new LanewardError('STATE_UNAVAILABLE', `${dir}: the state root has no ${missing.join(', ')} database yet; open it again once its writer created it`, { path: dir });
