@@ -1,10 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LaneStory } from '../formats/console/lane-story.ts';
 import type { CrewSnapshot, LaneView } from '../formats/console/snapshot.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
-import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
+import { ensureBuilt, ROOT } from './helpers/cli.ts';
+import { served } from './helpers/served.ts';
 import { httpRequest } from './helpers/sse.ts';
 import { DEFAULT_UI, renderCrewView } from '../formats/console/view.ts';
 import { type CrewServer, serveCrew } from '../main/console/serve.ts';
@@ -127,21 +128,12 @@ describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, a
     expect(await settleTagged(tag, 5_000)).toEqual([]);
   });
 
-  function served(args: string[], cwd: string) {
-    const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let stderr = '';
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const url = new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-        const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
-        if (found !== null) resolve(found[1]!);
-      });
-      void exited.then(() => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
-    });
-    return { child, url, exited };
-  }
+  const serve = (args: string[], cwd: string) => {
+    const started = served(args, cwd);
+    children.push(started.child);
+    return started;
+  };
+
   const sections = `['attention', 'states', 'grid', 'lanes', 'pace', 'summary'].map((id) => document.getElementById(id)?.outerHTML ?? null)`;
 
   test('the crew page names the broken lanes, each lane page tells its story, and crew view shows the end the run showed', async () => {
@@ -149,7 +141,7 @@ describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, a
     const dir = join(root, 'crew');
     const file = writeDemoCrew({ dir, crew: 'fifty', lanes: 50, broken: 3, concurrency: 6, fixtures: join(ROOT, 'fixtures'), instant: true });
     const state = join(dir, 'state');
-    const run = served(['crew', 'run', file, '--state', state, '--serve', '0'], dir);
+    const run = serve(['crew', 'run', file, '--state', state, '--serve', '0'], dir);
     const url = await run.url;
     const [name, value] = tag.split('=') as [string, string];
     browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
@@ -180,7 +172,7 @@ describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, a
     expect(await run.exited).toBe(1);
     expect(live[0]).toContain('data-count="3"');
 
-    const view = served(['crew', 'view', file, '--state', state, '--serve', '0'], dir);
+    const view = serve(['crew', 'view', file, '--state', state, '--serve', '0'], dir);
     await browser.navigate(await view.url);
     await browser.waitFor(`document.getElementById('conn').textContent === 'finished'`);
     await browser.waitFor(`document.getElementById('summary') !== null`);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids, settleTagged, until } from './helpers/procs.ts';
+import { killStrays, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('crew-cli');
@@ -14,27 +14,8 @@ let serial = 0;
 
 beforeAll(() => ensureBuilt());
 
-/** Processes whose command line names this test's temp root: a fixture left running. */
-function strays(): number[] {
-  return allPids().filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(root);
-    } catch {
-      return false;
-    }
-  });
-}
-
 afterEach(() => {
-  const left = strays();
-  for (const pid of left) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  expect(left).toEqual([]);
+  expect(killStrays(root)).toEqual([]);
 });
 
 function crew(lanes: number, broken: number, edit?: (crew: Record<string, any>) => void) {

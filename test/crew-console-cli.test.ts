@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { CrewSnapshot } from '../formats/console/snapshot.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
-import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { served } from './helpers/served.ts';
 import { EventStream, httpRequest } from './helpers/sse.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -14,23 +14,6 @@ import { tempRoot } from './helpers/tmp.ts';
 const root = tempRoot('crew-console');
 beforeAll(() => ensureBuilt());
 
-/** Starts `laneward args` and resolves with the URL it names on a `CREW_VIEW:` line, and its exit. */
-function served(args: string[], cwd: string) {
-  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const url = new Promise<string>((resolve, reject) => {
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
-      if (found !== null) resolve(found[1]!);
-    });
-    void exited.then(() => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
-  });
-  return { child, url, exited, out: () => stdout, err: () => stderr };
-}
 
 /** What a finished crew's console shows, without what only a live process measures. */
 const lasting = (s: CrewSnapshot) => {

@@ -1,11 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
 import { emulator } from './helpers/emulator.ts';
-import { allPids } from './helpers/procs.ts';
+import { pidsNaming } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // util-linux `script` gives the crew a real pseudo-terminal; what it relays is fed to a
@@ -15,16 +14,6 @@ const SKIP = spawnSync('script', ['--version'], { encoding: 'utf8' }).status ===
 const root = tempRoot('crew-terminal');
 const started: ChildProcess[] = [];
 
-/** Processes whose command line names this file's temp root: a crew or a fixture left running. */
-function strays(): number[] {
-  return allPids().filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(root);
-    } catch {
-      return false;
-    }
-  });
-}
 
 function kill(pid: number): void {
   try {
@@ -37,7 +26,7 @@ function kill(pid: number): void {
 afterAll(() => {
   // `script` leads its own group (detached); the crew under it is in the pty's session.
   for (const child of started) if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) kill(-child.pid);
-  for (const pid of strays()) kill(pid);
+  for (const pid of pidsNaming(root)) kill(pid);
 });
 
 /** A word for the `script -c` command line: every path in it is ours, quoted all the same. */

@@ -12,7 +12,7 @@ import { loadCrew } from '../main/crew/load-crew.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids, until } from './helpers/procs.ts';
+import { killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // Stories are read the way the console's other process reads them: a crew run by the CLI,
@@ -25,27 +25,8 @@ let serial = 0;
 
 beforeAll(() => ensureBuilt());
 
-/** Processes whose command line names this test's temp root: a fixture left running. */
-function strays(): number[] {
-  return allPids().filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(root);
-    } catch {
-      return false;
-    }
-  });
-}
-
 afterEach(() => {
-  const left = strays();
-  for (const pid of left) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  expect(left).toEqual([]);
+  expect(killStrays(root)).toEqual([]);
 });
 
 const reviewer = (variant: string) => [node, join(fixtures, 'reviewers', 'reviewer.mjs'), '--variant', variant, '--steps', '2', '--delay-ms', '5', '{prompt}', '{result}'];

@@ -117,3 +117,21 @@ export function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGKILL'): vo
     // already gone
   }
 }
+
+/** Processes whose command line names `text` (a test's temp root): a child or fixture left running. */
+export function pidsNaming(text: string): number[] {
+  return allPids().filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(text);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Kills every process naming `text` and returns their pids: a test asserts the list is empty. */
+export function killStrays(text: string): number[] {
+  const left = pidsNaming(text);
+  for (const pid of left) killQuietly(pid);
+  return left;
+}

@@ -1,0 +1,28 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { BUNDLE } from './cli.ts';
+
+/** A laneward command that serves the console: its URL once it printed `CREW_VIEW:`, its output and its exit. */
+export interface Served {
+  readonly child: ChildProcess;
+  readonly url: Promise<string>;
+  readonly exited: Promise<number | null>;
+  out(): string;
+}
+
+/** Starts the built CLI with `args` in `cwd`; the URL rejects if it exits before naming one. */
+export function served(args: readonly string[], cwd: string): Served {
+  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const url = new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk;
+      const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
+      if (found !== null) resolve(found[1]!);
+    });
+    void exited.then(() => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
+  });
+  return { child, url, exited, out: () => stdout };
+}
