@@ -96,5 +96,3 @@ export interface SnapshotSource {
   laneStory?(id: string): LaneStory | undefined;
 }
 
-// Shared with the page's script, so defined where its functions are.
-export { laneAttention, quietSeconds } from './view.ts';

@@ -1,4 +1,5 @@
-import { laneAttention, quietSeconds, type CrewSnapshot, type LaneView } from '../../formats/console/snapshot.ts';
+import type { CrewSnapshot, LaneView } from '../../formats/console/snapshot.ts';
+import { laneAttention, quietSeconds } from '../../formats/console/view.ts';
 
 /** Lanes that need the operator listed by name; the rest are counted on one line. */
 export const ATTENTION_LANES = 5;
