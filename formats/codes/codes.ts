@@ -154,6 +154,18 @@ export const RESULT_CODES = {
     summary: 'the provider reported a rate limit or overload (HTTP 429 or 529); the attempt ended and is not replayed',
     fix: 'wait for the retry-after the line names (a crew waits by itself before it starts that provider again), or raise the provider\'s quota',
   },
+  QUEUE_UNAVAILABLE: {
+    summary: 'the Redis server a --queue names could not be reached, or was lost mid-run; no lane state was lost',
+    fix: 'start or reach the Redis server (redis://HOST:PORT), then run the same command again: it resumes',
+  },
+  JOB_INVALID: {
+    summary: 'a queued job was malformed, unsigned, signed by an untrusted key, or named a path outside its place; it was refused and ran nothing',
+    fix: 'enqueue jobs only with laneward (crew run --queue, artifact validate --queue) signed by a key the worker trusts (--trust)',
+  },
+  ARTIFACT_TOO_LARGE: {
+    summary: 'a lane\'s exported run directory is larger than a job may carry back',
+    fix: 'keep large outputs out of the run directory, or raise --max-artifact-mb on the worker and the coordinator',
+  },
   PROGRESS_INVALID: {
     summary: 'the progress source sent an invalid or non-monotonic mark',
     fix: 'send only 0x01 bytes on fd 3, or a strictly increasing {"progress": n}',

@@ -1,0 +1,78 @@
+import { LanewardError } from '../../formats/codes/error.ts';
+
+/** Where a --queue points: what ioredis needs to connect, and the URL as given (without its password). */
+export interface QueueTarget {
+  readonly url: string;
+  readonly connection: {
+    readonly host: string;
+    readonly port: number;
+    readonly db: number;
+    readonly username?: string;
+    readonly password?: string;
+    /** BullMQ's workers block on Redis: a command is never given up after a number of retries. */
+    readonly maxRetriesPerRequest: null;
+    readonly connectTimeout: number;
+  };
+}
+
+/**
+ * `redis://[[user]:password@]HOST:PORT[/DB]` (PORT defaults to 6379), checked before
+ * anything connects: anything else is USAGE naming the option. The password never
+ * appears in a line laneward prints.
+ */
+export function queueTarget(raw: string, option = '--queue'): QueueTarget {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new LanewardError('USAGE', `${option} ${JSON.stringify(raw)} is not a redis://HOST:PORT URL`);
+  }
+  if (url.protocol !== 'redis:' || url.hostname === '' || url.search !== '' || url.hash !== '') {
+    throw new LanewardError('USAGE', `${option} ${JSON.stringify(redact(url))} is not a redis://HOST:PORT[/DB] URL`);
+  }
+  const port = url.port === '' ? 6379 : Number(url.port);
+  const path = url.pathname.replace(/^\//, '');
+  const db = path === '' ? 0 : Number(path);
+  if (!Number.isInteger(db) || db < 0 || db > 15 || !/^\d*$/.test(path)) throw new LanewardError('USAGE', `${option}: the database ${JSON.stringify(path)} is not a number from 0 to 15`);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return {
+    url: redact(url),
+    connection: {
+      host,
+      port,
+      db,
+      ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+      ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+      maxRetriesPerRequest: null,
+      connectTimeout: 5_000,
+    },
+  };
+}
+
+function redact(url: URL): string {
+  return `redis://${url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : ':***'}@`}${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+}
+
+/** The error for a Redis that cannot be reached or was lost: the lanes' own state is untouched. */
+export function queueUnavailable(target: QueueTarget, cause: unknown): LanewardError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new LanewardError('QUEUE_UNAVAILABLE', `${target.url}: ${why.split('\n')[0]}`, { cause });
+}
+
+/**
+ * Connects once and pings, within `ms`: a --queue that cannot be reached fails at once,
+ * QUEUE_UNAVAILABLE, rather than when the first job would be queued.
+ */
+export async function checkQueue(target: QueueTarget, ms = 5_000): Promise<void> {
+  const { default: Redis } = await import('ioredis');
+  const client = new Redis({ ...target.connection, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: ms });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (error) {
+    throw queueUnavailable(target, error);
+  } finally {
+    client.disconnect();
+  }
+}
