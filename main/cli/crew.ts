@@ -4,6 +4,7 @@ import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { crewStatus, crewView } from './crew-console.ts';
+import { crewWorkerCommand } from './crew-worker.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -97,15 +98,21 @@ const run = command({
     json: { type: 'boolean' },
     'retry-failed': { type: 'boolean' },
     'stuck-after': { type: 'string' },
+    queue: { type: 'string' },
+    key: { type: 'string' },
+    'queue-timeout': { type: 'string' },
   },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew run takes exactly one CREW.json');
     const deadlineMs = minutesOption('deadline', values.deadline);
+    if (values.queue === undefined && (values.key !== undefined || values['queue-timeout'] !== undefined)) throw usage('--key and --queue-timeout go with --queue');
+    if (values.queue !== undefined && values.key === undefined) throw usage('--queue needs --key KEY: the private key the lanes\' jobs are signed with');
+    if (values.queue !== undefined && values.serve !== undefined) throw usage('--serve does not go with --queue yet: follow a queued crew with laneward crew status or crew view');
+    const queueTimeoutMs = minutesOption('queue-timeout', values['queue-timeout']);
     const interrupt = interruptSignal();
     let result: CrewRunResult;
     try {
-      result = await crewRun(
-        {
+      const common = {
           file: positionals[0]!,
           cwd: process.cwd(),
           env: process.env,
@@ -118,9 +125,11 @@ const run = command({
           retryFailed: values['retry-failed'] === true,
           ...(values['stuck-after'] === undefined ? {} : { stuckAfterS: minutesOption('stuck-after', values['stuck-after'])! / 1000 }),
           cancel: interrupt.signal,
-        },
-        io,
-      );
+      };
+      if (values.queue !== undefined) {
+        const { crewRunQueued } = await import('../queue/crew-queue.ts');
+        result = await crewRunQueued({ ...common, queue: values.queue, key: values.key!, ...(queueTimeoutMs === undefined ? {} : { queueTimeoutMs }) }, io);
+      } else result = await crewRun(common, io);
     } finally {
       interrupt.release();
     }
@@ -159,7 +168,7 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewWorkerCommand], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

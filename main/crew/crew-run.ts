@@ -2,7 +2,6 @@ import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { LanewardError, toError } from '../../formats/codes/error.ts';
-import { oneLine } from '../../formats/text/one-line.ts';
 import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { openStore, type Store } from '../store/store.ts';
@@ -11,6 +10,7 @@ import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
 import { retryAdvice } from './retry-advice.ts';
+import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewSpend } from '../console/review-spend.ts';
 import { readLaneStory } from '../console/lane-story.ts';
@@ -46,6 +46,8 @@ export interface CrewRunOptions {
   readonly cancel: AbortSignal;
   /** Seconds without a sign of life after which the views call a running lane stuck. */
   readonly stuckAfterS?: number;
+  /** Hears every saved change of a lane (a queue worker forwards them to its coordinator). */
+  readonly onLane?: (progress: LaneProgress) => void;
 }
 
 /** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
@@ -223,7 +225,10 @@ async function runClaimed(
       },
       {
         cancel: stop.signal,
-        onChange: (progress) => shown.update(progress),
+        onChange: (progress) => {
+          shown.update(progress);
+          options.onLane?.(progress);
+        },
         onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retryAdvice(loaded.file, root))),
       },
     );
@@ -281,31 +286,4 @@ async function runClaimed(
 function checkReportPath(file: string): void {
   if (statSync(file, { throwIfNoEntry: false })?.isDirectory() === true) throw new LanewardError('USAGE', `--report ${file} is a directory`, { path: file });
   if (statSync(dirname(file), { throwIfNoEntry: false })?.isDirectory() !== true) throw new LanewardError('USAGE', `--report ${file}: its directory does not exist`, { path: file });
-}
-
-function laneObject(p: LaneProgress): Record<string, unknown> {
-  return {
-    lane: p.lane,
-    status: p.stage,
-    code: p.code,
-    detail: p.detail,
-    attempts: p.attempts,
-    turns: p.turnsDone,
-    lost_turns: p.lostTurns,
-    run: p.runDir,
-    ...(p.branch == null ? {} : { branch: p.branch, head: p.head ?? null, worktree: p.worktree ?? null }),
-    ...(p.session == null ? {} : { agent_session: p.session }),
-    ...(p.agentUsd === undefined ? {} : { agent_usd: p.agentUsd }),
-  };
-}
-
-/** What a failed lane's line advises, runnable as printed (a word that needs it is quoted). */
-
-function laneLine(p: LaneProgress, advice: string): string {
-  const code = p.code === null ? '' : ` code=${p.code}`;
-  // A failed lane stays failed until it is retried: the line says how, runnable as written.
-  const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
-  const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
-  const branch = p.branch == null ? '' : ` branch=${p.branch} head=${p.head ?? '-'}`;
-  return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${branch}${detail}`;
 }

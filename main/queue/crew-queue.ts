@@ -1,0 +1,217 @@
+import { join, resolve } from 'node:path';
+import { LanewardError, isLanewardError, toError } from '../../formats/codes/error.ts';
+import type { LaneProgress } from '../../formats/crew/record.ts';
+import { oneLine } from '../../formats/text/one-line.ts';
+import { readPrivateKey } from '../actions/keys.ts';
+import { crewRunRecord } from '../console/crew-run-record.ts';
+import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
+import { startTerminalView, type TerminalView } from '../console/terminal-view.ts';
+import { summaryLine, tally } from '../crew/coordinator.ts';
+import { claimCrew } from '../crew/crew-driver.ts';
+import { verifyCrewActions } from '../crew/crew-actions.ts';
+import type { CrewOutput, CrewRunOptions, CrewRunResult } from '../crew/crew-run.ts';
+import { laneLine, laneObject } from '../crew/lane-line.ts';
+import { loadCrew } from '../crew/load-crew.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
+import { openStore } from '../store/store.ts';
+import { validateRun } from '../../workers/validate/validate-run.ts';
+import { checkQueue, queueTarget, queueUnavailable, type QueueTarget } from './connection.ts';
+import { laneJobBody, laneJobId, LANE_QUEUE } from './lane-job.ts';
+import type { LaneJobResult } from './crew-worker.ts';
+import { DEFAULT_MAX_ARTIFACT_BYTES, unpackRunDir } from './run-dir-transfer.ts';
+import { signJob } from './signed-job.ts';
+
+export interface QueuedCrewOptions extends CrewRunOptions {
+  readonly queue: string;
+  /** The Ed25519 private key the lanes' jobs are signed with (the workers trust its public half). */
+  readonly key: string;
+  /** A Redis unreachable for this long ends the coordinator QUEUE_UNAVAILABLE. */
+  readonly queueTimeoutMs?: number;
+  /** The most bytes a lane's run directory may carry back. */
+  readonly maxArtifactBytes?: number;
+}
+
+const HEALTH_MS = 1_000;
+
+/** The command that runs a queued crew's failed lanes again, runnable as printed. */
+function queuedRetry(file: string, target: QueueTarget, key: string, root: string): string {
+  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
+  return `laneward crew run ${word(file)} --queue ${word(target.url)} --key ${word(key)} --retry-failed --state ${word(root)}`;
+}
+
+/**
+ * `crew run --queue`: checks the crew as a local run does, enqueues one signed job per lane
+ * (a lane already queued, running or done is not added twice), and follows them through
+ * BullMQ's events: lanes' progress feeds the same views, each lane's exported run
+ * directory is written under the crew's out (temp + rename) and validated again here, and
+ * the same CREW_LANE and CREW_SUMMARY lines are printed. Redis unreachable, at the start or
+ * for longer than the timeout mid-crew, is QUEUE_UNAVAILABLE; the lanes keep running on
+ * their workers, and the same command later picks up their results.
+ */
+export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput): Promise<CrewRunResult> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const loaded = loadCrew(options.file, options.cwd);
+  if (loaded.workspace !== null) throw new LanewardError('USAGE', `--queue: crew ${loaded.crew.crew} names a workspace; worktrees of a repository on another machine are not supported yet: run it without --queue`);
+  verifyCrewActions(loaded);
+  const keyFile = resolve(options.cwd, options.key);
+  const key = readPrivateKey(keyFile);
+  const target = queueTarget(options.queue);
+  const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  const store = openStore(root, { batched: true });
+  const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane));
+  await checkQueue(target);
+  const release = await claimCrew(store, loaded.crew.crew);
+  const { Queue, QueueEvents } = await import('bullmq');
+  const queue = new Queue(LANE_QUEUE, { connection: target.connection });
+  const events = new QueueEvents(LANE_QUEUE, { connection: target.connection });
+  queue.on('error', () => undefined);
+  events.on('error', () => undefined);
+  const retry = queuedRetry(loaded.file, target, options.key, root);
+  const runFacts = { crew: loaded.crew.crew, file: loaded.file, startedAt, retryCommand: retry, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null, stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S };
+  let live: TerminalView | undefined;
+  let health: NodeJS.Timeout | undefined;
+  let stoppedBy: string | null = null;
+  const closers: (() => void)[] = [];
+  const lanes = new Map<string, LaneProgress>();
+  const idOf = new Map(loaded.lanes.map((lane) => [laneJobId(loaded.crew.crew, lane.id), lane.id]));
+  const view = new CrewView(loaded.crew.crew, () => ({ running: 0, queued: 0, started: 0, finished: 0, marks: 0, renewalLatencyMs: [] }), loaded.lanes.map((l) => l.id), () => [], {
+    startedAt,
+    capPerLaneUsd: runFacts.capPerLaneUsd,
+    stuckAfterS: runFacts.stuckAfterS,
+    retryCommand: retry,
+  });
+  try {
+    await store.crewRuns.put(loaded.crew.crew, crewRunRecord(runFacts, null, null));
+    await events.waitUntilReady();
+    // A failed lane runs again only when asked: its job is removed and added anew.
+    if (options.retryFailed === true) {
+      for (const lane of loaded.lanes) {
+        const job = await queue.getJob(laneJobId(loaded.crew.crew, lane.id));
+        if (job !== undefined && (await job.isFailed() || (job.returnvalue as LaneJobResult | null)?.progress?.stage === 'failed')) await job.remove();
+      }
+    }
+    await queue.addBulk(
+      loaded.lanes.map((lane, i) => ({
+        name: 'lane',
+        data: signJob(bodies[i], key),
+        opts: { jobId: laneJobId(loaded.crew.crew, lane.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
+      })),
+    );
+    live = io.stderrIsTTY ? startTerminalView(io, view, 250) : undefined;
+    events.on('progress', ({ jobId, data }) => {
+      const lane = idOf.get(jobId);
+      if (lane !== undefined && typeof data === 'object' && data !== null) view.update({ ...(data as LaneProgress), runDir: join(loaded.out, lane) });
+    });
+    const stop = new AbortController();
+    const onCancel = () => {
+      stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
+      stop.abort();
+    };
+    options.cancel.addEventListener('abort', onCancel, { once: true });
+    const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
+    // Redis gone for longer than the timeout ends the wait (the lanes run on).
+    let lost: LanewardError | undefined;
+    let downSince: number | null = null;
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis({ ...target.connection, maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    client.on('error', () => undefined);
+    closers.push(() => client.disconnect());
+    health = setInterval(() => {
+      void Promise.race([client.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to PING')), HEALTH_MS))]).then(
+        () => (downSince = null),
+        (error: unknown) => {
+          downSince ??= Date.now();
+          if (Date.now() - downSince >= (options.queueTimeoutMs ?? 10_000)) {
+            lost ??= queueUnavailable(target, error);
+            stop.abort();
+          }
+        },
+      );
+    }, HEALTH_MS);
+    const print = (line: string) => (live === undefined ? io.out(line) : live.print(() => io.out(line)));
+    const settle = async (lane: string, result: LaneJobResult | null, failure: string | null) => {
+      const dir = join(loaded.out, lane);
+      let progress: LaneProgress;
+      if (result === null) {
+        const code = /^([A-Z][A-Z_]+): /.exec(failure ?? '')?.[1] ?? 'INTERNAL';
+        const now = new Date().toISOString();
+        progress = { crew: loaded.crew.crew, lane, stage: 'failed', runDir: dir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code, detail: oneLine(failure ?? 'the lane job failed'), updatedAt: now, stages: [{ stage: 'failed', at: now }] };
+      } else {
+        progress = { ...result.progress, runDir: dir };
+        if (result.files !== null) {
+          try {
+            unpackRunDir(result.files, dir, options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES);
+            const report = validateRun(dir);
+            if (!report.valid && progress.stage === 'complete') {
+              const code = Object.keys(report.codes)[0] ?? 'ARTIFACT_SCHEMA';
+              progress = { ...progress, stage: 'failed', code, detail: `its run directory, carried back, is not valid here (${Object.entries(report.codes).map(([c, n]) => `${c}=${n}`).join(' ')})` };
+            }
+          } catch (error) {
+            const code = isLanewardError(error) ? error.code : 'INTERNAL';
+            progress = { ...progress, stage: 'failed', code, detail: oneLine(toError(error).message) };
+          }
+        }
+      }
+      lanes.set(lane, progress);
+      await store.crewLanes.put([loaded.crew.crew, lane], progress);
+      view.update(progress);
+      print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retry));
+    };
+    const stopped = new Promise<void>((done) => stop.signal.addEventListener('abort', () => done(), { once: true }));
+    await Promise.race([
+      Promise.all(
+        loaded.lanes.map(async (lane) => {
+          const job = await queue.getJob(laneJobId(loaded.crew.crew, lane.id));
+          if (job === undefined) throw queueUnavailable(target, new Error(`job of lane ${lane.id} is missing from the queue`));
+          let result: LaneJobResult | null = null;
+          let failure: string | null = null;
+          try {
+            result = (await job.waitUntilFinished(events)) as LaneJobResult;
+          } catch (error) {
+            failure = toError(error).message;
+          }
+          if (!stop.signal.aborted) await settle(lane.id, result, failure);
+        }),
+      ),
+      stopped,
+    ]);
+    if (deadline !== undefined) clearTimeout(deadline);
+    options.cancel.removeEventListener('abort', onCancel);
+    if (lost !== undefined) throw lost;
+  } finally {
+    if (health !== undefined) clearInterval(health);
+    for (const close of closers) close();
+    live?.stop();
+    await Promise.allSettled([events.close(), queue.close()]);
+    await release();
+  }
+  const ended = [...lanes.values()];
+  const durationS = (performance.now() - started) / 1000;
+  const counts = tally(ended, loaded.lanes.length);
+  const summary = summaryLine(counts, ended.reduce((sum, lane) => sum + lane.attempts, 0), durationS);
+  view.finish(summary);
+  await store.crewRuns.put(loaded.crew.crew, crewRunRecord(runFacts, view.snapshot(), stoppedBy));
+  live?.close(true);
+  if (options.report !== undefined) {
+    const report = {
+      schema_version: 1,
+      crew: loaded.crew.crew,
+      file: loaded.file,
+      state_root: root,
+      queue: target.url,
+      started_at: startedAt,
+      ended_at: new Date().toISOString(),
+      duration_s: Number(durationS.toFixed(3)),
+      stopped_by: stoppedBy,
+      summary: { ...counts, attempts: ended.reduce((sum, lane) => sum + lane.attempts, 0) },
+      stats: { marks: 0, renewal_p99_ms: percentile([], 0.99) },
+      lanes: ended.map(laneObject),
+      providers: [],
+    };
+    writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
+  }
+  io.out(options.json ? JSON.stringify({ summary: { ...counts, attempts: ended.reduce((s, l) => s + l.attempts, 0), duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } }) : summary);
+  return { tally: counts, lanes: ended, stoppedBy, summary };
+}
