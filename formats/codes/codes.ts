@@ -162,6 +162,10 @@ export const RESULT_CODES = {
     summary: 'a queued job was malformed, unsigned, signed by an untrusted key, or named a path outside its place; it was refused and ran nothing',
     fix: 'enqueue jobs only with laneward (crew run --queue, artifact validate --queue) signed by a key the worker trusts (--trust)',
   },
+  LANE_TAKEN: {
+    summary: 'another worker holds this lane now (this worker\'s lock on its job expired): this one stopped it and wrote nothing more',
+    fix: 'nothing to do for the lane, which runs on; keep workers renewing their locks (a machine stalled longer than --lock loses its lanes)',
+  },
   ARTIFACT_TOO_LARGE: {
     summary: 'a lane\'s exported run directory is larger than a job may carry back',
     fix: 'keep large outputs out of the run directory, or raise --max-artifact-mb on the worker and the coordinator',

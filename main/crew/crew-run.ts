@@ -48,6 +48,11 @@ export interface CrewRunOptions {
   readonly stuckAfterS?: number;
   /** Hears every saved change of a lane (a queue worker forwards them to its coordinator). */
   readonly onLane?: (progress: LaneProgress) => void;
+  /**
+   * Awaited once a child's slot is granted and its caller journaled the dispatch, before
+   * the child starts (a queue worker mirrors the lane's journal here); a throw starts nothing.
+   */
+  readonly beforeChild?: (lane: string | undefined) => Promise<void>;
 }
 
 /** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
@@ -163,7 +168,13 @@ async function runClaimed(
     // Admitted marks are the lane's sign of life: a lane without them for minutes is stuck.
     const lane = laneOfSpec(spec, crew.crew, loaded.out);
     const onMarks = lane === undefined ? undefined : () => view?.activity(lane);
-    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, ...(onMarks === undefined ? {} : { onMarks }) });
+    // The caller's own step at the slot first (a dispatch journaled), then the crew's (a queue worker mirrors it).
+    const before = options.beforeChild;
+    const onSlot = before === undefined ? runOptions?.onSlot : async () => {
+      await runOptions?.onSlot?.();
+      await before(lane);
+    };
+    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, ...(onMarks === undefined ? {} : { onMarks }), ...(onSlot === undefined ? {} : { onSlot }) });
     if (provider !== undefined) gate.ended(provider, outcome);
     return outcome;
   };

@@ -11,6 +11,8 @@ import { checkQueue, queueTarget } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE, writeLaneCrew } from './lane-job.ts';
 import { packRunDir, type CarriedFile } from './run-dir-transfer.ts';
 import { openJob } from './signed-job.ts';
+import { LaneMirror, readLaneStream } from './lane-mirror.ts';
+import { restoreLane } from './lane-restore.ts';
 
 export interface CrewWorkerOptions {
   readonly queue: string;
@@ -44,11 +46,13 @@ const silent: CrewOutput = { out: () => undefined, err: () => undefined, errRaw:
  * one-lane crew on this machine's own state root, dispatcher and QA service, exactly as a
  * local crew runs it, forwarding every saved change of the lane as the job's progress and
  * returning its exported run directory. A job that a trusted key did not sign, or that is
- * malformed, is refused (JOB_INVALID) before anything is written or run. A lane a lost
- * worker had started is not run again from nothing here: unless this state root holds it
- * (the same machine came back, and resumes it as any crew resumes), it ends
- * EXECUTION_UNKNOWN, never replayed. On cancel it takes nothing new and returns once the
- * running lanes ended.
+ * malformed, is refused (JOB_INVALID) before anything is written or run. Every record the
+ * lane commits is mirrored to its Redis stream, fenced by the job's lock, before any of
+ * its children starts; a lane a lost worker had started is restored here from that
+ * stream and resumed as a crew started again resumes it (what the lost machine started and
+ * never saw end is EXECUTION_UNKNOWN, never replayed). A worker whose lock was taken writes
+ * nothing more and stops the lane (LANE_TAKEN). On cancel it takes nothing new and returns
+ * once the running lanes ended.
  */
 export async function crewWorker(options: CrewWorkerOptions, io: { out(line: string): void; err(line: string): void }): Promise<number> {
   const target = queueTarget(options.queue);
@@ -60,32 +64,33 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
   const name = `${process.pid}@${(await import('node:os')).hostname()}`;
   const { Worker } = await import('bullmq');
 
-  const runLane = async (job: { id?: string; data: unknown; attemptsStarted: number; updateProgress(p: object): Promise<void> }): Promise<LaneJobResult> => {
+  const { default: Redis } = await import('ioredis');
+  const redis = new Redis(target.connection);
+  redis.on('error', () => undefined);
+
+  const runLane = async (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: string): Promise<LaneJobResult> => {
     const body = checkLaneJob(openJob(job.data, trust));
-    const known = store.crewLanes.get([body.crew, body.lane]);
-    if (job.attemptsStarted > 1 && known === undefined) {
-      // Another worker started this lane and was lost: what it dispatched may have run.
-      const now = new Date().toISOString();
-      const progress: LaneProgress = {
-        crew: body.crew,
-        lane: body.lane,
-        stage: 'failed',
-        runDir: '',
-        turnsDispatched: 0,
-        turnsDone: 0,
-        lostTurns: [],
-        guidance: null,
-        attempts: 0,
-        stoppedIn: null,
-        code: 'EXECUTION_UNKNOWN',
-        detail: 'the worker running this lane was lost mid-lane: what it had started may have run, and is not started again',
-        updatedAt: now,
-        stages: [{ stage: 'failed', at: now }],
-      };
-      return { progress, files: null, worker: name };
-    }
     const dir = join(root, 'queue', crewQaLaneId(body.crew, body.lane));
     const file = writeLaneCrew(dir, body, trustFile);
+    // A lane another worker started continues here from its mirrored journal; one this
+    // state root holds (the same machine, back) continues from its own.
+    if (store.crewLanes.get([body.crew, body.lane]) === undefined) {
+      const records = await readLaneStream(redis, body.crew, body.lane);
+      if (records.length > 0) await restoreLane(store, records, { lane: body.lane, dir, root, trust: trustFile });
+    }
+    const mirror = new LaneMirror(redis, store, { crew: body.crew, id: body.lane, lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`, token });
+    const stop = new AbortController();
+    let taken: unknown;
+    const flush = async () => {
+      try {
+        await mirror.flush();
+      } catch (error) {
+        // Taken over, or Redis unreachable: nothing more starts on this lane here.
+        taken ??= error;
+        stop.abort('SIGTERM');
+        throw error;
+      }
+    };
     const result = await crewRun(
       {
         file,
@@ -97,11 +102,16 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
         serve: undefined,
         report: undefined,
         json: true,
-        cancel: new AbortController().signal,
-        onLane: (progress) => void job.updateProgress(progress).catch(() => undefined),
+        cancel: stop.signal,
+        onLane: (progress) => {
+          void flush().then(() => job.updateProgress(progress), () => undefined).catch(() => undefined);
+        },
+        beforeChild: () => flush(),
       },
       silent,
     );
+    if (taken !== undefined) throw taken;
+    await flush();
     const progress = result.lanes.find((lane) => lane.lane === body.lane);
     if (progress === undefined) throw new LanewardError('INTERNAL', `lane ${body.lane} ended with no progress`);
     try {
@@ -114,9 +124,9 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
 
   const worker = new Worker(
     LANE_QUEUE,
-    async (job) => {
+    async (job, token) => {
       try {
-        const result = await runLane(job);
+        const result = await runLane(job, token ?? '');
         io.out(`CREW_WORKER: job=${oneLine(String(job.id))} lane=${result.progress.lane} status=${result.progress.stage}${result.progress.code === null ? '' : ` code=${result.progress.code}`}`);
         return result;
       } catch (error) {
@@ -136,5 +146,6 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
   });
   // Takes nothing new; waits for the running lanes to end.
   await worker.close();
+  redis.disconnect();
   return 0;
 }

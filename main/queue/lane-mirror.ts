@@ -1,0 +1,124 @@
+import { Encoder } from 'cbor-x';
+import type Redis from 'ioredis';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
+import { readBinding } from '../plan/index.ts';
+import type { Store } from '../store/store.ts';
+
+// One codec for keys and values, self-contained records (no shared structures), as the store keeps them.
+const cbor = new Encoder({ useRecords: false, structuredClone: false });
+
+/** The databases a lane's state lives in, by the name its stream records carry. */
+type MirroredDb = 'crewLanes' | 'runs' | 'journal' | 'blobs' | 'lanes' | 'laneJournal';
+
+/** The Redis stream a lane's records are mirrored to. */
+export function laneStreamKey(crew: string, lane: string): string {
+  return `laneward:lane:${crewQaLaneId(crew, lane)}`;
+}
+
+// Appends the records only while the job's lock still holds this worker's token: a worker
+// whose lane was taken over (its lock expired and another worker holds the job) writes
+// nothing more, ever.
+const FENCED_XADD = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local n = 0
+for i = 2, #ARGV, 3 do
+  redis.call('XADD', KEYS[2], '*', 'db', ARGV[i], 'key', ARGV[i + 1], 'value', ARGV[i + 2])
+  n = n + 1
+end
+return n`;
+
+/**
+ * A lane's state on this worker, mirrored to its Redis stream: every journal record of its
+ * review run and its QA lane, and each new version of its progress, run record, QA record
+ * and bound results, as CBOR, in commit order. `flush` sends what changed since the last
+ * flush; a worker calls it before any child of the lane starts, so an attempt journaled
+ * as dispatched is in Redis before its provider can run.
+ */
+export class LaneMirror {
+  private readonly sent = new Map<string, Buffer>();
+  private journalSeq = 0;
+  private laneSeq = 0;
+  private run: string | null = null;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly store: Store,
+    private readonly lane: { readonly crew: string; readonly id: string; readonly lockKey: string; readonly token: string },
+  ) {}
+
+  /** Sends what changed; rejects with LANE_TAKEN once the job's lock is another worker's. Flushes run one after another. */
+  flush(): Promise<void> {
+    const next = this.chain.then(() => this.send());
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private async send(): Promise<void> {
+    const args: (string | Buffer)[] = [];
+    const add = (db: MirroredDb, key: unknown, value: unknown) => {
+      const keyBytes = cbor.encode(key);
+      const valueBytes = cbor.encode(value);
+      const id = `${db} ${keyBytes.toString('base64')}`;
+      if (this.sent.get(id)?.equals(valueBytes) === true) return;
+      this.sent.set(id, valueBytes);
+      args.push(db, keyBytes, valueBytes);
+    };
+    const { crew, id } = this.lane;
+    const progress = this.store.crewLanes.get([crew, id]);
+    if (progress !== undefined) {
+      if (this.run === null) {
+        try {
+          this.run = readBinding(progress.runDir)?.run ?? null;
+        } catch {
+          this.run = null;
+        }
+      }
+      if (this.run !== null) {
+        for (const { key, value } of this.store.journal.getRange({ start: [this.run, this.journalSeq], end: [this.run, Number.MAX_SAFE_INTEGER] })) {
+          add('journal', key, value);
+          this.journalSeq = (key as [string, number])[1] + 1;
+        }
+        for (const { key, value } of this.store.blobs.getRange({ start: [this.run, ''], end: [this.run, '\uffff'] })) add('blobs', key, value);
+        const record = this.store.runs.get(this.run);
+        if (record !== undefined) add('runs', this.run, record);
+      }
+    }
+    const qa = crewQaLaneId(crew, id);
+    for (const { key, value } of this.store.laneJournal.getRange({ start: [qa, this.laneSeq], end: [qa, Number.MAX_SAFE_INTEGER] })) {
+      add('laneJournal', key, value);
+      this.laneSeq = (key as [string, number])[1] + 1;
+    }
+    const qaRecord = this.store.lanes.get(qa);
+    if (qaRecord !== undefined) add('lanes', qa, qaRecord);
+    // The progress last: a reader that has it has everything it points to.
+    if (progress !== undefined) add('crewLanes', [crew, id], progress);
+    if (args.length === 0) return;
+    const written = (await this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), this.lane.token, ...args)) as number;
+    if (written < 0) throw new LanewardError('LANE_TAKEN', `lane ${id} of crew ${crew} is held by another worker now: this one stops it and writes nothing more`);
+  }
+}
+
+/** One mirrored record, decoded. */
+export interface MirroredRecord {
+  readonly db: MirroredDb;
+  readonly key: unknown;
+  readonly value: unknown;
+}
+
+/** A lane's stream, decoded in order (empty when the lane never started anywhere). */
+export async function readLaneStream(redis: Redis, crew: string, lane: string): Promise<MirroredRecord[]> {
+  const entries = await redis.xrangeBuffer(laneStreamKey(crew, lane), '-', '+');
+  const records: MirroredRecord[] = [];
+  for (const [, fields] of entries) {
+    const field = new Map<string, Buffer>();
+    for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!.toString('utf8'), fields[i + 1]!);
+    const db = field.get('db')?.toString('utf8') as MirroredDb | undefined;
+    const key = field.get('key');
+    const value = field.get('value');
+    if (db === undefined || key === undefined || value === undefined) throw new LanewardError('JOB_INVALID', `lane ${lane}'s stream holds a record without db, key and value`);
+    records.push({ db, key: cbor.decode(key), value: cbor.decode(value) });
+  }
+  return records;
+}
