@@ -1,0 +1,215 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { signJob } from '../main/queue/signed-job.ts';
+import { LANE_QUEUE } from '../main/queue/lane-job.ts';
+import { readPrivateKey, writeKeyPair } from '../main/actions/keys.ts';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { killStrays, until } from './helpers/procs.ts';
+import { redisMissing, startRedis, type RedisServer } from './helpers/redis.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+// One crew across several workers, each on its own state root as if on its own machine,
+// through a real redis-server on loopback.
+
+const SKIP = redisMissing();
+if (SKIP !== undefined) process.stderr.write(`crew-queue.test.ts: skipped: ${SKIP}\n`);
+const root = tempRoot('crew-queue');
+let serial = 0;
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  out(): string;
+  err(): string;
+}
+
+function start(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Started {
+  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === null ? null : 128))));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+/** A crew of `lanes` lanes with its keys, and the args of its coordinator and workers. */
+function queuedCrew(lanes: number, options: { instant?: boolean; broken?: number } = {}) {
+  const dir = join(root, `crew-${++serial}`);
+  const file = writeDemoCrew({ dir, crew: `q${serial}`, lanes, broken: options.broken ?? 0, concurrency: 2, fixtures: join(ROOT, 'fixtures'), instant: options.instant ?? true });
+  return { dir, file, key: join(dir, 'keys', 'actions.key'), pub: join(dir, 'keys', 'actions.pub') };
+}
+
+afterEach(() => {
+  expect(killStrays(root)).toEqual([]);
+});
+
+describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === undefined ? '' : ` (skipped: ${SKIP})`}`, () => {
+  let redis: RedisServer;
+  const workers: Started[] = [];
+  beforeAll(async () => {
+    ensureBuilt();
+    redis = await startRedis({ appendonly: true });
+  });
+  afterAll(async () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+    await redis?.close();
+  });
+  const worker = (crew: { dir: string; pub: string }, name: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) => {
+    const w = start(['crew', 'worker', '--queue', redis.url, '--trust', crew.pub, '--state', join(crew.dir, name), '--lock', '3s', ...extra], crew.dir, env);
+    workers.push(w);
+    return w;
+  };
+  const stopAll = async (list: Started[]) => {
+    for (const w of list) w.child.kill('SIGTERM');
+    return Promise.all(list.map((w) => w.exited));
+  };
+
+  test('a 20-lane crew on 3 workers completes, and every lane validates in the coordinator out', async () => {
+    const crew = queuedCrew(20);
+    const three = ['w1', 'w2', 'w3'].map((name) => worker(crew, name));
+    const run = laneward(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir, timeoutMs: 300_000 });
+    expect(await stopAll(three)).toEqual([0, 0, 0]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('CREW_LANE: ') && / status=complete /.test(l))).toHaveLength(20);
+    expect(lines.at(-1)).toMatch(/^CREW_SUMMARY: lanes=20 complete=20 failed=0 interrupted=0 attempts=\d+ duration_s=/);
+    // Every worker took lanes: the crew really was spread.
+    for (const w of three) expect(w.out()).toMatch(/CREW_WORKER: job=\S+ lane=lane-\d+ status=complete/);
+    const validated = laneward(['artifact', 'validate', join(crew.dir, 'runs')]);
+    expect(validated.stdout.trim().split('\n').at(-1)).toBe('ARTIFACT_SUMMARY: runs=20 valid=20 invalid=0');
+    // The coordinator store holds the lanes: crew status reads them after the fact.
+    const status = laneward(['crew', 'status', crew.file, '--state', join(crew.dir, 'coord')], { cwd: crew.dir });
+    expect(status.stdout).toMatch(/^CREW_STATUS: crew=q\d+ run=done lanes=20 .* complete=20 failed=0 /);
+    // Run again: nothing is enqueued twice, the results are picked up again.
+    const again = laneward(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir, timeoutMs: 60_000 });
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '))).toHaveLength(20);
+  }, 320_000);
+
+  test('a worker SIGKILLed mid-lane: its lanes end on the others, no prompt starts twice, its in-flight attempts are typed', async () => {
+    const crew = queuedCrew(6, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const env = { LANEWARD_FIXTURE_DELAY_MS: '400', LANEWARD_FIXTURE_LOG: log, REVIEWER_LOG: log, REVIEWER_DELAY_MS: '150' };
+    const victim = worker(crew, 'w1', [], env);
+    const survivor = worker(crew, 'w2', [], env);
+    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], crew.dir);
+    // Killed once it has started children of its own.
+    await until(() => existsSync(log) && readFileSync(log, 'utf8').includes(join(crew.dir, 'w1')), 60_000, 'the victim to start a child');
+    victim.child.kill('SIGKILL');
+    expect(await run.exited, run.out() + run.err()).toBeLessThanOrEqual(1);
+    expect(await stopAll([survivor])).toEqual([0]);
+    const lines = run.out().trim().split('\n');
+    const ends = lines.filter((l) => l.startsWith('CREW_LANE: '));
+    expect(ends).toHaveLength(6);
+    // Every lane ended, complete or with a typed code.
+    for (const line of ends) expect(line).toMatch(/ status=(complete|failed code=[A-Z_]+) /);
+    // A prompt is a (lane, attempt or turn) file: started at most once across both machines.
+    const starts = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('start '))
+      .map((l) => l.split(' ').slice(2).join(' '));
+    const moved = new Set(starts.filter((p) => p.includes(join(crew.dir, 'w1'))).map((p) => /queue\/[^/]+\.(lane-\d+)\//.exec(p)?.[1]));
+    expect(moved.size).toBeGreaterThanOrEqual(1);
+    const prompts = starts.map((p) => p.replace(/\/w[12]\//, '/w/'));
+    expect(prompts.length - new Set(prompts).size, prompts.join('\n')).toBe(0);
+    // The lanes the victim had: ended on the survivor.
+    for (const lane of moved) expect(survivor.out()).toMatch(new RegExp(`lane=${lane} status=`));
+    // What the victim dispatched and never saw end is, on the survivor, EXECUTION_UNKNOWN
+    // (a reviewer) or a lost turn (an agent): never a second start.
+    for (const lane of moved) {
+      const crewFile = join(crew.dir, 'w2', 'queue', readdirSync(join(crew.dir, 'w2', 'queue')).find((d) => d.endsWith(`.${lane}`))!, 'crew.json');
+      const story = JSON.parse(laneward(['crew', 'status', crewFile, '--state', join(crew.dir, 'w2'), '--lane', lane!, '--json'], { cwd: crew.dir }).stdout) as {
+        attempts: { kind: string; outcome: string; code: string | null }[];
+      };
+      for (const attempt of story.attempts) {
+        if (attempt.kind === 'reviewer' && attempt.outcome === 'failed') expect(['EXECUTION_UNKNOWN', 'CHILD_FAILED']).toContain(attempt.code);
+      }
+    }
+  }, 180_000);
+
+  test('a worker paused past its lock finds its lane taken, writes nothing more, and the lane ends on another', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const env = { LANEWARD_FIXTURE_DELAY_MS: '500', LANEWARD_FIXTURE_LOG: log, REVIEWER_LOG: log, REVIEWER_DELAY_MS: '150' };
+    const paused = worker(crew, 'w1', ['--concurrency', '2'], env);
+    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], crew.dir);
+    await until(() => existsSync(log) && readFileSync(log, 'utf8').includes(join(crew.dir, 'w1')), 60_000, 'the first worker to start a child');
+    paused.child.kill('SIGSTOP');
+    const other = worker(crew, 'w2', [], env);
+    await until(() => /lane=lane-\d+ status=/.test(other.out()), 120_000, 'the other worker to end a lane');
+    paused.child.kill('SIGCONT');
+    expect(await run.exited, run.out() + run.err()).toBeLessThanOrEqual(1);
+    await until(() => /code=LANE_TAKEN/.test(paused.out()), 60_000, 'the paused worker to find its lane taken');
+    expect(await stopAll([paused, other])).toEqual([0, 0]);
+    const prompts = readFileSync(log, 'utf8').split('\n').filter((l) => l.startsWith('start ')).map((l) => l.split(' ').slice(2).join(' ').replace(/\/w[12]\//, '/w/'));
+    expect(prompts.length - new Set(prompts).size).toBe(0);
+    expect(run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '))).toHaveLength(2);
+  }, 240_000);
+
+  test('redis restarted mid-crew (append-only file): the crew completes', async () => {
+    const crew = queuedCrew(6, { instant: false });
+    const env = { LANEWARD_FIXTURE_DELAY_MS: '200' };
+    const two = [worker(crew, 'w1', [], env), worker(crew, 'w2', [], env)];
+    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '60s'], crew.dir);
+    await until(() => /CREW_WORKER: job=/.test(two.map((w) => w.out()).join('')) || run.out().includes('CREW_LANE'), 60_000, 'a first lane to end');
+    await redis.stop();
+    await redis.restart();
+    expect(await run.exited, run.out() + run.err()).toBe(0);
+    expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=6 complete=6 /);
+    expect(await stopAll(two)).toEqual([0, 0]);
+  }, 240_000);
+
+  test('a forged job runs nothing: unsigned, signed by another key, a lane id that leaves its place', async () => {
+    const crew = queuedCrew(1);
+    const w = worker(crew, 'w1');
+    const other = writeKeyPair(join(crew.dir, 'other-keys'));
+    const { Queue } = await import('bullmq');
+    const { queueTarget } = await import('../main/queue/connection.ts');
+    const queue = new Queue(LANE_QUEUE, { connection: queueTarget(redis.url).connection });
+    const body = (lane: string) => ({ kind: 'lane', crew: 'forged', lane, settings: {}, runners: { native: ['sh', '-c', 'touch /tmp/pwned'] }, plan: '# p', actions: { text: '{}', signature: 'x' } });
+    const jobs = await Promise.all([
+      queue.add('lane', { v: 1, body: JSON.stringify(body('a')), signature: 'A'.repeat(86) + '==' }),
+      queue.add('lane', signJob(body('b'), readPrivateKey(other.key))),
+      queue.add('lane', signJob(body('../../escape'), readPrivateKey(crew.key))),
+      queue.add('lane', { not: 'an envelope' }),
+    ]);
+    for (const job of jobs) {
+      const end = Date.now() + 30_000;
+      while ((await queue.getJobState(job.id!)) !== 'failed') {
+        if (Date.now() > end) throw new Error(`job ${job.id} did not fail`);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // polls the job's state; nothing is inferred from the pause
+      }
+    }
+    const reasons = await Promise.all(jobs.map(async (j) => (await queue.getJob(j.id!))!.failedReason));
+    expect(reasons.map((r) => r.split(':')[0])).toEqual(['JOB_INVALID', 'JOB_INVALID', 'JOB_INVALID', 'JOB_INVALID']);
+    await queue.close();
+    expect(existsSync(join(crew.dir, 'w1', 'queue'))).toBe(false);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 60_000);
+
+  test('nothing listening on the port: QUEUE_UNAVAILABLE before anything is enqueued or taken', async () => {
+    const crew = queuedCrew(1);
+    const dead = 'redis://127.0.0.1:1';
+    const run = laneward(['crew', 'run', crew.file, '--queue', dead, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir });
+    expect([run.code, codesOf(run.stderr), run.stdout]).toEqual([1, ['QUEUE_UNAVAILABLE'], '']);
+    const w = laneward(['crew', 'worker', '--queue', dead, '--trust', crew.pub, '--state', join(crew.dir, 'w')], { cwd: crew.dir });
+    expect([w.code, codesOf(w.stderr)]).toEqual([1, ['QUEUE_UNAVAILABLE']]);
+  });
+
+  test.each([
+    [['crew', 'run', 'c.json', '--queue', 'redis://127.0.0.1:1'], 'USAGE'],
+    [['crew', 'run', 'c.json', '--key', 'k'], 'USAGE'],
+    [['crew', 'worker', '--trust', 'p'], 'USAGE'],
+    [['crew', 'worker', '--queue', 'redis://127.0.0.1:1'], 'USAGE'],
+    [['crew', 'worker', '--queue', 'http://127.0.0.1:1', '--trust', 'p'], 'USAGE'],
+    [['crew', 'worker', '--queue', 'redis://127.0.0.1:1/99', '--trust', 'p'], 'USAGE'],
+    [['crew', 'worker', '--queue', 'redis://127.0.0.1:1', '--trust', 'p', '--lock', '10ms'], 'USAGE'],
+  ])('laneward %j is refused %s (exit 2)', (args, code) => {
+    const r = laneward(args as string[], { cwd: root });
+    expect([r.code, codesOf(r.stderr)]).toEqual([2, [code]]);
+  });
+});
