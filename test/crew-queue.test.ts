@@ -163,6 +163,19 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(await stopAll(two)).toEqual([0, 0]);
   }, 240_000);
 
+  test('crew run --queue --serve: the console follows the lanes on their workers', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const w = worker(crew, 'w1', [], { LANEWARD_FIXTURE_DELAY_MS: '300' });
+    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--serve', '0'], crew.dir);
+    await until(() => /^CREW_VIEW: \S+$/m.test(run.err()), 30_000, 'the console');
+    const url = /^CREW_VIEW: (\S+)$/m.exec(run.err())![1]!;
+    const { httpRequest } = await import('./helpers/sse.ts');
+    const snapshot = JSON.parse((await httpRequest(`${url}snapshot.json`)).body) as { lanes: { id: string }[]; source: string };
+    expect(snapshot.lanes.map((l) => l.id)).toEqual(['lane-1', 'lane-2']);
+    expect(await run.exited).toBe(0);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 120_000);
+
   test('a forged job runs nothing: unsigned, signed by another key, a lane id that leaves its place', async () => {
     const crew = queuedCrew(1);
     const w = worker(crew, 'w1');

@@ -107,7 +107,6 @@ const run = command({
     const deadlineMs = minutesOption('deadline', values.deadline);
     if (values.queue === undefined && (values.key !== undefined || values['queue-timeout'] !== undefined)) throw usage('--key and --queue-timeout go with --queue');
     if (values.queue !== undefined && values.key === undefined) throw usage('--queue needs --key KEY: the private key the lanes\' jobs are signed with');
-    if (values.queue !== undefined && values.serve !== undefined) throw usage('--serve does not go with --queue yet: follow a queued crew with laneward crew status or crew view');
     const queueTimeoutMs = minutesOption('queue-timeout', values['queue-timeout']);
     const interrupt = interruptSignal();
     let result: CrewRunResult;

@@ -6,6 +6,8 @@ import { readPrivateKey } from '../actions/keys.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { startTerminalView, type TerminalView } from '../console/terminal-view.ts';
+import { readLaneStory } from '../console/lane-story.ts';
+import type { CrewServer } from '../console/serve.ts';
 import { summaryLine, tally } from '../crew/coordinator.ts';
 import { claimCrew } from '../crew/crew-driver.ts';
 import { verifyCrewActions } from '../crew/crew-actions.ts';
@@ -71,6 +73,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const retry = queuedRetry(loaded.file, target, options.key, root);
   const runFacts = { crew: loaded.crew.crew, file: loaded.file, startedAt, retryCommand: retry, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null, stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S };
   let live: TerminalView | undefined;
+  let server: CrewServer | undefined;
   let health: NodeJS.Timeout | undefined;
   let stoppedBy: string | null = null;
   const closers: (() => void)[] = [];
@@ -81,6 +84,8 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     capPerLaneUsd: runFacts.capPerLaneUsd,
     stuckAfterS: runFacts.stuckAfterS,
     retryCommand: retry,
+    // What a lane's page can show here: its progress and the run directory carried back (its journal stays on its worker).
+    laneStory: (id) => readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand: retry, runDir: join(loaded.out, id) }),
   });
   try {
     await store.crewRuns.put(loaded.crew.crew, crewRunRecord(runFacts, null, null));
@@ -100,6 +105,15 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       })),
     );
     live = io.stderrIsTTY ? startTerminalView(io, view, 250) : undefined;
+    if (options.serve !== undefined) {
+      const port = options.serve;
+      const { serveCrew } = await import('../console/serve.ts');
+      const { LANE_PAGE } = await import('../console/lane-page-route.ts');
+      server = await serveCrew(port, view, { lanePage: LANE_PAGE }).catch((error: unknown) => {
+        throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
+      });
+      io.err(`CREW_VIEW: ${server.url}`);
+    }
     events.on('progress', ({ jobId, data }) => {
       const lane = idOf.get(jobId);
       if (lane !== undefined && typeof data === 'object' && data !== null) view.update({ ...(data as LaneProgress), runDir: join(loaded.out, lane) });
@@ -185,6 +199,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     for (const close of closers) close();
     live?.stop();
     await Promise.allSettled([events.close(), queue.close()]);
+    if (lanes.size < loaded.lanes.length) await server?.close();
     await release();
   }
   const ended = [...lanes.values()];
@@ -213,5 +228,10 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
   }
   io.out(options.json ? JSON.stringify({ summary: { ...counts, attempts: ended.reduce((s, l) => s + l.attempts, 0), duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } }) : summary);
+  if (server !== undefined && lanes.size === loaded.lanes.length) {
+    // The done snapshot reaches open pages before the server closes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await server.close();
+  }
   return { tally: counts, lanes: ended, stoppedBy, summary };
 }

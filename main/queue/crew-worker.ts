@@ -5,6 +5,7 @@ import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
 import { readPublicKey } from '../actions/keys.ts';
 import { crewRun, type CrewOutput } from '../crew/crew-run.ts';
+import { loadCrew } from '../crew/load-crew.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
 import { checkQueue, queueTarget } from './connection.ts';
@@ -72,6 +73,13 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     const body = checkLaneJob(openJob(job.data, trust));
     const dir = join(root, 'queue', crewQaLaneId(body.crew, body.lane));
     const file = writeLaneCrew(dir, body, trustFile);
+    // A signed body whose settings or runners do not make a crew is the job's fault, not a crew file's.
+    try {
+      loadCrew(file, dir);
+    } catch (error) {
+      if (isLanewardError(error) && error.code === 'CREW_INVALID') throw new LanewardError('JOB_INVALID', `the lane job does not make a crew: ${error.message}`);
+      throw error;
+    }
     // A lane another worker started continues here from its mirrored journal; one this
     // state root holds (the same machine, back) continues from its own.
     if (store.crewLanes.get([body.crew, body.lane]) === undefined) {
