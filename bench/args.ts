@@ -13,7 +13,8 @@ Suites (default: all, in this order): ${SUITES.join(', ')}.
             --only a|b|c|d|e (one figure)
   lease     --samples N (40) --fleet N (200)
   runs      --plan-runs N (100) --procs N (4) --findings N (5000)
-  crew      --crew-lanes N (200)
+  crew      --crew-lanes N (200) [--queue]: with --queue, the same crew over Redis with 1,
+            2 and 3 workers against a local run (--queue-lanes N, 60), Redis commands per attempt
   console   --console-lanes N (5000) --viewers N (200) --window-s N (20): bytes per viewer
             at steady state, and lanes/min with that many viewers against none
   --help    this text
@@ -42,6 +43,7 @@ const NUMBERS = {
   'console-lanes': '5000',
   viewers: '200',
   'window-s': '20',
+  'queue-lanes': '60',
 } as const;
 
 export type BenchNumbers = { readonly [K in keyof typeof NUMBERS]: number };
@@ -49,7 +51,7 @@ export type BenchNumbers = { readonly [K in keyof typeof NUMBERS]: number };
 export type BenchArgs =
   | { readonly kind: 'help' }
   | { readonly kind: 'usage'; readonly message: string }
-  | { readonly kind: 'run'; readonly suites: readonly Suite[]; readonly numbers: BenchNumbers; readonly only: string | undefined };
+  | { readonly kind: 'run'; readonly suites: readonly Suite[]; readonly numbers: BenchNumbers; readonly only: string | undefined; readonly queue: boolean };
 
 /** The bench's command line, checked once: a bad flag or value is a usage error, never a stack trace. */
 export function parseBenchArgs(args: readonly string[]): BenchArgs {
@@ -62,6 +64,7 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
       options: {
         ...Object.fromEntries(Object.keys(NUMBERS).map((name) => [name, { type: 'string' as const }])),
         only: { type: 'string' },
+        queue: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -86,5 +89,6 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
     suites: parsed.positionals.length === 0 ? [...SUITES] : (parsed.positionals as Suite[]),
     numbers: numbers as BenchNumbers,
     only,
+    queue: values['queue'] === true,
   };
 }

@@ -1,6 +1,7 @@
 import { BENCH_HELP, parseBenchArgs } from './args.ts';
 import { benchConsole, viewersWorker } from './console.ts';
 import { benchCrew } from './crew.ts';
+import { benchCrewQueue } from './crew-queue.ts';
 import { benchLease } from './lease.ts';
 import { benchRuns, runsWorker } from './runs.ts';
 import { benchValidate } from './validate.ts';
@@ -44,6 +45,8 @@ for (const suite of chosen) {
     await benchLease({ samples: n.samples, fleet: n.fleet });
   } else if (suite === 'runs') {
     await benchRuns({ runs: n['plan-runs'], procs: n.procs, findings: n.findings });
+  } else if (suite === 'crew' && args.queue) {
+    await benchCrewQueue({ lanes: n['queue-lanes'] });
   } else if (suite === 'crew') {
     await benchCrew({ lanes: n['crew-lanes'], samples: 20 });
   } else if (suite === 'console') {

@@ -40,7 +40,7 @@ function start(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}
 function queuedCrew(lanes: number, options: { instant?: boolean; broken?: number } = {}) {
   const dir = join(root, `crew-${++serial}`);
   const file = writeDemoCrew({ dir, crew: `q${serial}`, lanes, broken: options.broken ?? 0, concurrency: 2, fixtures: join(ROOT, 'fixtures'), instant: options.instant ?? true });
-  return { dir, file, key: join(dir, 'keys', 'actions.key'), pub: join(dir, 'keys', 'actions.pub') };
+  return { dir, file, name: `q${serial}`, key: join(dir, 'keys', 'actions.key'), pub: join(dir, 'keys', 'actions.pub') };
 }
 
 afterEach(() => {
@@ -175,6 +175,32 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(await run.exited).toBe(0);
     expect(await stopAll([w])).toEqual([0]);
   }, 120_000);
+
+  test('--retry-failed runs a failed lane again on a worker, as new attempts; a complete lane keeps no mirror', async () => {
+    const crew = queuedCrew(3, { broken: 1 });
+    const w = worker(crew, 'w1');
+    const args = ['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')];
+    const first = laneward(args, { cwd: crew.dir, timeoutMs: 120_000 });
+    expect(first.code).toBe(1);
+    const failed = first.stdout.split('\n').find((l) => / status=failed /.test(l))!;
+    expect(failed).toContain(`; retry: laneward crew run ${crew.file} --queue ${redis.url} --key ${crew.key} --retry-failed --state ${join(crew.dir, 'coord')}`);
+    const lane = /lane=(\S+)/.exec(failed)![1]!;
+    const attempts = Number(/attempts=(\d+)/.exec(failed)![1]);
+    const again = laneward([...args, '--retry-failed'], { cwd: crew.dir, timeoutMs: 120_000 });
+    const retried = again.stdout.split('\n').find((l) => l.startsWith(`CREW_LANE: lane=${lane} `))!;
+    // The broken fixture decides how it ends this time; that it ran again is what counts.
+    expect(retried).toMatch(/ status=(complete|failed code=[A-Z_]+) /);
+    expect(Number(/attempts=(\d+)/.exec(retried)![1])).toBeGreaterThan(attempts);
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    try {
+      const streams = (await client.keys(`laneward:lane:${crew.name}.*`)).sort();
+      expect(streams).toEqual(/ status=complete /.test(retried) ? [] : [`laneward:lane:${crew.name}.${lane}`]);
+    } finally {
+      client.disconnect();
+    }
+    expect(await stopAll([w])).toEqual([0]);
+  }, 300_000);
 
   test('a forged job runs nothing: unsigned, signed by another key, a lane id that leaves its place', async () => {
     const crew = queuedCrew(1);

@@ -20,6 +20,7 @@ import { openStore } from '../store/store.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { checkQueue, queueTarget, queueUnavailable, type QueueTarget } from './connection.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE } from './lane-job.ts';
+import { laneStreamKey } from './lane-mirror.ts';
 import type { LaneJobResult } from './crew-worker.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES, unpackRunDir } from './run-dir-transfer.ts';
 import { signJob } from './signed-job.ts';
@@ -62,10 +63,13 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const target = queueTarget(options.queue);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   const store = openStore(root, { batched: true });
-  const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane));
+  const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane, options.retryFailed === true));
   await checkQueue(target);
   const release = await claimCrew(store, loaded.crew.crew);
   const { Queue, QueueEvents } = await import('bullmq');
+  const { default: Redis } = await import('ioredis');
+  const redis = new Redis(target.connection);
+  redis.on('error', () => undefined);
   const queue = new Queue(LANE_QUEUE, { connection: target.connection });
   const events = new QueueEvents(LANE_QUEUE, { connection: target.connection });
   queue.on('error', () => undefined);
@@ -128,7 +132,6 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     // Redis gone for longer than the timeout ends the wait (the lanes run on).
     let lost: LanewardError | undefined;
     let downSince: number | null = null;
-    const { default: Redis } = await import('ioredis');
     const client = new Redis({ ...target.connection, maxRetriesPerRequest: 0, enableOfflineQueue: false });
     client.on('error', () => undefined);
     closers.push(() => client.disconnect());
@@ -170,6 +173,8 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       }
       lanes.set(lane, progress);
       await store.crewLanes.put([loaded.crew.crew, lane], progress);
+      // A complete lane needs its mirror no more (a failed one keeps it: a retry continues it).
+      if (progress.stage === 'complete') await redis.del(laneStreamKey(loaded.crew.crew, lane)).catch(() => undefined);
       view.update(progress);
       print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retry));
     };
@@ -197,6 +202,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   } finally {
     if (health !== undefined) clearInterval(health);
     for (const close of closers) close();
+    redis.disconnect();
     live?.stop();
     await Promise.allSettled([events.close(), queue.close()]);
     if (lanes.size < loaded.lanes.length) await server?.close();

@@ -110,6 +110,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
         serve: undefined,
         report: undefined,
         json: true,
+        retryFailed: body.retry === true,
         cancel: stop.signal,
         onLane: (progress) => {
           void flush().then(() => job.updateProgress(progress), () => undefined).catch(() => undefined);

@@ -29,6 +29,8 @@ export interface LaneJobBody {
   readonly runners: LaneSpec['runners'];
   readonly plan: string;
   readonly actions: { readonly text: string; readonly signature: string };
+  /** A failed lane run again (crew run --queue --retry-failed): as new attempts, never a replay. */
+  readonly retry?: boolean;
 }
 
 const laneName = v.pipe(
@@ -43,6 +45,7 @@ const bodySchema = v.strictObject({
   runners: v.record(v.string(), v.unknown()),
   plan: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
   actions: v.strictObject({ text: v.pipe(v.string(), v.maxLength(MAX_TEXT)), signature: v.pipe(v.string(), v.maxLength(256)) }),
+  retry: v.optional(v.boolean()),
 });
 
 /** The job id of a lane: one per (crew, lane), so enqueuing a crew again adds nothing twice. */
@@ -51,7 +54,7 @@ export function laneJobId(crew: string, lane: string): string {
 }
 
 /** The job of one lane of a loaded crew (CREW_INVALID for a plan or actions file it cannot read). */
-export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec): LaneJobBody {
+export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, retry = false): LaneJobBody {
   const crew = loaded.crew;
   const read = (file: string, what: string) => {
     try {
@@ -76,6 +79,7 @@ export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec): LaneJobBody {
     runners: lane.runners,
     plan: read(resolve(dirname(loaded.file), lane.plan), 'plan'),
     actions: { text: read(loaded.actionsFile, 'actions file'), signature: read(signatureFileOf(loaded.actionsFile), 'actions signature') },
+    ...(retry ? { retry: true } : {}),
   };
 }
 
