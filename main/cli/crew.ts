@@ -12,7 +12,7 @@ import { interruptSignal } from '../interrupt.ts';
 
 export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline TIME]
                          [--serve PORT] [--report FILE] [--retry-failed] [--stuck-after TIME]
-                         [--json]
+                         [--queue redis://HOST:PORT --key KEY [--queue-timeout TIME]] [--json]
 
 Runs every lane of a crew: each lane bootstraps its observer, reviews its plan with two
 voices to the gate, answers the gate by the crew's policy, lets its agent work under QA
@@ -31,6 +31,13 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
                   story, /snapshot.json, /lanes/<id>.json, /events (deltas)
   --stuck-after TIME  a running lane with no admitted progress mark nor saved change for
                   longer is shown as stuck (default 2m)
+  --queue URL     run the lanes on laneward crew worker processes (any machines) through
+                  Redis: one job per lane, signed with --key (an Ed25519 private key; the
+                  workers trust its public half), each lane's run directory carried back
+                  into out and validated here; the same lines and exit statuses. Redis
+                  unreachable at the start, or for --queue-timeout (default 10s) later, is
+                  QUEUE_UNAVAILABLE (exit 1): the lanes run on, and the same command later
+                  picks up their results. Not with a crew that names a workspace.
   --report FILE   the crew's JSON report, written atomically at the end
   --retry-failed  run failed lanes again, as new attempts (never replaying a started
                   call; a lane failed exporting exports again, any other re-bootstraps its
