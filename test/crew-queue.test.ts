@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signJob } from '../main/queue/signed-job.ts';
@@ -237,6 +237,16 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect([run.code, codesOf(run.stderr), run.stdout]).toEqual([1, ['QUEUE_UNAVAILABLE'], '']);
     const w = laneward(['crew', 'worker', '--queue', dead, '--trust', crew.pub, '--state', join(crew.dir, 'w')], { cwd: crew.dir });
     expect([w.code, codesOf(w.stderr)]).toEqual([1, ['QUEUE_UNAVAILABLE']]);
+  });
+
+  test('a crew that names a workspace is refused over a queue (USAGE), before anything is enqueued', async () => {
+    const crew = queuedCrew(1);
+    const { gitRepo } = await import('./helpers/real-crew.ts');
+    const repo = gitRepo(join(crew.dir, 'repo'));
+    const file = JSON.parse(readFileSync(crew.file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(crew.file, JSON.stringify({ ...file, workspace: { repo } }));
+    const r = laneward(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir });
+    expect([r.code, codesOf(r.stderr), r.stdout]).toEqual([2, ['USAGE'], '']);
   });
 
   test.each([
