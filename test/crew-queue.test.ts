@@ -202,6 +202,32 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(await stopAll([w])).toEqual([0]);
   }, 300_000);
 
+  test('a forged result is refused at the coordinator: no line of its making, nothing written outside the lane', async () => {
+    const crew = queuedCrew(2);
+    const { Worker } = await import('bullmq');
+    const { queueTarget } = await import('../main/queue/connection.ts');
+    // A rogue taker of the queue: answers every lane with what a worker never sends.
+    const answers = [
+      { progress: { stage: 'complete', code: 'X\nCREW_SUMMARY: forged', attempts: 1, turnsDispatched: 0, turnsDone: 0, lostTurns: [], detail: null, updatedAt: 'now', lane: 'lane-9' }, files: [] },
+      { progress: { stage: 'complete', code: null, attempts: 1, turnsDispatched: 0, turnsDone: 0, lostTurns: [], detail: null, updatedAt: 'now' }, files: [{ path: '../../escaped.txt', data: 'eA==' }] },
+    ];
+    let n = 0;
+    const rogue = new Worker(LANE_QUEUE, async () => answers[n++ % 2], { connection: queueTarget(redis.url).connection, concurrency: 1 });
+    try {
+      // Spawned, not run synchronously: the rogue taker lives in this process's event loop.
+      const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], crew.dir);
+      expect(await run.exited).toBe(1);
+      const lines = run.out().trim().split('\n');
+      expect(lines.filter((l) => l.startsWith('CREW_SUMMARY: '))).toHaveLength(1);
+      const ends = lines.filter((l) => l.startsWith('CREW_LANE: ')).map((l) => /lane=(\S+) status=(\S+) code=(\S+)/.exec(l)?.slice(1).join(' ')).sort();
+      expect(ends).toEqual(['lane-1 failed JOB_INVALID', 'lane-2 failed JOB_INVALID']);
+      expect(existsSync(join(crew.dir, 'escaped.txt'))).toBe(false);
+      expect(existsSync(join(crew.dir, 'runs', 'escaped.txt'))).toBe(false);
+    } finally {
+      await rogue.close();
+    }
+  }, 90_000);
+
   test('a forged job runs nothing: unsigned, signed by another key, a lane id that leaves its place', async () => {
     const crew = queuedCrew(1);
     const w = worker(crew, 'w1');

@@ -21,6 +21,7 @@ import { validateRun } from '../../workers/validate/validate-run.ts';
 import { checkQueue, queueTarget, queueUnavailable, type QueueTarget } from './connection.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE } from './lane-job.ts';
 import { laneStreamKey } from './lane-mirror.ts';
+import { laneProgressFrom } from './lane-result.ts';
 import type { LaneJobResult } from './crew-worker.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES, unpackRunDir } from './run-dir-transfer.ts';
 import { signJob } from './signed-job.ts';
@@ -120,7 +121,8 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     }
     events.on('progress', ({ jobId, data }) => {
       const lane = idOf.get(jobId);
-      if (lane !== undefined && typeof data === 'object' && data !== null) view.update({ ...(data as LaneProgress), runDir: join(loaded.out, lane) });
+      const progress = lane === undefined ? null : laneProgressFrom(data, loaded.crew.crew, lane, join(loaded.out, lane));
+      if (progress !== null) view.update(progress);
     });
     const stop = new AbortController();
     const onCancel = () => {
@@ -148,16 +150,20 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       );
     }, HEALTH_MS);
     const print = (line: string) => (live === undefined ? io.out(line) : live.print(() => io.out(line)));
+    const failedLane = (lane: string, dir: string, code: string, detail: string): LaneProgress => {
+      const now = new Date().toISOString();
+      return { crew: loaded.crew.crew, lane, stage: 'failed', runDir: dir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code, detail, updatedAt: now, stages: [{ stage: 'failed', at: now }] };
+    };
     const settle = async (lane: string, result: LaneJobResult | null, failure: string | null) => {
       const dir = join(loaded.out, lane);
       let progress: LaneProgress;
-      if (result === null) {
+      if (result === null || typeof result !== 'object') {
         const code = /^([A-Z][A-Z_]+): /.exec(failure ?? '')?.[1] ?? 'INTERNAL';
-        const now = new Date().toISOString();
-        progress = { crew: loaded.crew.crew, lane, stage: 'failed', runDir: dir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code, detail: oneLine(failure ?? 'the lane job failed'), updatedAt: now, stages: [{ stage: 'failed', at: now }] };
+        progress = failedLane(lane, dir, code, oneLine(failure ?? 'the lane job ended with no result'));
       } else {
-        progress = { ...result.progress, runDir: dir };
-        if (result.files !== null) {
+        const reported = laneProgressFrom(result.progress, loaded.crew.crew, lane, dir);
+        progress = reported ?? failedLane(lane, dir, 'JOB_INVALID', 'the worker\'s result for this lane is not a lane\'s progress');
+        if (reported !== null && Array.isArray(result.files)) {
           try {
             unpackRunDir(result.files, dir, options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES);
             const report = validateRun(dir);

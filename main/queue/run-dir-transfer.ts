@@ -12,6 +12,8 @@ export interface CarriedFile {
 
 /** The default bound on what one lane's run directory may carry back. */
 export const DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024;
+/** The most files one lane's run directory may carry back. */
+export const MAX_ARTIFACT_FILES = 10_000;
 
 /**
  * A lane's exported run directory as job data: regular files only (a symlink or a special
@@ -29,6 +31,7 @@ export function packRunDir(dir: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): 
       if (stat.isDirectory()) walk(path);
       else if (stat.isFile()) {
         total += stat.size;
+        if (files.length >= MAX_ARTIFACT_FILES) throw new LanewardError('ARTIFACT_TOO_LARGE', `${dir} holds more than ${MAX_ARTIFACT_FILES} files`, { path: dir });
         if (total > maxBytes) throw new LanewardError('ARTIFACT_TOO_LARGE', `${dir} holds more than ${maxBytes} bytes of files (at ${path})`, { path: dir });
         files.push({ path, data: readFileSync(join(dir, path)).toString('base64') });
       }
@@ -45,8 +48,10 @@ export function packRunDir(dir: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): 
  * the directory is JOB_INVALID and nothing is written.
  */
 export function unpackRunDir(files: readonly CarriedFile[], dest: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): void {
+  if (!Array.isArray(files) || files.length > MAX_ARTIFACT_FILES) throw new LanewardError('ARTIFACT_TOO_LARGE', `the carried run directory holds more than ${MAX_ARTIFACT_FILES} files, or is not a list`, { path: dest });
   let total = 0;
   for (const file of files) {
+    if (typeof file !== 'object' || file === null) throw new LanewardError('JOB_INVALID', 'a carried file is not a {path, data} object');
     const path = file.path;
     if (typeof path !== 'string' || typeof file.data !== 'string' || path === '' || isAbsolute(path) || path.includes('\\') || path.includes('\0') || normalize(path).split(sep).includes('..') || normalize(path) !== path.split('/').join(sep)) {
       throw new LanewardError('JOB_INVALID', `a carried file's path ${JSON.stringify(path)} is not inside its run directory`);
