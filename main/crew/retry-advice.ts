@@ -1,5 +1,9 @@
-/** The command that runs a crew's failed lanes again, runnable as printed (words a shell would split are quoted). */
+/** A word as a shell reads it back as that one word: quoted only when it needs to be. */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The command that runs a crew's failed lanes again, runnable as printed. */
 export function retryAdvice(file: string, root: string): string {
-  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
-  return `laneward crew run ${word(file)} --retry-failed --state ${word(root)}`;
+  return `laneward crew run ${shellWord(file)} --retry-failed --state ${shellWord(root)}`;
 }

@@ -10,6 +10,7 @@ import { readLaneStory } from '../console/lane-story.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { summaryLine, tally } from '../crew/coordinator.ts';
 import { claimCrew } from '../crew/crew-driver.ts';
+import { shellWord } from '../crew/retry-advice.ts';
 import { verifyCrewActions } from '../crew/crew-actions.ts';
 import type { CrewOutput, CrewRunOptions, CrewRunResult } from '../crew/crew-run.ts';
 import { laneLine, laneObject } from '../crew/lane-line.ts';
@@ -40,8 +41,7 @@ const HEALTH_MS = 1_000;
 
 /** The command that runs a queued crew's failed lanes again, runnable as printed. */
 function queuedRetry(file: string, target: QueueTarget, key: string, root: string): string {
-  const word = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
-  return `laneward crew run ${word(file)} --queue ${word(target.url)} --key ${word(key)} --retry-failed --state ${word(root)}`;
+  return `laneward crew run ${shellWord(file)} --queue ${shellWord(target.url)} --key ${shellWord(key)} --retry-failed --state ${shellWord(root)}`;
 }
 
 /**
