@@ -17,6 +17,14 @@ describe('dist/laneward.mjs', () => {
     expect(statics.filter((name) => !name!.startsWith('node:') && name !== 'module')).toEqual([]);
   });
 
+  test('should leave bullmq and ioredis in node_modules, imported only when a --queue command runs', () => {
+    const bundle = readFileSync(BUNDLE, 'utf8');
+    expect(bundle).toContain('import("bullmq")');
+    expect(bundle).toContain('import("ioredis")');
+    // Inlined, their 1.5 MB would be parsed at every start of every command.
+    expect(bundle).not.toContain('maxRetriesPerRequest must be null');
+  });
+
   test('should not load the HTTP stack at start-up', () => {
     expect(staticImports(readFileSync(BUNDLE, 'utf8'))).not.toContain('node:http');
   });
