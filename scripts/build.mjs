@@ -15,7 +15,6 @@ const entries = {
   validate: 'workers/validate/task.ts',
   supervise: 'workers/supervise/task.ts',
   'qa-service': 'main/crew/qa-service.ts',
-  queue: 'main/queue/index.ts',
   bench: 'bench/main.ts',
 };
 

@@ -3,11 +3,14 @@ import { ACK } from './artifact-ack.ts';
 import { SCHEMA } from './artifact-schema.ts';
 import { URGENT } from './artifact-urgent.ts';
 import { VALIDATE } from './artifact-validate.ts';
+import { WORKER } from './artifact-worker.ts';
 
-export const ARTIFACT_HELP = `usage: laneward artifact <validate|schema|ack|urgent> ... [--json]
+export const ARTIFACT_HELP = `usage: laneward artifact <validate|worker|schema|ack|urgent> ... [--json]
 
   validate <run.json|dir>... [--json] [--jobs N]   the completion check, one run or a batch
+  validate <run.json|dir>... --queue URL --key K   the same batch, validated by the queue's workers
   validate <file> --as <schema> [--run <id>]       one artifact file against one schema
+  worker --queue URL --trust PUB [--root DIR]      validate the runs queued with --queue
   schema <name> | --list                           the JSON Schema of an artifact
   ack <run.json|dir> --consumer <id>               record that a consumer read a valid run
   urgent <findings.jsonl>                          the URGENT block, or "None."
@@ -19,6 +22,7 @@ export const ARTIFACT = group({
   help: ARTIFACT_HELP,
   commands: [
     VALIDATE,
+    WORKER,
     SCHEMA,
     ACK,
     URGENT,

@@ -3,7 +3,6 @@ import { exitStatus } from '../../formats/codes/exit-status.ts';
 import { interruptSignal } from '../interrupt.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command } from './command.ts';
-import { loadQueue } from '../queue/load.ts';
 
 export const CREW_WORKER_HELP = `usage: laneward crew worker --queue redis://HOST:PORT --trust PUB [--state DIR]
                             [--concurrency N] [--threads N] [--lock TIME] [--max-artifact-mb N]
@@ -44,7 +43,7 @@ export const crewWorkerCommand = command({
     if (values.trust === undefined) throw usage('crew worker needs --trust PUB: the key its jobs must be signed by');
     const lockMs = minutesOption('lock', values.lock) ?? 30_000;
     if (lockMs < 1_000) throw usage('--lock must be at least 1s');
-    const { crewWorker } = await loadQueue();
+    const { crewWorker } = await import('../queue/crew-worker.ts');
     const interrupt = interruptSignal();
     try {
       await crewWorker(

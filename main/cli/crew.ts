@@ -5,7 +5,6 @@ import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { crewStatus, crewView } from './crew-console.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
-import { loadQueue } from '../queue/load.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -134,7 +133,7 @@ const run = command({
           cancel: interrupt.signal,
       };
       if (values.queue !== undefined) {
-        const { crewRunQueued } = await loadQueue();
+        const { crewRunQueued } = await import('../queue/crew-queue.ts');
         result = await crewRunQueued({ ...common, queue: values.queue, key: values.key!, ...(queueTimeoutMs === undefined ? {} : { queueTimeoutMs }) }, io);
       } else result = await crewRun(common, io);
     } finally {

@@ -76,3 +76,25 @@ export async function checkQueue(target: QueueTarget, ms = 5_000): Promise<void>
     client.disconnect();
   }
 }
+
+/** The connection options BullMQ's clients are made from, and the switch that ends their reconnecting. */
+export interface BullConnection {
+  readonly connection: QueueTarget['connection'] & { readonly retryStrategy: (times: number) => number | null };
+  /** From now on a client that loses its connection, or fails to make one, stops trying. */
+  giveUp(): void;
+}
+
+/**
+ * The connection options BullMQ's clients get. Reconnects are tried at least once a
+ * second (BullMQ's default backs off to 20 s), so a short outage heals at once. Once a
+ * lost Redis is given up on, no client tries again: BullMQ reconnects some of its own
+ * (an event reader whose blocking read outlived its deadline) even while it is being
+ * closed, and a client that keeps reconnecting keeps the process alive.
+ */
+export function bullConnection(target: QueueTarget): BullConnection {
+  let given = false;
+  return {
+    connection: { ...target.connection, retryStrategy: (times) => (given ? null : Math.min(times * 100, 1_000)) },
+    giveUp: () => void (given = true),
+  };
+}
