@@ -81,6 +81,27 @@ async function settled<T>(promise: Promise<T>): Promise<{ done: boolean; value?:
 }
 
 describe('ProviderGate', () => {
+  test('should hold a call admitted before a rate limit, still waiting for its slot, until the pause ends', async () => {
+    let now = 5_000_000;
+    const gate = new ProviderGate(() => now);
+    expect(await gate.admit('codex')).toBe(true);
+    expect(await gate.admit('codex')).toBe(true);
+    // Open before any limit: starts at once.
+    expect(await settled(gate.beforeStart('codex'))).toEqual({ done: true, value: true });
+    gate.ended('codex', outcome('PROVIDER_RATE_LIMITED', 0.2));
+    const waiting = gate.beforeStart('codex');
+    expect((await settled(waiting)).done).toBe(false);
+    now += 200;
+    // Its timer runs on the real clock: it looks again when it fires and finds the pause over.
+    expect(await waiting).toBe(true);
+    // Cancelled while it waits: false, and nothing starts.
+    gate.ended('codex', outcome('PROVIDER_RATE_LIMITED', 30));
+    const stop = new AbortController();
+    const cancelled = gate.beforeStart('codex', stop.signal);
+    stop.abort();
+    expect(await cancelled).toBe(false);
+  });
+
   test('should admit at once while no provider was rate limited, and show nothing', async () => {
     const gate = new ProviderGate(() => 0);
     const all = await Promise.all(Array.from({ length: 100 }, () => gate.admit('claude-code')));

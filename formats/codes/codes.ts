@@ -166,7 +166,7 @@ export const RESULT_CODES = {
     summary: 'another worker holds this lane now (this worker\'s lock on its job expired): this one stopped it and wrote nothing more',
     fix: 'nothing to do for the lane, which runs on; keep workers renewing their locks (a machine stalled longer than --lock loses its lanes)',
   },
-  ARTIFACT_TOO_LARGE: {
+  RUN_DIR_TOO_LARGE: {
     summary: 'a lane\'s exported run directory is larger than a job may carry back',
     fix: 'keep large outputs out of the run directory, or raise --max-artifact-mb on the worker and the coordinator',
   },

@@ -11,7 +11,7 @@ Takes lanes that laneward crew run CREW.json --queue ... --key KEY enqueued, up 
 --concurrency at once (default 2), and runs each exactly as a local crew runs a lane, on
 this machine's own state root, dispatcher and QA service; each lane's saved changes go
 back as the job's progress, its exported run directory as the job's result (at most
---max-artifact-mb, default 16: more is ARTIFACT_TOO_LARGE). A job is run only if its
+--max-artifact-mb, default 16: more is RUN_DIR_TOO_LARGE). A job is run only if its
 signature verifies with --trust (the public half of the coordinator's --key; the lane's
 signed actions are checked with it too); anything else is refused JOB_INVALID and runs
 nothing. A lane whose lock is not renewed for --lock (default 30s) is taken for lost:

@@ -169,12 +169,16 @@ async function runClaimed(
     const lane = laneOfSpec(spec, crew.crew, loaded.out);
     const onMarks = lane === undefined ? undefined : () => view?.activity(lane);
     // The caller's own step at the slot first (a dispatch journaled), then the crew's (a queue worker mirrors it).
+    // At its slot a preset call first waits out a rate limit that came while it queued:
+    // nothing of that provider goes out (nor is journaled as dispatched) inside a pause.
     const before = options.beforeChild;
-    const onSlot = before === undefined ? runOptions?.onSlot : async () => {
+    const onSlot = async () => {
+      // Cancelled while it waited: nothing is journaled; the dispatcher, seeing the cancel, starts nothing.
+      if (provider !== undefined && !(await gate.beforeStart(provider, stop.signal))) return;
       await runOptions?.onSlot?.();
-      await before(lane);
+      await before?.(lane);
     };
-    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, ...(onMarks === undefined ? {} : { onMarks }), ...(onSlot === undefined ? {} : { onSlot }) });
+    const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, onSlot, ...(onMarks === undefined ? {} : { onMarks }) });
     if (provider !== undefined) gate.ended(provider, outcome);
     return outcome;
   };

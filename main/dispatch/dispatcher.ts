@@ -92,9 +92,10 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
         if (options.cancel !== undefined) unlink = onAbort(options.cancel, () => controller.abort(options.cancel?.reason));
         if (!(await slots.acquire(controller.signal))) return cancelledBeforeStart(spec, abortSignalName(controller.signal));
         try {
-          // An adoption's budget was set from its recorded dispatch: a slot does not renew it.
-          const ready = options.budgetFromSlot === true && spec.adopt === undefined ? { ...spec, startedAt: nowMs() } : spec;
           await options.onSlot?.();
+          // From the slot and the caller's step at it (a call may wait out a rate limit there):
+          // an adoption's budget was set from its recorded dispatch, and a slot does not renew it.
+          const ready = options.budgetFromSlot === true && spec.adopt === undefined ? { ...spec, startedAt: nowMs() } : spec;
           if (controller.signal.aborted) return cancelledBeforeStart(ready, abortSignalName(controller.signal));
           // An adoption starts nothing: it holds a slot, and is not counted as a start.
           if (spec.adopt === undefined) counters.started += 1;

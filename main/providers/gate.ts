@@ -86,6 +86,29 @@ export class ProviderGate {
     }
   }
 
+  /**
+   * Resolves once an admitted call may start now: a call admitted before a rate limit was
+   * known, still waiting for its slot when the limit came, waits the pause out (holding its
+   * slot: it is counted as running) rather than going out inside it. False on cancel.
+   */
+  async beforeStart(provider: PresetName, cancel?: AbortSignal): Promise<boolean> {
+    const state = this.state(provider);
+    for (;;) {
+      if (cancel?.aborted) return false;
+      const wait = state.pausedUntil - this.now();
+      if (wait <= 0) return true;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          cancel?.removeEventListener('abort', wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(wait, MAX_TIMER_MS));
+        cancel?.addEventListener('abort', wake, { once: true });
+      });
+    }
+  }
+
   /** A call admitted by {@link admit} ended. */
   ended(provider: PresetName, outcome: Outcome): void {
     const state = this.state(provider);

@@ -126,7 +126,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     try {
       return { progress, files: packRunDir(join(dir, 'runs', body.lane), options.maxArtifactBytes), worker: name };
     } catch (error) {
-      if (!isLanewardError(error) || error.code !== 'ARTIFACT_TOO_LARGE') throw error;
+      if (!isLanewardError(error) || error.code !== 'RUN_DIR_TOO_LARGE') throw error;
       return { progress: { ...progress, stage: 'failed', code: error.code, detail: error.message }, files: null, worker: name };
     }
   };

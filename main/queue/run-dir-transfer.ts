@@ -18,7 +18,7 @@ export const MAX_ARTIFACT_FILES = 10_000;
 /**
  * A lane's exported run directory as job data: regular files only (a symlink or a special
  * file is never followed nor read), the agent's worktree left out (its work is on its
- * branch), at most `maxBytes` in all: more is ARTIFACT_TOO_LARGE, naming the size.
+ * branch), at most `maxBytes` in all: more is RUN_DIR_TOO_LARGE, naming the size.
  */
 export function packRunDir(dir: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): CarriedFile[] {
   const files: CarriedFile[] = [];
@@ -31,8 +31,8 @@ export function packRunDir(dir: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): 
       if (stat.isDirectory()) walk(path);
       else if (stat.isFile()) {
         total += stat.size;
-        if (files.length >= MAX_ARTIFACT_FILES) throw new LanewardError('ARTIFACT_TOO_LARGE', `${dir} holds more than ${MAX_ARTIFACT_FILES} files`, { path: dir });
-        if (total > maxBytes) throw new LanewardError('ARTIFACT_TOO_LARGE', `${dir} holds more than ${maxBytes} bytes of files (at ${path})`, { path: dir });
+        if (files.length >= MAX_ARTIFACT_FILES) throw new LanewardError('RUN_DIR_TOO_LARGE', `${dir} holds more than ${MAX_ARTIFACT_FILES} files`, { path: dir });
+        if (total > maxBytes) throw new LanewardError('RUN_DIR_TOO_LARGE', `${dir} holds more than ${maxBytes} bytes of files (at ${path})`, { path: dir });
         files.push({ path, data: readFileSync(join(dir, path)).toString('base64') });
       }
     }
@@ -48,7 +48,7 @@ export function packRunDir(dir: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): 
  * the directory is JOB_INVALID and nothing is written.
  */
 export function unpackRunDir(files: readonly CarriedFile[], dest: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): void {
-  if (!Array.isArray(files) || files.length > MAX_ARTIFACT_FILES) throw new LanewardError('ARTIFACT_TOO_LARGE', `the carried run directory holds more than ${MAX_ARTIFACT_FILES} files, or is not a list`, { path: dest });
+  if (!Array.isArray(files) || files.length > MAX_ARTIFACT_FILES) throw new LanewardError('RUN_DIR_TOO_LARGE', `the carried run directory holds more than ${MAX_ARTIFACT_FILES} files, or is not a list`, { path: dest });
   let total = 0;
   for (const file of files) {
     if (typeof file !== 'object' || file === null) throw new LanewardError('JOB_INVALID', 'a carried file is not a {path, data} object');
@@ -57,7 +57,7 @@ export function unpackRunDir(files: readonly CarriedFile[], dest: string, maxByt
       throw new LanewardError('JOB_INVALID', `a carried file's path ${JSON.stringify(path)} is not inside its run directory`);
     }
     total += Math.floor((file.data.length * 3) / 4);
-    if (total > maxBytes) throw new LanewardError('ARTIFACT_TOO_LARGE', `the carried run directory is over ${maxBytes} bytes`, { path: dest });
+    if (total > maxBytes) throw new LanewardError('RUN_DIR_TOO_LARGE', `the carried run directory is over ${maxBytes} bytes`, { path: dest });
   }
   const temp = `${dest}.incoming-${process.pid}-${Date.now()}`;
   rmSync(temp, { recursive: true, force: true });
