@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signJob } from '../main/queue/signed-job.ts';
-import { LANE_QUEUE } from '../main/queue/lane-job.ts';
+import { LANE_QUEUE, runAsName } from '../main/queue/lane-job.ts';
 import { readPrivateKey, writeKeyPair } from '../main/actions/keys.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -37,10 +37,10 @@ function start(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}
 }
 
 /** A crew of `lanes` lanes with its keys, and the args of its coordinator and workers. */
-function queuedCrew(lanes: number, options: { instant?: boolean; broken?: number } = {}) {
+function queuedCrew(lanes: number, options: { instant?: boolean; broken?: number; name?: string } = {}) {
   const dir = join(root, `crew-${++serial}`);
-  const file = writeDemoCrew({ dir, crew: `q${serial}`, lanes, broken: options.broken ?? 0, concurrency: 2, fixtures: join(ROOT, 'fixtures'), instant: options.instant ?? true });
-  return { dir, file, name: `q${serial}`, key: join(dir, 'keys', 'actions.key'), pub: join(dir, 'keys', 'actions.pub') };
+  const file = writeDemoCrew({ dir, crew: options.name ?? `q${serial}`, lanes, broken: options.broken ?? 0, concurrency: 2, fixtures: join(ROOT, 'fixtures'), instant: options.instant ?? true });
+  return { dir, file, name: options.name ?? `q${serial}`, key: join(dir, 'keys', 'actions.key'), pub: join(dir, 'keys', 'actions.pub') };
 }
 
 afterEach(() => {
@@ -204,8 +204,9 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const { default: Redis } = await import('ioredis');
     const client = new Redis(redis.url);
     try {
-      const streams = (await client.keys(`laneward:lane:${crew.name}.*`)).sort();
-      expect(streams).toEqual(/ status=complete /.test(retried) ? [] : [`laneward:lane:${crew.name}.${lane}`]);
+      const runAs = runAsName(crew.name, crew.file, join(crew.dir, 'coord'));
+      const streams = (await client.keys(`laneward:lane:${runAs}.*`)).sort();
+      expect(streams).toEqual(/ status=complete /.test(retried) ? [] : [`laneward:lane:${runAs}.${lane}`]);
     } finally {
       client.disconnect();
     }
@@ -238,6 +239,25 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     }
   }, 90_000);
 
+  test('two crews that share a name, on one worker at once, never share a lane', async () => {
+    const a = queuedCrew(2, { name: 'same' });
+    const b = queuedCrew(2, { name: 'same', broken: 1 });
+    // One worker trusts one key: b takes a's key pair, and its actions are signed again with it.
+    copyFileSync(a.key, b.key);
+    copyFileSync(a.pub, b.pub);
+    const sign = laneward(['actions', 'sign', join(b.dir, 'actions.json'), '--key', b.key], { cwd: b.dir });
+    expect(sign.code, sign.stderr).toBe(0);
+    const w = worker(a, 'w1', ['--concurrency', '4']);
+    const args = (c: typeof a) => ['crew', 'run', c.file, '--queue', redis.url, '--key', c.key, '--state', join(c.dir, 'coord')];
+    const [ra, rb] = [start(args(a), a.dir), start(args(b), b.dir)];
+    expect(await ra.exited, ra.out() + ra.err()).toBe(0);
+    expect(await rb.exited, rb.out() + rb.err()).toBe(1);
+    expect(ra.out()).toMatch(/CREW_SUMMARY: lanes=2 complete=2 failed=0 /);
+    expect(rb.out()).toMatch(/CREW_SUMMARY: lanes=2 complete=1 failed=1 /);
+    for (const c of [a, b]) for (const line of (c === a ? ra : rb).out().split('\n').filter((l) => l.startsWith('CREW_LANE: '))) expect(line).toContain(` run=${join(c.dir, 'runs')}/`);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 180_000);
+
   test('a forged job runs nothing: unsigned, signed by another key, a lane id that leaves its place', async () => {
     const crew = queuedCrew(1);
     const w = worker(crew, 'w1');
@@ -245,7 +265,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const { Queue } = await import('bullmq');
     const { queueTarget } = await import('../main/queue/connection.ts');
     const queue = new Queue(LANE_QUEUE, { connection: queueTarget(redis.url).connection });
-    const body = (lane: string) => ({ kind: 'lane', crew: 'forged', lane, settings: {}, runners: { native: ['sh', '-c', 'touch /tmp/pwned'] }, plan: '# p', actions: { text: '{}', signature: 'x' } });
+    const body = (lane: string) => ({ kind: 'lane', crew: 'forged', runAs: 'cforged', lane, settings: {}, runners: { native: ['sh', '-c', 'touch /tmp/pwned'] }, plan: '# p', actions: { text: '{}', signature: 'x' } });
     const jobs = await Promise.all([
       queue.add('lane', { v: 1, body: JSON.stringify(body('a')), signature: 'A'.repeat(86) + '==' }),
       queue.add('lane', signJob(body('b'), readPrivateKey(other.key))),

@@ -20,7 +20,7 @@ import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { checkQueue, queueTarget, queueUnavailable, type QueueTarget } from './connection.ts';
-import { laneJobBody, laneJobId, LANE_QUEUE } from './lane-job.ts';
+import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { laneStreamKey } from './lane-mirror.ts';
 import { laneProgressFrom } from './lane-result.ts';
 import type { LaneJobResult } from './crew-worker.ts';
@@ -64,7 +64,8 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const target = queueTarget(options.queue);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   const store = openStore(root, { batched: true });
-  const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane, options.retryFailed === true));
+  const runAs = runAsName(loaded.crew.crew, loaded.file, root);
+  const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane, runAs, options.retryFailed === true));
   await checkQueue(target);
   const release = await claimCrew(store, loaded.crew.crew);
   const { Queue, QueueEvents } = await import('bullmq');
@@ -83,7 +84,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   let stoppedBy: string | null = null;
   const closers: (() => void)[] = [];
   const lanes = new Map<string, LaneProgress>();
-  const idOf = new Map(loaded.lanes.map((lane) => [laneJobId(loaded.crew.crew, lane.id), lane.id]));
+  const idOf = new Map(loaded.lanes.map((lane) => [laneJobId(runAs, lane.id), lane.id]));
   const view = new CrewView(loaded.crew.crew, () => ({ running: 0, queued: 0, started: 0, finished: 0, marks: 0, renewalLatencyMs: [] }), loaded.lanes.map((l) => l.id), () => [], {
     startedAt,
     capPerLaneUsd: runFacts.capPerLaneUsd,
@@ -98,7 +99,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     // A failed lane runs again only when asked: its job is removed and added anew.
     if (options.retryFailed === true) {
       for (const lane of loaded.lanes) {
-        const job = await queue.getJob(laneJobId(loaded.crew.crew, lane.id));
+        const job = await queue.getJob(laneJobId(runAs, lane.id));
         if (job !== undefined && (await job.isFailed() || (job.returnvalue as LaneJobResult | null)?.progress?.stage === 'failed')) await job.remove();
       }
     }
@@ -106,7 +107,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       loaded.lanes.map((lane, i) => ({
         name: 'lane',
         data: signJob(bodies[i], key),
-        opts: { jobId: laneJobId(loaded.crew.crew, lane.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
+        opts: { jobId: laneJobId(runAs, lane.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
       })),
     );
     live = io.stderrIsTTY ? startTerminalView(io, view, 250) : undefined;
@@ -180,7 +181,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       lanes.set(lane, progress);
       await store.crewLanes.put([loaded.crew.crew, lane], progress);
       // A complete lane needs its mirror no more (a failed one keeps it: a retry continues it).
-      if (progress.stage === 'complete') await redis.del(laneStreamKey(loaded.crew.crew, lane)).catch(() => undefined);
+      if (progress.stage === 'complete') await redis.del(laneStreamKey(runAs, lane)).catch(() => undefined);
       view.update(progress);
       print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retry));
     };
@@ -188,7 +189,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     await Promise.race([
       Promise.all(
         loaded.lanes.map(async (lane) => {
-          const job = await queue.getJob(laneJobId(loaded.crew.crew, lane.id));
+          const job = await queue.getJob(laneJobId(runAs, lane.id));
           if (job === undefined) throw queueUnavailable(target, new Error(`job of lane ${lane.id} is missing from the queue`));
           let result: LaneJobResult | null = null;
           let failure: string | null = null;

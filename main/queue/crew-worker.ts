@@ -71,7 +71,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
 
   const runLane = async (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: string): Promise<LaneJobResult> => {
     const body = checkLaneJob(openJob(job.data, trust));
-    const dir = join(root, 'queue', crewQaLaneId(body.crew, body.lane));
+    const dir = join(root, 'queue', crewQaLaneId(body.runAs, body.lane));
     const file = writeLaneCrew(dir, body, trustFile);
     // A signed body whose settings or runners do not make a crew is the job's fault, not a crew file's.
     try {
@@ -82,11 +82,11 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     }
     // A lane another worker started continues here from its mirrored journal; one this
     // state root holds (the same machine, back) continues from its own.
-    if (store.crewLanes.get([body.crew, body.lane]) === undefined) {
-      const records = await readLaneStream(redis, body.crew, body.lane);
+    if (store.crewLanes.get([body.runAs, body.lane]) === undefined) {
+      const records = await readLaneStream(redis, body.runAs, body.lane);
       if (records.length > 0) await restoreLane(store, records, { lane: body.lane, dir, root, trust: trustFile });
     }
-    const mirror = new LaneMirror(redis, store, { crew: body.crew, id: body.lane, lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`, token });
+    const mirror = new LaneMirror(redis, store, { crew: body.runAs, id: body.lane, lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`, token });
     const stop = new AbortController();
     let taken: unknown;
     const flush = async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import * as v from 'valibot';
@@ -22,7 +23,14 @@ const MAX_TEXT = 1024 * 1024;
  */
 export interface LaneJobBody {
   readonly kind: 'lane';
+  /** The crew's name, as its coordinator prints it. */
   readonly crew: string;
+  /**
+   * The name the lane runs under on a worker: one per coordinator's crew (its name, file
+   * and state root), so two crews that share a name never share a job, a store key or a
+   * stream.
+   */
+  readonly runAs: string;
   readonly lane: string;
   /** The crew file's settings that decide how a lane runs (models, answer, limits, prices, action names). */
   readonly settings: Record<string, unknown>;
@@ -40,6 +48,7 @@ const laneName = v.pipe(
 const bodySchema = v.strictObject({
   kind: v.literal('lane'),
   crew: laneName,
+  runAs: laneName,
   lane: laneName,
   settings: v.record(v.string(), v.unknown()),
   runners: v.record(v.string(), v.unknown()),
@@ -48,13 +57,18 @@ const bodySchema = v.strictObject({
   retry: v.optional(v.boolean()),
 });
 
-/** The job id of a lane: one per (crew, lane), so enqueuing a crew again adds nothing twice. */
-export function laneJobId(crew: string, lane: string): string {
-  return `lane.${crewQaLaneId(crew, lane)}`;
+/** The job id of a lane: one per (crew as run, lane), so enqueuing a crew again adds nothing twice. */
+export function laneJobId(runAs: string, lane: string): string {
+  return `lane.${crewQaLaneId(runAs, lane)}`;
+}
+
+/** The name a coordinator's crew runs under on the workers: its name, file and state root, hashed. */
+export function runAsName(crew: string, file: string, root: string): string {
+  return `c${createHash('sha256').update(`${crew}\0${file}\0${root}`).digest('hex').slice(0, 20)}`;
 }
 
 /** The job of one lane of a loaded crew (CREW_INVALID for a plan or actions file it cannot read). */
-export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, retry = false): LaneJobBody {
+export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, runAs: string, retry = false): LaneJobBody {
   const crew = loaded.crew;
   const read = (file: string, what: string) => {
     try {
@@ -68,6 +82,7 @@ export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, retry = false): 
   return {
     kind: 'lane',
     crew: crew.crew,
+    runAs,
     lane: lane.id,
     settings: {
       models: crew.models,
@@ -107,7 +122,7 @@ export function writeLaneCrew(dir: string, body: LaneJobBody, trust: string): st
   const settings = body.settings as { actions?: Record<string, unknown> };
   const crew = {
     schema_version: 1,
-    crew: body.crew,
+    crew: body.runAs,
     out: 'runs',
     ...settings,
     actions: { ...(settings.actions ?? {}), file: 'actions.json', trust },
