@@ -27,16 +27,20 @@ const MARKER = /\bLANE-(\d+)\b/;
 const markerOf = (r: ModelRequest): string | undefined => MARKER.exec(r.allUserText)?.[0];
 // The reviewer's prompt carries the plan's implementation section: the marker goes there.
 const plan = (i: number) => `# Plan lane-${i + 1}\n\n## Implementation plan\n\n1. Keep notes of lane lane-${i + 1} in NOTES.md (marker LANE-${i + 1}).\n\n## Review record\n\nNothing yet.\n`;
-/** Every outside attempt's dispatch time, and when each rate-limited outside call was journaled, in a crew's store. */
+/**
+ * When each outside attempt's provider was spawned (its child record's wall-clock spawn
+ * time), and when each rate-limited outside call was journaled, in a crew's store.
+ */
 function outsideJournal(state: string): { dispatched: number[]; limitedAt: number[] } {
   const store = openStore(state, { readOnly: true });
   const dispatched: number[] = [];
   const limitedAt: number[] = [];
-  for (const { key } of store.runs.getRange({})) {
+  for (const { key, value } of store.runs.getRange({})) {
+    for (const attempt of Object.values(value.attempts)) {
+      if (attempt.voice === 'outside' && attempt.child != null) dispatched.push(Date.parse(attempt.child.at));
+    }
     for (const event of readJournal(store, key)) {
-      if (event['voice'] !== 'outside') continue;
-      if (event.type === 'attempt_dispatched') dispatched.push(Date.parse(event.at));
-      if (event.type === 'attempt_outcome' && event['code'] === 'PROVIDER_RATE_LIMITED') limitedAt.push(Date.parse(event.at));
+      if (event['voice'] === 'outside' && event.type === 'attempt_outcome' && event['code'] === 'PROVIDER_RATE_LIMITED') limitedAt.push(Date.parse(event.at));
     }
   }
   return { dispatched, limitedAt };
@@ -111,10 +115,11 @@ describe('a 429 on one provider across a crew of eight lanes', () => {
     const first429 = Math.min(...inFirst.map((q) => q.time));
     const others = codex.filter((q) => !firstCalls.has(`${laneOf(q)} ${phaseOf(q)}`));
     expect(new Set(others.map(laneOf)).size).toBeGreaterThanOrEqual(8 - limitedLanes.length);
-    // What the gate promises, from the crew's journal: no codex call is dispatched from the
-    // moment a call ended rate limited until its retry-after passed. A call dispatched
-    // before that moment was already out and may be served (its requests can arrive after
-    // the 429s, however slowly codex starts under load).
+    // What the gate promises, from the crew's store: no codex call is spawned from the moment
+    // a call ended rate limited until its retry-after passed (a call admitted earlier and
+    // still queued for its slot waits the pause out there). One spawned before that moment
+    // was already out and may be served (its requests can arrive after the 429s, however
+    // slowly codex starts under load).
     const { dispatched, limitedAt } = outsideJournal(crew.state);
     expect(limitedAt.length, out).toBe(limitedLanes.length);
     for (const at of limitedAt) {

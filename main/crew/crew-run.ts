@@ -176,6 +176,8 @@ async function runClaimed(
       // Cancelled while it waited: nothing is journaled; the dispatcher, seeing the cancel, starts nothing.
       if (provider !== undefined && !(await gate.beforeStart(provider, stop.signal))) return;
       await runOptions?.onSlot?.();
+      // A limit that came while the dispatch was being journaled is waited out too, before the spawn.
+      if (provider !== undefined && !(await gate.beforeStart(provider, stop.signal))) return;
       await before?.(lane);
     };
     const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, onSlot, ...(onMarks === undefined ? {} : { onMarks }) });
