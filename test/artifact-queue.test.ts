@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -11,7 +10,7 @@ import { RUNS_QUEUE } from '../main/queue/runs-job.ts';
 import { signJob } from '../main/queue/signed-job.ts';
 import { BUNDLE, type CliResult, codesOf, ensureBuilt, ERROR_LINE, laneward, ROOT } from './helpers/cli.ts';
 import { killQuietly, killStrays, until } from './helpers/procs.ts';
-import { type RedisServer, redisMissing, startRedis } from './helpers/redis.ts';
+import { freePort, type RedisServer, redisMissing, startRedis } from './helpers/redis.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // One archive validated across machines: `artifact validate --queue` splits the batch into
@@ -86,16 +85,8 @@ const PAST = new Date('2020-01-01T00:00:00Z');
 const markUnread = (files: readonly string[]) => files.forEach((file) => utimesSync(file, PAST, statSync(file).mtime));
 const readSinceMarked = (files: readonly string[]) => files.filter((file) => statSync(file).atimeMs > PAST.getTime());
 
-async function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+// Nothing listens on it: a Redis that cannot be reached.
+const closedPort = freePort;
 
 describe.skipIf(SKIP !== undefined)('laneward artifact validate --queue', () => {
   const root = join(tmp, 'batches');

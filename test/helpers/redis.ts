@@ -1,2 +1,2 @@
 // The redis-server launcher lives with the fixtures: the bench starts one too.
-export { redisMissing, startRedis, type RedisServer } from '../../fixtures/redis-server.ts';
+export { freePort, redisMissing, startRedis, type RedisServer } from '../../fixtures/redis-server.ts';
