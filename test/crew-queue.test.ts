@@ -173,6 +173,24 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(await stopAll(two)).toEqual([0, 0]);
   }, 240_000);
 
+  test('redis lost mid-crew: the coordinator ends QUEUE_UNAVAILABLE with no stack trace; once redis is back the same command completes the crew', async () => {
+    const crew = queuedCrew(4, { instant: false });
+    const env = { LANEWARD_FIXTURE_DELAY_MS: '300' };
+    const two = [worker(crew, 'w1', [], env), worker(crew, 'w2', [], env)];
+    const args = ['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '3s'];
+    const run = start(args, crew.dir);
+    await until(() => /CREW_WORKER: queue=/.test(two.map((w) => w.err()).join('')) && existsSync(join(crew.dir, 'w1', 'queue')), 60_000, 'the lanes to start');
+    await redis.stop();
+    expect(await run.exited, run.out() + run.err()).toBe(1);
+    expect(codesOf(run.err())).toEqual(['QUEUE_UNAVAILABLE']);
+    expect(run.err()).not.toMatch(/\n\s+at /);
+    await redis.restart();
+    const again = start(args, crew.dir);
+    expect(await again.exited, again.out() + again.err()).toBe(0);
+    expect(again.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 /);
+    expect(await stopAll(two)).toEqual([0, 0]);
+  }, 240_000);
+
   test('crew run --queue --serve: the console follows the lanes on their workers', async () => {
     const crew = queuedCrew(2, { instant: false });
     const w = worker(crew, 'w1', [], { LANEWARD_FIXTURE_DELAY_MS: '300' });

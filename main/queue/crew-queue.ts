@@ -19,7 +19,8 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { checkQueue, queueTarget, queueUnavailable, type QueueTarget } from './connection.ts';
+import { bullConnection, checkQueue, queueTarget, type QueueTarget } from './connection.ts';
+import { watchRedis } from './redis-watch.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { laneStreamKey } from './lane-mirror.ts';
 import { laneProgressFrom } from './lane-result.ts';
@@ -36,8 +37,6 @@ export interface QueuedCrewOptions extends CrewRunOptions {
   /** The most bytes a lane's run directory may carry back. */
   readonly maxArtifactBytes?: number;
 }
-
-const HEALTH_MS = 1_000;
 
 /** The command that runs a queued crew's failed lanes again, runnable as printed. */
 function queuedRetry(file: string, target: QueueTarget, key: string, root: string): string {
@@ -72,17 +71,39 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const { default: Redis } = await import('ioredis');
   const redis = new Redis(target.connection);
   redis.on('error', () => undefined);
-  const queue = new Queue(LANE_QUEUE, { connection: target.connection });
-  const events = new QueueEvents(LANE_QUEUE, { connection: target.connection });
+  // Given up on once the crew stops for a lost Redis: a client that keeps reconnecting keeps the process alive.
+  const bull = bullConnection(target);
+  const queue = new Queue(LANE_QUEUE, { connection: bull.connection });
+  const events = new QueueEvents(LANE_QUEUE, { connection: bull.connection });
   queue.on('error', () => undefined);
   events.on('error', () => undefined);
   const retry = queuedRetry(loaded.file, target, options.key, root);
   const runFacts = { crew: loaded.crew.crew, file: loaded.file, startedAt, retryCommand: retry, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null, stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S };
   let live: TerminalView | undefined;
   let server: CrewServer | undefined;
-  let health: NodeJS.Timeout | undefined;
   let stoppedBy: string | null = null;
   const closers: (() => void)[] = [];
+  // Cancel, deadline or Redis lost: the wait ends (the lanes run on, on their workers).
+  const stop = new AbortController();
+  const onCancel = () => {
+    stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
+    stop.abort();
+  };
+  if (options.cancel.aborted) onCancel();
+  options.cancel.addEventListener('abort', onCancel, { once: true });
+  const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
+  let lost: LanewardError | undefined;
+  // BullMQ's connections reconnect forever and park their commands: the watch notices a
+  // Redis gone for the timeout, and holds the event loop meanwhile (else it empties, exit 0).
+  const watch = await watchRedis({ ...target, connection: { ...target.connection, connectTimeout: options.queueTimeoutMs ?? 10_000 } }, (error) => {
+    lost ??= error;
+    bull.giveUp();
+    stop.abort();
+  });
+  closers.push(() => watch.close());
+  const stopped = new Promise<void>((done) => (stop.signal.aborted ? done() : stop.signal.addEventListener('abort', () => done(), { once: true })));
+  /** `promise`, or a rejection once the wait was stopped (parked BullMQ calls never settle while Redis is gone). */
+  const guard = <T>(promise: Promise<T>): Promise<T> => Promise.race([promise, stopped.then((): never => { throw lost ?? new LanewardError('CANCELLED', 'the crew was stopped'); })]);
   const lanes = new Map<string, LaneProgress>();
   const idOf = new Map(loaded.lanes.map((lane) => [laneJobId(runAs, lane.id), lane.id]));
   const view = new CrewView(loaded.crew.crew, () => ({ running: 0, queued: 0, started: 0, finished: 0, marks: 0, renewalLatencyMs: [] }), loaded.lanes.map((l) => l.id), () => [], {
@@ -95,21 +116,21 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   });
   try {
     await store.crewRuns.put(loaded.crew.crew, crewRunRecord(runFacts, null, null));
-    await events.waitUntilReady();
+    await guard(events.waitUntilReady());
     // A failed lane runs again only when asked: its job is removed and added anew.
     if (options.retryFailed === true) {
       for (const lane of loaded.lanes) {
-        const job = await queue.getJob(laneJobId(runAs, lane.id));
-        if (job !== undefined && (await job.isFailed() || (job.returnvalue as LaneJobResult | null)?.progress?.stage === 'failed')) await job.remove();
+        const job = await guard(queue.getJob(laneJobId(runAs, lane.id)));
+        if (job !== undefined && ((await guard(job.isFailed())) || (job.returnvalue as LaneJobResult | null)?.progress?.stage === 'failed')) await guard(job.remove());
       }
     }
-    await queue.addBulk(
+    await guard(queue.addBulk(
       loaded.lanes.map((lane, i) => ({
         name: 'lane',
         data: signJob(bodies[i], key),
         opts: { jobId: laneJobId(runAs, lane.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
       })),
-    );
+    ));
     live = io.stderrIsTTY ? startTerminalView(io, view, 250) : undefined;
     if (options.serve !== undefined) {
       const port = options.serve;
@@ -125,31 +146,6 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       const progress = lane === undefined ? null : laneProgressFrom(data, loaded.crew.crew, lane, join(loaded.out, lane));
       if (progress !== null) view.update(progress);
     });
-    const stop = new AbortController();
-    const onCancel = () => {
-      stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
-      stop.abort();
-    };
-    options.cancel.addEventListener('abort', onCancel, { once: true });
-    const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
-    // Redis gone for longer than the timeout ends the wait (the lanes run on).
-    let lost: LanewardError | undefined;
-    let downSince: number | null = null;
-    const client = new Redis({ ...target.connection, maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    client.on('error', () => undefined);
-    closers.push(() => client.disconnect());
-    health = setInterval(() => {
-      void Promise.race([client.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to PING')), HEALTH_MS))]).then(
-        () => (downSince = null),
-        (error: unknown) => {
-          downSince ??= Date.now();
-          if (Date.now() - downSince >= (options.queueTimeoutMs ?? 10_000)) {
-            lost ??= queueUnavailable(target, error);
-            stop.abort();
-          }
-        },
-      );
-    }, HEALTH_MS);
     const print = (line: string) => (live === undefined ? io.out(line) : live.print(() => io.out(line)));
     const failedLane = (lane: string, dir: string, code: string, detail: string): LaneProgress => {
       const now = new Date().toISOString();
@@ -185,29 +181,28 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       view.update(progress);
       print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retry));
     };
-    const stopped = new Promise<void>((done) => stop.signal.addEventListener('abort', () => done(), { once: true }));
     await Promise.race([
       Promise.all(
         loaded.lanes.map(async (lane) => {
-          const job = await queue.getJob(laneJobId(runAs, lane.id));
-          if (job === undefined) throw queueUnavailable(target, new Error(`job of lane ${lane.id} is missing from the queue`));
           let result: LaneJobResult | null = null;
           let failure: string | null = null;
           try {
-            result = (await job.waitUntilFinished(events)) as LaneJobResult;
+            const job = await guard(queue.getJob(laneJobId(runAs, lane.id)));
+            if (job === undefined) failure = 'JOB_INVALID: the job of this lane is gone from the queue';
+            else result = (await guard(job.waitUntilFinished(events))) as LaneJobResult;
           } catch (error) {
             failure = toError(error).message;
           }
+          // Stopped (a cancel, the deadline, Redis lost): the lane is not settled here; it runs on.
           if (!stop.signal.aborted) await settle(lane.id, result, failure);
         }),
       ),
       stopped,
     ]);
-    if (deadline !== undefined) clearTimeout(deadline);
-    options.cancel.removeEventListener('abort', onCancel);
     if (lost !== undefined) throw lost;
   } finally {
-    if (health !== undefined) clearInterval(health);
+    if (deadline !== undefined) clearTimeout(deadline);
+    options.cancel.removeEventListener('abort', onCancel);
     for (const close of closers) close();
     redis.disconnect();
     live?.stop();
