@@ -28,6 +28,9 @@ import type { LaneJobResult } from './crew-worker.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES, unpackRunDir } from './run-dir-transfer.ts';
 import { signJob } from './signed-job.ts';
 
+/** The longest the coordinator waits for its BullMQ clients to close. */
+const CLOSE_MS = 2_000;
+
 export interface QueuedCrewOptions extends CrewRunOptions {
   readonly queue: string;
   /** The Ed25519 private key the lanes' jobs are signed with (the workers trust its public half). */
@@ -66,17 +69,6 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const runAs = runAsName(loaded.crew.crew, loaded.file, root);
   const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane, runAs, options.retryFailed === true));
   await checkQueue(target);
-  const release = await claimCrew(store, loaded.crew.crew);
-  const { Queue, QueueEvents } = await import('bullmq');
-  const { default: Redis } = await import('ioredis');
-  const redis = new Redis(target.connection);
-  redis.on('error', () => undefined);
-  // Given up on once the crew stops for a lost Redis: a client that keeps reconnecting keeps the process alive.
-  const bull = bullConnection(target);
-  const queue = new Queue(LANE_QUEUE, { connection: bull.connection });
-  const events = new QueueEvents(LANE_QUEUE, { connection: bull.connection });
-  queue.on('error', () => undefined);
-  events.on('error', () => undefined);
   const retry = queuedRetry(loaded.file, target, options.key, root);
   const runFacts = { crew: loaded.crew.crew, file: loaded.file, startedAt, retryCommand: retry, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null, stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S };
   let live: TerminalView | undefined;
@@ -85,14 +77,9 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const closers: (() => void)[] = [];
   // Cancel, deadline or Redis lost: the wait ends (the lanes run on, on their workers).
   const stop = new AbortController();
-  const onCancel = () => {
-    stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
-    stop.abort();
-  };
-  if (options.cancel.aborted) onCancel();
-  options.cancel.addEventListener('abort', onCancel, { once: true });
-  const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
   let lost: LanewardError | undefined;
+  // Given up on once the crew stops for a lost Redis: a client that keeps reconnecting keeps the process alive.
+  const bull = bullConnection(target);
   // BullMQ's connections reconnect forever and park their commands: the watch notices a
   // Redis gone for the timeout, and holds the event loop meanwhile (else it empties, exit 0).
   const watch = await watchRedis({ ...target, connection: { ...target.connection, connectTimeout: options.queueTimeoutMs ?? 10_000 } }, (error) => {
@@ -104,6 +91,31 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const stopped = new Promise<void>((done) => (stop.signal.aborted ? done() : stop.signal.addEventListener('abort', () => done(), { once: true })));
   /** `promise`, or a rejection once the wait was stopped (parked BullMQ calls never settle while Redis is gone). */
   const guard = <T>(promise: Promise<T>): Promise<T> => Promise.race([promise, stopped.then((): never => { throw lost ?? new LanewardError('CANCELLED', 'the crew was stopped'); })]);
+  const onCancel = () => {
+    stoppedBy ??= typeof options.cancel.reason === 'string' ? options.cancel.reason : 'SIGTERM';
+    stop.abort();
+  };
+  if (options.cancel.aborted) onCancel();
+  options.cancel.addEventListener('abort', onCancel, { once: true });
+  const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
+  let release: () => Promise<void>;
+  try {
+    release = await claimCrew(store, loaded.crew.crew);
+  } catch (error) {
+    // CREW_BUSY: nothing started; the watch and timers go with it.
+    watch.close();
+    if (deadline !== undefined) clearTimeout(deadline);
+    options.cancel.removeEventListener('abort', onCancel);
+    throw error;
+  }
+  const { Queue, QueueEvents } = await import('bullmq');
+  const { default: Redis } = await import('ioredis');
+  const redis = new Redis(target.connection);
+  redis.on('error', () => undefined);
+  const queue = new Queue(LANE_QUEUE, { connection: bull.connection });
+  const events = new QueueEvents(LANE_QUEUE, { connection: bull.connection });
+  queue.on('error', () => undefined);
+  events.on('error', () => undefined);
   const lanes = new Map<string, LaneProgress>();
   const idOf = new Map(loaded.lanes.map((lane) => [laneJobId(runAs, lane.id), lane.id]));
   const view = new CrewView(loaded.crew.crew, () => ({ running: 0, queued: 0, started: 0, finished: 0, marks: 0, renewalLatencyMs: [] }), loaded.lanes.map((l) => l.id), () => [], {
@@ -206,7 +218,9 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     for (const close of closers) close();
     redis.disconnect();
     live?.stop();
-    await Promise.allSettled([events.close(), queue.close()]);
+    // Closing a client whose Redis is gone may never settle, and holds nothing that keeps the
+    // process alive: the timer does, for as long as a close may take.
+    await Promise.race([Promise.allSettled([events.close(), queue.close()]), new Promise((resolve) => setTimeout(resolve, CLOSE_MS))]);
     if (lanes.size < loaded.lanes.length) await server?.close();
     await release();
   }
