@@ -37,6 +37,7 @@ return n`;
  */
 export class LaneMirror {
   private readonly sent = new Map<string, Buffer>();
+  private readonly blobsSent = new Set<string>();
   private journalSeq = 0;
   private laneSeq = 0;
   private run: string | null = null;
@@ -80,7 +81,13 @@ export class LaneMirror {
           add('journal', key, value);
           this.journalSeq = (key as [string, number])[1] + 1;
         }
-        for (const { key, value } of this.store.blobs.getRange({ start: [this.run, ''], end: [this.run, '\uffff'] })) add('blobs', key, value);
+        // A bound result never changes: each is encoded and sent once, not at every flush.
+        for (const { key, value } of this.store.blobs.getRange({ start: [this.run, ''], end: [this.run, '\uffff'] })) {
+          const attempt = (key as [string, string])[1];
+          if (this.blobsSent.has(attempt)) continue;
+          this.blobsSent.add(attempt);
+          add('blobs', key, value);
+        }
         const record = this.store.runs.get(this.run);
         if (record !== undefined) add('runs', this.run, record);
       }
