@@ -5,6 +5,7 @@ import type { LaneRecord } from '../formats/qa/record.ts';
 import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { prng } from './helpers/prng.ts';
+import { killAt, ownDescriptorUnder, watchOpen, type Watched } from './helpers/kill-aim.ts';
 import { settleTagged } from './helpers/procs.ts';
 import { callLog, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -70,24 +71,34 @@ describe('qa turn killed at random instants', () => {
     const [name, value] = ctx.tag.split('=') as [string, string];
     const env = { ...process.env, [name]: value, LANEWARD_QA_CADENCE: '2', LANEWARD_QA_REVIEW_COOLDOWN_TURNS: '2' };
     const tally = { before: 0, after: 0 };
-    // Kills land over 0..1.3x an unkilled turn's duration on this machine, as it is now.
-    const durations: number[] = [];
+    // Calibration on unkilled turns, as the machine is now: when a turn opens its store and
+    // when it ends. A fifth of the kills land over 0..1.3x a whole turn from the spawn; the
+    // rest at a random point of what followed the store's opening (with a fifth to spare),
+    // counted from when the killed turn opened it, so node's start, which varies under load
+    // by more than the turn's work, does not move them.
+    const watched: Watched[] = [];
     for (let i = 0; i < 3; i++) {
-      const began = Date.now();
-      expect(turn(ctx, lane, 'user', `WARMUP-${i}`, { env: { LANEWARD_QA_CADENCE: '2' } }).code).toBe(0);
-      durations.push(Date.now() - began);
+      const child = spawn(process.execPath, [BUNDLE, 'qa', 'turn', '--lane', lane, '--role', 'user', '--text', `WARMUP-${i}`, '--state', ctx.state], { stdio: 'ignore', env: { ...env, LANEWARD_QA_CADENCE: '2' } });
+      const { ran, ...seen } = await watchOpen(child, ctx.state, new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))));
+      expect(ran).toBe(0);
+      watched.push(seen);
     }
-    const span = 1.3 * durations.sort((a, b) => a - b)[1]!;
-    for (let i = 0; i < TRIALS; i++) {
+    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const span = 1.3 * median(watched.map((w) => w.took));
+    const opened = watched.map((w) => w.opened).filter((o) => o !== undefined);
+    const work = opened.length === 0 ? undefined : 1.2 * median(watched.filter((w) => w.opened !== undefined).map((w) => w.took - w.opened!));
+    // Both sides of the commit must be hit: while one is not, trials go on (up to twice as many).
+    for (let i = 0; i < TRIALS || ((tally.before === 0 || tally.after === 0) && i < 2 * TRIALS); i++) {
       const where = `seed=${SEED} trial=${i}; replay with LANEWARD_CRASH_SEED=${SEED}`;
       const before = check(lane, where);
       const role = ['user', 'assistant', 'reasoning'][Math.floor(random() * 3)]!;
       const args = ['qa', 'turn', '--lane', lane, '--role', role, '--text', `TURN-${i}`, '--state', ctx.state, ...(role !== 'reasoning' && random() < 0.5 ? ['--diff'] : [])];
       const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: 'ignore', env });
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      await new Promise((resolve) => setTimeout(resolve, random() * span));
-      child.kill('SIGKILL');
+      const fromSpawn = work === undefined || random() < 1 / 5;
+      const kill = killAt(child, fromSpawn ? { delay: random() * span } : { delay: random() * work, anchor: ownDescriptorUnder(child.pid!, ctx.state) });
       await exited;
+      kill.stop();
       // An observer the killed command started ends by itself (it is a short fixture).
       expect(await settleTagged(ctx.tag, 5_000), where).toEqual([]);
       const after = check(lane, where);
@@ -96,7 +107,7 @@ describe('qa turn killed at random instants', () => {
       if (grew === 1) tally.after++;
       else tally.before++;
     }
-    process.stdout.write(`qa-crash: seed=${SEED} trials=${TRIALS} span_ms=${Math.round(span)} killed_before_commit=${tally.before} committed=${tally.after}\n`);
+    process.stdout.write(`qa-crash: seed=${SEED} trials=${TRIALS}+ span_ms=${Math.round(span)} work_ms=${work === undefined ? 'unseen' : Math.round(work)} killed_before_commit=${tally.before} committed=${tally.after}\n`);
     // Both sides of the commit were hit, and the lane still works after every kill.
     expect(tally.before).toBeGreaterThan(0);
     expect(tally.after).toBeGreaterThan(0);
