@@ -13,5 +13,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A test process that dies leaves only "Worker exited unexpectedly": the second
+    // reporter names the file and the tests that were running (UNFINISHED: lines).
+    reporters: ['default', './test/helpers/unfinished-reporter.ts'],
   },
 });
