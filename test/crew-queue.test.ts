@@ -276,6 +276,36 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(await stopAll([w])).toEqual([0]);
   }, 180_000);
 
+  test('the same crew from a second state root while the first runs: CREW_BUSY (exit 3) over a queue or not, nothing enqueued, the first completes', async () => {
+    const crew = queuedCrew(2);
+    const args = (state: string, queued: boolean) => ['crew', 'run', crew.file, ...(queued ? ['--queue', redis.url, '--key', crew.key] : []), '--state', join(crew.dir, state)];
+    // No worker yet: the first coordinator holds its crew, enqueued and waiting.
+    const first = start(args('coord-1', true), crew.dir);
+    const { Queue } = await import('bullmq');
+    const { queueTarget } = await import('../main/queue/connection.ts');
+    const queue = new Queue(LANE_QUEUE, { connection: queueTarget(redis.url).connection });
+    try {
+      await until(() => existsSync(join(crew.dir, 'runs', '.laneward-crew.json')), 30_000, 'the first coordinator to claim its out');
+      const jobs = async () => Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+      let before = await jobs();
+      const end = Date.now() + 30_000;
+      while (before < 2 && Date.now() < end) before = await jobs();
+      for (const queued of [true, false]) {
+        const second = laneward(args('coord-2', queued), { cwd: crew.dir });
+        expect([second.code, codesOf(second.stderr), second.stdout], `queued=${queued}`).toEqual([3, ['CREW_BUSY'], '']);
+        expect(second.stderr).toMatch(new RegExp(`out ${join(crew.dir, 'runs')} is in use by crew ${crew.name} `));
+      }
+      expect(await jobs()).toBe(before);
+    } finally {
+      await queue.close();
+    }
+    const w = worker(crew, 'w1');
+    expect(await first.exited, first.out() + first.err()).toBe(0);
+    expect(first.out()).toMatch(/CREW_SUMMARY: lanes=2 complete=2 failed=0 /);
+    expect(existsSync(join(crew.dir, 'runs', '.laneward-crew.json'))).toBe(false);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 180_000);
+
   test('a forged job runs nothing: unsigned, signed by another key, a lane id that leaves its place', async () => {
     const crew = queuedCrew(1);
     const w = worker(crew, 'w1');

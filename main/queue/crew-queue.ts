@@ -10,6 +10,7 @@ import { readLaneStory } from '../console/lane-story.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { summaryLine, tally } from '../crew/coordinator.ts';
 import { claimCrew } from '../crew/crew-driver.ts';
+import { claimOut } from '../crew/out-claim.ts';
 import { shellWord } from '../crew/retry-advice.ts';
 import { verifyCrewActions } from '../crew/crew-actions.ts';
 import type { CrewOutput, CrewRunOptions, CrewRunResult } from '../crew/crew-run.ts';
@@ -100,7 +101,20 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
   let release: () => Promise<void>;
   try {
-    release = await claimCrew(store, loaded.crew.crew);
+    const releaseCrew = await claimCrew(store, loaded.crew.crew);
+    // The carried run directories land in `out`: another crew writing there (the same crew
+    // from another state root, or another crew file keeping the default) would overwrite them.
+    let releaseOut: () => void;
+    try {
+      releaseOut = claimOut(loaded.out, loaded.crew.crew, loaded.file);
+    } catch (error) {
+      await releaseCrew();
+      throw error;
+    }
+    release = async () => {
+      releaseOut();
+      await releaseCrew();
+    };
   } catch (error) {
     // CREW_BUSY: nothing started; the watch and timers go with it.
     watch.close();
