@@ -25,10 +25,12 @@ export function queueTarget(raw: string, option = '--queue'): QueueTarget {
   try {
     url = new URL(raw);
   } catch {
-    throw new LanewardError('USAGE', `${option} ${JSON.stringify(raw)} is not a redis://HOST:PORT URL`);
+    // Not a URL at all, but it may still hold a password after the scheme.
+    throw new LanewardError('USAGE', `${option} ${JSON.stringify(raw.replace(/^([^/]*\/\/[^/@:]*:)[^/]*@/, '$1***@'))} is not a redis://HOST:PORT URL`);
   }
   if (url.protocol !== 'redis:' || url.hostname === '' || url.search !== '' || url.hash !== '') {
-    throw new LanewardError('USAGE', `${option} ${JSON.stringify(redact(url))} is not a redis://HOST:PORT[/DB] URL`);
+    // Named as given; rebuilt (lossy for a URL without an authority) only to hide a password.
+    throw new LanewardError('USAGE', `${option} ${JSON.stringify(url.password === '' ? raw : redact(url))} is not a redis://HOST:PORT[/DB] URL`);
   }
   const port = url.port === '' ? 6379 : Number(url.port);
   const path = url.pathname.replace(/^\//, '');
@@ -49,8 +51,9 @@ export function queueTarget(raw: string, option = '--queue'): QueueTarget {
   };
 }
 
+/** The URL as given, its scheme included, with any password replaced by `***`. */
 function redact(url: URL): string {
-  return `redis://${url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : ':***'}@`}${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  return `${url.protocol}//${url.username === '' && url.password === '' ? '' : `${url.username}${url.password === '' ? '' : ':***'}@`}${url.host}${url.pathname === '/' ? '' : url.pathname}${url.search}${url.hash}`;
 }
 
 /** The error for a Redis that cannot be reached or was lost: the lanes' own state is untouched. */
