@@ -12,7 +12,7 @@ function recorder(): Io & { out_: string[]; err_: string[] } {
 const echo = command({
   name: 'echo',
   help: 'usage: t echo WORD',
-  options: { loud: { type: 'boolean' } },
+  options: { loud: { type: 'boolean' }, sep: { type: 'string' } },
   run: ({ values, positionals }, io) => {
     io.out(values.loud === true ? positionals.join(' ').toUpperCase() : positionals.join(' '));
     return 0;
@@ -62,6 +62,10 @@ describe('dispatch', () => {
     expect(await dispatch(T, ['echo', '--bogus'], bad, 'laneward t echo')).toBe(2);
     expect(bad.err_).toHaveLength(1);
     expect(bad.err_[0]).toMatch(/^laneward t echo: .*Unknown option '--bogus'.*\(USAGE\)$/);
+    // A value that starts with a dash: one line, saying how to give one.
+    const dashed = recorder();
+    expect(await dispatch(T, ['echo', '--sep', '-x'], dashed, 'laneward t echo')).toBe(2);
+    expect(dashed.err_).toEqual([expect.stringMatching(/^laneward t echo: .*'--sep' argument is ambiguous.* use '--sep=-XYZ'.*\(USAGE\)$/)]);
   });
 
   test('should map a thrown code to its exit through the one table, INTERNAL for anything else', async () => {

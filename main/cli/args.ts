@@ -12,7 +12,9 @@ export function parseCommand<const O extends Options>(args: readonly string[], o
   try {
     return parseArgs({ args: [...args], options, allowPositionals, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    // One line: a value starting with '-' gets node's three-line message, whose last line
+    // says how to give one (--opt=-x).
+    const message = error instanceof Error ? error.message.split('\n').join(' ') : String(error);
     throw new LanewardError('USAGE', message);
   }
 }
