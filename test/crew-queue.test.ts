@@ -279,23 +279,32 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   test('the same crew from a second state root while the first runs: CREW_BUSY (exit 3) over a queue or not, nothing enqueued, the first completes', async () => {
     const crew = queuedCrew(2);
     const args = (state: string, queued: boolean) => ['crew', 'run', crew.file, ...(queued ? ['--queue', redis.url, '--key', crew.key] : []), '--state', join(crew.dir, state)];
-    // No worker yet: the first coordinator holds its crew, enqueued and waiting.
-    const first = start(args('coord-1', true), crew.dir);
     const { Queue } = await import('bullmq');
     const { queueTarget } = await import('../main/queue/connection.ts');
     const queue = new Queue(LANE_QUEUE, { connection: queueTarget(redis.url).connection });
+    // Earlier tests' jobs stay in the queue: counted before the first coordinator starts.
+    const jobs = async () => Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
+    const earlier = await jobs();
+    // No worker yet: the first coordinator holds its crew, enqueued and waiting.
+    const first = start(args('coord-1', true), crew.dir);
     try {
-      await until(() => existsSync(join(crew.dir, 'runs', '.laneward-crew.json')), 30_000, 'the first coordinator to claim its out');
-      const jobs = async () => Object.values(await queue.getJobCounts()).reduce((sum, n) => sum + n, 0);
-      let before = await jobs();
+      let enqueued = 0;
       const end = Date.now() + 30_000;
-      while (before < 2 && Date.now() < end) before = await jobs();
+      while (enqueued < 2 && Date.now() < end) {
+        enqueued = (await jobs()) - earlier;
+        await new Promise((resolve) => setTimeout(resolve, 20)); // polls the queue; nothing is inferred from the pause
+      }
+      expect(enqueued, 'the first coordinator\'s lanes enqueued').toBe(2);
+      expect(existsSync(join(crew.dir, 'runs', '.laneward-crew.json'))).toBe(true);
       for (const queued of [true, false]) {
         const second = laneward(args('coord-2', queued), { cwd: crew.dir });
         expect([second.code, codesOf(second.stderr), second.stdout], `queued=${queued}`).toEqual([3, ['CREW_BUSY'], '']);
         expect(second.stderr).toMatch(new RegExp(`out ${join(crew.dir, 'runs')} is in use by crew ${crew.name} `));
       }
-      expect(await jobs()).toBe(before);
+      expect((await jobs()) - earlier).toBe(2);
+    } catch (error) {
+      first.child.kill('SIGKILL');
+      throw error;
     } finally {
       await queue.close();
     }
