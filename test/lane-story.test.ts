@@ -187,8 +187,16 @@ describe('readLaneStory: a crew still running', () => {
       let store: Store | undefined;
       await until(() => (store = tryOpen(c.state)) !== undefined, 60_000, 'the crew to create its store');
       const read = () => readLaneStory(store!, { crew: c.crew, lane: 'lane-1', retryCommand: 'retry' });
-      // The stalled outside voice is spawned: its attempt is journaled with its child.
-      await until(() => read()?.attempts.some((a) => a.voice === 'outside' && a.outcome === 'open' && a.startedAt !== null) === true, 60_000, 'the outside reviewer to be dispatched');
+      // The stalled outside voice is spawned: its attempt is journaled with its child. (Only
+      // a spawned one is cancelled: a stop between its dispatch and its spawn leaves the
+      // attempt open for the next run, which under load the stop below would hit.)
+      const runDir = join(c.dir, 'runs', 'lane-1');
+      const spawned = () => {
+        if (!existsSync(join(runDir, '.laneward-run'))) return false;
+        const record = store!.runs.get(readFileSync(join(runDir, '.laneward-run'), 'utf8').split(' ')[0]!);
+        return Object.values(record?.attempts ?? {}).some((a) => a.voice === 'outside' && a.state === 'open' && a.child != null);
+      };
+      await until(() => read()?.attempts.some((a) => a.voice === 'outside' && a.outcome === 'open' && a.startedAt !== null) === true && spawned(), 60_000, 'the outside reviewer to be spawned');
       const running = read()!;
       expect(running.state).toBe('review');
       expect(running.stages.at(-1)).toMatchObject({ stage: 'review', endedAt: null, durationMs: null });
