@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
@@ -6,7 +6,7 @@ import { finishedWork } from '../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../workers/supervise/spec.ts';
 import { supervise } from '../workers/supervise/supervise.ts';
 import { ROOT } from './helpers/cli.ts';
-import { canRun, killQuietly, settleTagged } from './helpers/procs.ts';
+import { canRun, killQuietly, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // The supervisor's provider-preset fields, driven by a claude-like fixture CLI.
@@ -119,6 +119,30 @@ describe('supervise: exitAfterTerminalMs', () => {
     const outcome = await supervise(spec(['linger', '200'], { exitAfterTerminalMs: 10_000, provider: 'claude-code' }));
     expect(outcome).toMatchObject({ status: 'ok', code: null, childExitCode: 0 });
     expect(finishedWork(outcome)).toBe(true);
+  });
+});
+
+describe('supervise: a CLI that starts a hook in a session of its own as it exits', () => {
+  test('should end the hook with the tree, found by the tag the tree carries: its parent link was gone before any census saw it', async () => {
+    const pidfile = join(root, 'hook.pid');
+    let hook: number | undefined;
+    try {
+      const outcome = await supervise(spec(['hook-on-term', pidfile], { provider: 'claude-code', timeoutMs: 1_500 }));
+      await until(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').endsWith('\n'), 5_000, 'the hook to be started');
+      hook = Number(readFileSync(pidfile, 'utf8'));
+      expect(outcome).toMatchObject({ status: 'timeout', code: 'DEADLINE_EXPIRED', cleanupConfirmed: true });
+      // Proven gone, not just unseen: the teardown knew of it and it no longer runs.
+      expect(canRun(hook)).toBe(false);
+    } finally {
+      if (hook !== undefined) killQuietly(hook);
+    }
+  });
+
+  test('should leave a command that is not a preset CLI untagged: its environment is what the spec gives', async () => {
+    const envFile = join(root, 'env.txt');
+    const outcome = await supervise({ ...spec([]), argv: [NODE, '-e', `require('fs').writeFileSync(${JSON.stringify(envFile)}, Object.keys(process.env).filter((k) => k.startsWith('LANEWARD_')).sort().join(' '))`] });
+    expect(outcome).toMatchObject({ status: 'ok', cleanupConfirmed: true });
+    expect(readFileSync(envFile, 'utf8')).toBe('LANEWARD_PROVIDERS_TEST');
   });
 });
 

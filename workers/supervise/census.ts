@@ -1,6 +1,7 @@
 import { errnoCode } from '../../formats/codes/error.ts';
 import { canRun, readProcStat, statScratch, type ProcStat } from './proc-stat.ts';
 import { lastPid, type ProcSnapshot, type ProcSnapshots } from './proc-snapshot.ts';
+import { environHas } from './find-by-env.ts';
 
 /** At most this many pids handed out since a snapshot began are probed one by one. */
 const NEWCOMER_PROBE_MAX = 128;
@@ -35,10 +36,20 @@ export class TreeCensus {
    * and a founder pid that names a process started at another time says it was.
    */
   private readonly escaped = new Map<number, number>();
+  /**
+   * A variable only this tree's processes carry (the supervisor put it in the leader's
+   * environment; descendants inherit it), or undefined. It finds a descendant whose parent
+   * link is gone before the census saw it: a CLI that starts a hook in a session of its
+   * own and exits (on the teardown's SIGTERM, say) leaves it to init at once.
+   */
+  private readonly tag: Buffer | undefined;
+  /** Processes whose environment was read for the tag (pid to start time): each is read once, when readable. */
+  private readonly tagRead = new Map<number, number>();
 
-  constructor(leader: number, snapshots: ProcSnapshots) {
+  constructor(leader: number, snapshots: ProcSnapshots, tag?: Buffer) {
     this.leader = leader;
     this.snapshots = snapshots;
+    this.tag = tag;
     this.leaderStart = readProcStat(leader, this.scratch)?.startTime;
     snapshots.warm();
   }
@@ -123,7 +134,8 @@ export class TreeCensus {
     if (to === undefined || to < from || to - from > NEWCOMER_PROBE_MAX) return undefined;
     for (let pid = from + 1; pid <= to; pid++) {
       const stat = readProcStat(pid, this.scratch);
-      if (stat !== undefined && this.isOurs(stat) && canRun(stat)) return true;
+      if (stat === undefined || !canRun(stat)) continue;
+      if (this.isOurs(stat) || this.tagged(stat)) return true;
     }
     return false;
   }
@@ -158,7 +170,42 @@ export class TreeCensus {
         if (!this.isOurs(child) && child.sid === child.pid) this.escaped.set(child.sid, child.startTime);
         queue.push(child.pid);
       }
+    }    if (this.tag !== undefined) this.followTag(snapshot);
+  }
+
+  /**
+   * Follows the sessions of processes that carry the tree's tag and are not members: only
+   * those not in their parent's session are read (a child in its parent's session is found
+   * through that parent, or is not ours), each once, and only those started since the
+   * leader. Their session counts from its founder's start when the founder is listed, else
+   * from the leader's (every process of a session descends from its founder, which this
+   * tree started).
+   */
+  private followTag(snapshot: ProcSnapshot): void {
+    for (const stat of snapshot.byPid.values()) {
+      if (this.leaderStart !== undefined && stat.startTime < this.leaderStart) continue;
+      if (this.isOurs(stat)) continue;
+      const parent = stat.ppid === undefined ? undefined : snapshot.byPid.get(stat.ppid);
+      if (parent !== undefined && parent.sid === stat.sid) continue;
+      this.tagged(stat, snapshot);
     }
+  }
+
+  /**
+   * Whether `stat`, not a member, carries the tree's tag (its environment read once); when
+   * it does, its session is followed from then on: counted from its founder's start when
+   * the founder is found (in `snapshot`, else read now), else from the leader's.
+   */
+  private tagged(stat: ProcStat, snapshot?: ProcSnapshot): boolean {
+    if (this.tag === undefined || (this.leaderStart !== undefined && stat.startTime < this.leaderStart)) return false;
+    if (this.tagRead.get(stat.pid) === stat.startTime) return false;
+    const has = environHas(stat.pid, this.tag);
+    // Read again later when it could not be told (mid-exec, say); a plain no is final.
+    if (has !== undefined) this.tagRead.set(stat.pid, stat.startTime);
+    if (has !== true) return false;
+    const founder = snapshot === undefined ? readProcStat(stat.sid, this.scratch) : snapshot.byPid.get(stat.sid);
+    this.escaped.set(stat.sid, founder !== undefined && founder.pid === founder.sid ? founder.startTime : (this.leaderStart ?? stat.startTime));
+    return true;
   }
 
   /** Looks for members' children that left the session, while the tree runs. */

@@ -17,23 +17,38 @@ export interface FoundChild {
  * are passed over: a supervisor's children are its user's.
  */
 export function findLiveByEnv(name: string, value: string): FoundChild | undefined {
-  const needle = Buffer.from(`${name}=${value}\0`);
+  const needle = envNeedle(name, value);
   const scratch = statScratch();
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`);
-    } catch {
-      continue;
-    }
-    // A whole variable: at the start, or right after the NUL that ends the one before.
-    const at = environ.indexOf(needle);
-    if (at < 0 || (at > 0 && environ[at - 1] !== 0)) continue;
+    if (environHas(pid, needle) !== true) continue;
     const stat = readProcStat(pid, scratch);
     if (stat === undefined || !canRun(stat)) continue;
     if (stat.pgid === pid) return { pid, pgid: pid, ticks: stat.startTime };
   }
   return undefined;
+}
+
+/** The bytes a `name=value` variable is found by in an environment. */
+export function envNeedle(name: string, value: string): Buffer {
+  return Buffer.from(`${name}=${value}\0`);
+}
+
+/**
+ * Whether `pid` was started with the variable `needle` ({@link envNeedle}) in its
+ * environment: undefined when that cannot be told now (gone, another user's, or an empty
+ * read, as a process in the middle of exec gives).
+ */
+export function environHas(pid: number, needle: Buffer): boolean | undefined {
+  let environ: Buffer;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return undefined;
+  }
+  if (environ.length === 0) return undefined;
+  // A whole variable: at the start, or right after the NUL that ends the one before.
+  const at = environ.indexOf(needle);
+  return at >= 0 && (at === 0 || environ[at - 1] === 0);
 }

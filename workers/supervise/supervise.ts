@@ -12,6 +12,8 @@ import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
 import { ToolGuard } from './tool-guard.ts';
 import { adoptOrphan } from './adopt.ts';
+import { envNeedle } from './find-by-env.ts';
+import { randomBytes } from 'node:crypto';
 import { onAbort } from './on-abort.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, openSync, writeSync } from 'node:fs';
@@ -23,6 +25,8 @@ import type { StreamReader } from '../../formats/providers/facts.ts';
 const MARK = 0x01;
 /** How often a preset's tree is searched for children that left its session. */
 const TRACK_MS = 200;
+/** The variable a preset's CLI tree is tagged with (see Supervision.treeTag). */
+export const TREE_VAR = 'LANEWARD_TREE';
 /** After a failure's teardown, how long the leader's own exit is awaited before reporting. */
 const LEADER_EXIT_WAIT_MS = 1_000;
 
@@ -74,6 +78,12 @@ class Supervision {
   private terminalSeen = false;
   /** While a preset's CLI runs: the census looks for children it started in sessions of their own. */
   private tracking: NodeJS.Timeout | undefined;
+  /**
+   * A preset's CLI and its descendants carry this in their environment (TREE_VAR): the
+   * census finds by it a descendant that left for a session of its own and lost its parent
+   * before the census saw it (see TreeCensus).
+   */
+  private readonly treeTag: string | undefined;
   private deniedTool: string | null = null;
   private copyFd: number | undefined;
   private readonly snapshots: ProcSnapshots;
@@ -107,6 +117,7 @@ class Supervision {
     this.tracker = source !== null && source !== 'fd' ? createTracker(source) : undefined;
     this.guard = spec.toolPolicy === undefined ? undefined : new ToolGuard(spec.toolPolicy);
     this.reader = spec.provider === undefined ? undefined : createStreamReader(spec.provider);
+    this.treeTag = spec.provider === undefined ? undefined : randomBytes(12).toString('base64url');
   }
 
   async run(): Promise<Outcome> {
@@ -200,7 +211,7 @@ class Supervision {
         child = spawnGroup({
           argv: spec.argv,
           stdio: stdioFor(spec.stdio, fd, stdin),
-          env: { ...process.env, ...spec.env, ...(fd ? { LANEWARD_PROGRESS_FD: '3', DENO_EXTRA_STDIO_FDS: '3' } : {}) },
+          env: { ...process.env, ...spec.env, ...(fd ? { LANEWARD_PROGRESS_FD: '3', DENO_EXTRA_STDIO_FDS: '3' } : {}), ...(this.treeTag === undefined ? {} : { [TREE_VAR]: this.treeTag }) },
           ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
         });
       } catch (error) {
@@ -213,7 +224,7 @@ class Supervision {
         if (child.pid === undefined) refuse(error);
       });
       child.once('spawn', () => {
-        this.census = new TreeCensus(child.pid!, this.snapshots);
+        this.census = new TreeCensus(child.pid!, this.snapshots, this.treeTag === undefined ? undefined : envNeedle(TREE_VAR, this.treeTag));
         this.watch(child);
         const budgetLeftMs = Math.max(0, spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs - nowMs());
         if (spec.firstEventMs !== undefined) this.startTimer = setTimeout(() => this.fail(cause('PROVIDER_NO_START')), spec.firstEventMs);
