@@ -170,7 +170,8 @@ export class TreeCensus {
         if (!this.isOurs(child) && child.sid === child.pid) this.escaped.set(child.sid, child.startTime);
         queue.push(child.pid);
       }
-    }    if (this.tag !== undefined) this.followTag(snapshot);
+    }
+    if (this.tag !== undefined) this.followTag(snapshot);
   }
 
   /**
