@@ -43,8 +43,10 @@ export class TreeCensus {
    * own and exits (on the teardown's SIGTERM, say) leaves it to init at once.
    */
   private readonly tag: Buffer | undefined;
-  /** Processes whose environment was read for the tag (pid to start time): each is read once, when readable. */
+  /** Processes whose environment was read and found untagged (pid to start time): not read again. */
   private readonly tagRead = new Map<number, number>();
+  /** The last look by tag met a candidate whose environment could not be read yet. */
+  private unsure = false;
 
   constructor(leader: number, snapshots: ProcSnapshots, tag?: Buffer) {
     this.leader = leader;
@@ -113,7 +115,8 @@ export class TreeCensus {
    */
   async gone(): Promise<boolean> {
     const snapshot = this.snapshots.current();
-    if (this.liveMembers(snapshot).length > 0) return false;
+    // A process whose tag could not be read yet (mid-exec) may be ours: not proven, look again.
+    if (this.liveMembers(snapshot).length > 0 || this.unsure) return false;
     // A process of the tree that the snapshot missed was created after its listing began,
     // so its pid is one the kernel handed out since; when those are few they are read
     // now, and the proof needs no later listing (in a storm, the next turn comes late).
@@ -121,7 +124,7 @@ export class TreeCensus {
     if (newcomer !== undefined) return !newcomer;
     const later = await this.snapshots.next();
     if (!later.readable) return !this.groupAnswers();
-    return this.liveMembers(later).length === 0;
+    return this.liveMembers(later).length === 0 && !this.unsure;
   }
 
   /**
@@ -135,7 +138,8 @@ export class TreeCensus {
     for (let pid = from + 1; pid <= to; pid++) {
       const stat = readProcStat(pid, this.scratch);
       if (stat === undefined || !canRun(stat)) continue;
-      if (this.isOurs(stat) || this.tagged(stat)) return true;
+      // One whose tag cannot be read yet counts: a proof never rests on a read that failed.
+      if (this.isOurs(stat) || this.tagged(stat) !== false) return true;
     }
     return false;
   }
@@ -152,7 +156,7 @@ export class TreeCensus {
    * that does this calls it while the CLI runs too ({@link track}). Sessions whose founder
    * pid now names another process are dropped.
    */
-  private follow(snapshot: ProcSnapshot): void {
+  private follow(snapshot: ProcSnapshot, byTag = true): void {
     if (!snapshot.readable || this.reused(snapshot)) return;
     for (const [sid, start] of this.escaped) {
       const founder = snapshot.byPid.get(sid);
@@ -164,14 +168,18 @@ export class TreeCensus {
     }
     const visited = new Set<number>(queue);
     while (queue.length > 0) {
-      for (const child of snapshot.byParent.get(queue.pop()!) ?? []) {
-        if (visited.has(child.pid) || (this.leaderStart !== undefined && child.startTime < this.leaderStart)) continue;
-        visited.add(child.pid);
+      for (const listed of snapshot.byParent.get(queue.pop()!) ?? []) {
+        if (visited.has(listed.pid) || (this.leaderStart !== undefined && listed.startTime < this.leaderStart)) continue;
+        visited.add(listed.pid);
+        // Read afresh: a listing carried over from an earlier snapshot keeps the session the
+        // process had then, and setsid moves it to its own without a new pid.
+        const child = this.fresh(listed);
+        if (child === undefined) continue;
         if (!this.isOurs(child) && child.sid === child.pid) this.escaped.set(child.sid, child.startTime);
         queue.push(child.pid);
       }
     }
-    if (this.tag !== undefined) this.followTag(snapshot);
+    if (byTag && this.tag !== undefined) this.followTag(snapshot);
   }
 
   /**
@@ -183,35 +191,51 @@ export class TreeCensus {
    * tree started).
    */
   private followTag(snapshot: ProcSnapshot): void {
-    for (const stat of snapshot.byPid.values()) {
-      if (this.leaderStart !== undefined && stat.startTime < this.leaderStart) continue;
-      if (this.isOurs(stat)) continue;
+    this.unsure = false;
+    for (const listed of snapshot.byPid.values()) {
+      if (this.leaderStart !== undefined && listed.startTime < this.leaderStart) continue;
+      if (this.tagRead.get(listed.pid) === listed.startTime) continue;
+      // A listing that says ours may be one carried over from before a setsid: read afresh.
+      const stat = this.isOurs(listed) ? this.fresh(listed) : listed;
+      if (stat === undefined || this.isOurs(stat)) continue;
       const parent = stat.ppid === undefined ? undefined : snapshot.byPid.get(stat.ppid);
       if (parent !== undefined && parent.sid === stat.sid) continue;
-      this.tagged(stat, snapshot);
+      if (this.tagged(stat, snapshot) === undefined && canRun(stat)) this.unsure = true;
     }
   }
 
+  /** `listed` as it is now, or undefined once its pid names no process or another one. */
+  private fresh(listed: ProcStat): ProcStat | undefined {
+    const now = readProcStat(listed.pid, this.scratch);
+    return now !== undefined && now.startTime === listed.startTime ? now : undefined;
+  }
+
   /**
-   * Whether `stat`, not a member, carries the tree's tag (its environment read once); when
-   * it does, its session is followed from then on: counted from its founder's start when
-   * the founder is found (in `snapshot`, else read now), else from the leader's.
+   * Whether `stat`, not a member, carries the tree's tag; undefined when its environment
+   * cannot be read yet (mid-exec), to be read again. A process found untagged is not read
+   * again. A tagged one's session is followed from then on, counted from its founder's
+   * start when the founder is found (in `snapshot`, else read now; it started before its
+   * session's members), else from the leader's.
    */
-  private tagged(stat: ProcStat, snapshot?: ProcSnapshot): boolean {
+  private tagged(stat: ProcStat, snapshot?: ProcSnapshot): boolean | undefined {
     if (this.tag === undefined || (this.leaderStart !== undefined && stat.startTime < this.leaderStart)) return false;
     if (this.tagRead.get(stat.pid) === stat.startTime) return false;
     const has = environHas(stat.pid, this.tag);
-    // Read again later when it could not be told (mid-exec, say); a plain no is final.
-    if (has !== undefined) this.tagRead.set(stat.pid, stat.startTime);
-    if (has !== true) return false;
-    const founder = snapshot === undefined ? readProcStat(stat.sid, this.scratch) : snapshot.byPid.get(stat.sid);
-    this.escaped.set(stat.sid, founder !== undefined && founder.pid === founder.sid ? founder.startTime : (this.leaderStart ?? stat.startTime));
+    if (has === false) this.tagRead.set(stat.pid, stat.startTime);
+    if (has !== true) return has;
+    const founder = snapshot?.byPid.get(stat.sid) ?? readProcStat(stat.sid, this.scratch);
+    const since = this.leaderStart ?? stat.startTime;
+    this.escaped.set(stat.sid, founder !== undefined && founder.startTime <= stat.startTime && founder.startTime >= since ? founder.startTime : since);
     return true;
   }
 
-  /** Looks for members' children that left the session, while the tree runs. */
+  /**
+   * Looks for members' children that left the session, while the tree runs. (Not by tag:
+   * a tagged process is found whenever members are counted, and counting is what a
+   * teardown and a proof do; every 200 ms it would only cost a pass over the listing.)
+   */
   track(): void {
-    this.follow(this.snapshots.current());
+    this.follow(this.snapshots.current(), false);
   }
 
   /** The leader's pid now names another process: our session ended before it was reused. */

@@ -37,15 +37,16 @@ export function envNeedle(name: string, value: string): Buffer {
 
 /**
  * Whether `pid` was started with the variable `needle` ({@link envNeedle}) in its
- * environment: undefined when that cannot be told now (gone, another user's, or an empty
- * read, as a process in the middle of exec gives).
+ * environment. False for a process that is gone or another user's (a supervisor's
+ * children are its user's); undefined when it cannot be told now: an empty read, as a
+ * process in the middle of exec gives.
  */
 export function environHas(pid: number, needle: Buffer): boolean | undefined {
   let environ: Buffer;
   try {
     environ = readFileSync(`/proc/${pid}/environ`);
   } catch {
-    return undefined;
+    return false;
   }
   if (environ.length === 0) return undefined;
   // A whole variable: at the start, or right after the NUL that ends the one before.
