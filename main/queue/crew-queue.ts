@@ -25,6 +25,7 @@ import { watchRedis } from './redis-watch.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { laneStreamKey } from './lane-mirror.ts';
 import { laneProgressFrom } from './lane-result.ts';
+import { jobOutcomes } from './job-outcomes.ts';
 import type { LaneJobResult } from './crew-worker.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES, unpackRunDir } from './run-dir-transfer.ts';
 import { signJob } from './signed-job.ts';
@@ -150,6 +151,9 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
         if (job !== undefined && ((await guard(job.isFailed())) || (job.returnvalue as LaneJobResult | null)?.progress?.stage === 'failed')) await guard(job.remove());
       }
     }
+    // Every lane's outcome is awaited from before its job can finish, on one pair of listeners.
+    const outcomes = jobOutcomes(events);
+    const outcomeOf = new Map(loaded.lanes.map((lane) => [lane.id, outcomes.expect(laneJobId(runAs, lane.id))]));
     await guard(queue.addBulk(
       loaded.lanes.map((lane, i) => ({
         name: 'lane',
@@ -213,9 +217,16 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
           let result: LaneJobResult | null = null;
           let failure: string | null = null;
           try {
-            const job = await guard(queue.getJob(laneJobId(runAs, lane.id)));
-            if (job === undefined) failure = 'JOB_INVALID: the job of this lane is gone from the queue';
-            else result = (await guard(job.waitUntilFinished(events))) as LaneJobResult;
+            // A job an earlier run of this crew left finished reports no event now: read from Redis.
+            const id = laneJobId(runAs, lane.id);
+            const state = await guard(queue.getJobState(id));
+            if (state === 'completed' || state === 'failed') {
+              const stored = await guard(queue.getJob(id));
+              outcomes.settle(id, state === 'completed' ? { ok: true, value: stored?.returnvalue } : { ok: false, reason: stored?.failedReason ?? '' });
+            } else if (state === 'unknown') outcomes.settle(id, { ok: false, reason: 'JOB_INVALID: the job of this lane is gone from the queue' });
+            const outcome = await guard(outcomeOf.get(lane.id)!);
+            if (outcome.ok) result = outcome.value as LaneJobResult;
+            else failure = outcome.reason;
           } catch (error) {
             failure = toError(error).message;
           }
