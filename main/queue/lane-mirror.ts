@@ -58,12 +58,21 @@ export class LaneMirror {
 
   private async send(): Promise<void> {
     const args: (string | Buffer)[] = [];
-    const add = (db: MirroredDb, key: unknown, value: unknown) => {
+    // What this flush sends is marked sent only once Redis took it: a flush that failed
+    // leaves the next one to send it all again.
+    const versions = new Map<string, Buffer>();
+    const blobs: string[] = [];
+    let journalSeq = this.journalSeq;
+    let laneSeq = this.laneSeq;
+    /** An appended record (journal entries, bound results): sent once, by position, never compared. */
+    const append = (db: MirroredDb, key: unknown, value: unknown) => void args.push(db, cbor.encode(key), cbor.encode(value));
+    /** A record that changes in place (progress, run record, QA record): sent when its bytes differ from the last sent. */
+    const version = (db: MirroredDb, key: unknown, value: unknown) => {
       const keyBytes = cbor.encode(key);
       const valueBytes = cbor.encode(value);
       const id = `${db} ${keyBytes.toString('base64')}`;
       if (this.sent.get(id)?.equals(valueBytes) === true) return;
-      this.sent.set(id, valueBytes);
+      versions.set(id, valueBytes);
       args.push(db, keyBytes, valueBytes);
     };
     const { crew, id } = this.lane;
@@ -77,33 +86,37 @@ export class LaneMirror {
         }
       }
       if (this.run !== null) {
-        for (const { key, value } of this.store.journal.getRange({ start: [this.run, this.journalSeq], end: [this.run, Number.MAX_SAFE_INTEGER] })) {
-          add('journal', key, value);
-          this.journalSeq = (key as [string, number])[1] + 1;
+        for (const { key, value } of this.store.journal.getRange({ start: [this.run, journalSeq], end: [this.run, Number.MAX_SAFE_INTEGER] })) {
+          append('journal', key, value);
+          journalSeq = (key as [string, number])[1] + 1;
         }
         // A bound result never changes: each is encoded and sent once, not at every flush.
         for (const { key, value } of this.store.blobs.getRange({ start: [this.run, ''], end: [this.run, '\uffff'] })) {
           const attempt = (key as [string, string])[1];
           if (this.blobsSent.has(attempt)) continue;
-          this.blobsSent.add(attempt);
-          add('blobs', key, value);
+          blobs.push(attempt);
+          append('blobs', key, value);
         }
         const record = this.store.runs.get(this.run);
-        if (record !== undefined) add('runs', this.run, record);
+        if (record !== undefined) version('runs', this.run, record);
       }
     }
     const qa = crewQaLaneId(crew, id);
-    for (const { key, value } of this.store.laneJournal.getRange({ start: [qa, this.laneSeq], end: [qa, Number.MAX_SAFE_INTEGER] })) {
-      add('laneJournal', key, value);
-      this.laneSeq = (key as [string, number])[1] + 1;
+    for (const { key, value } of this.store.laneJournal.getRange({ start: [qa, laneSeq], end: [qa, Number.MAX_SAFE_INTEGER] })) {
+      append('laneJournal', key, value);
+      laneSeq = (key as [string, number])[1] + 1;
     }
     const qaRecord = this.store.lanes.get(qa);
-    if (qaRecord !== undefined) add('lanes', qa, qaRecord);
+    if (qaRecord !== undefined) version('lanes', qa, qaRecord);
     // The progress last: a reader that has it has everything it points to.
-    if (progress !== undefined) add('crewLanes', [crew, id], progress);
+    if (progress !== undefined) version('crewLanes', [crew, id], progress);
     if (args.length === 0) return;
     const written = (await this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), this.lane.token, ...args)) as number;
     if (written < 0) throw new LanewardError('LANE_TAKEN', `lane ${id} of crew ${crew} is held by another worker now: this one stops it and writes nothing more`);
+    this.journalSeq = journalSeq;
+    this.laneSeq = laneSeq;
+    for (const attempt of blobs) this.blobsSent.add(attempt);
+    for (const [key, bytes] of versions) this.sent.set(key, bytes);
   }
 }
 
