@@ -44,18 +44,29 @@ export function packRunDir(dir: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): 
 /**
  * Writes carried files as the run directory `dest`: into a temp directory beside it, then
  * renamed into place (an earlier copy is moved aside first and removed after), so `dest`
- * holds one lane's whole export or the one before it. A path that is absolute or leaves
- * the directory is JOB_INVALID and nothing is written.
+ * holds one lane's whole export or the one before it. A path that is absolute, leaves the
+ * directory, repeats another or is both a file and a directory is JOB_INVALID and nothing
+ * is written.
  */
 export function unpackRunDir(files: readonly CarriedFile[], dest: string, maxBytes = DEFAULT_MAX_ARTIFACT_BYTES): void {
   if (!Array.isArray(files) || files.length > MAX_ARTIFACT_FILES) throw new LanewardError('RUN_DIR_TOO_LARGE', `the carried run directory holds more than ${MAX_ARTIFACT_FILES} files, or is not a list`, { path: dest });
   let total = 0;
+  const names = new Set<string>();
+  const dirs = new Set<string>();
   for (const file of files) {
     if (typeof file !== 'object' || file === null) throw new LanewardError('JOB_INVALID', 'a carried file is not a {path, data} object');
     const path = file.path;
     if (typeof path !== 'string' || typeof file.data !== 'string' || path === '' || isAbsolute(path) || path.includes('\\') || path.includes('\0') || normalize(path).split(sep).includes('..') || normalize(path) !== path.split('/').join(sep)) {
       throw new LanewardError('JOB_INVALID', `a carried file's path ${JSON.stringify(path)} is not inside its run directory`);
     }
+    // Twice, or both a file and a directory: not one directory's listing.
+    const parts = path.split('/');
+    const parents = parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
+    if (names.has(path) || dirs.has(path) || parents.some((parent) => names.has(parent))) {
+      throw new LanewardError('JOB_INVALID', `a carried file's path ${JSON.stringify(path)} repeats another, or is both a file and a directory`);
+    }
+    names.add(path);
+    for (const parent of parents) dirs.add(parent);
     total += Math.floor((file.data.length * 3) / 4);
     if (total > maxBytes) throw new LanewardError('RUN_DIR_TOO_LARGE', `the carried run directory is over ${maxBytes} bytes`, { path: dest });
   }
