@@ -101,6 +101,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   options.cancel.addEventListener('abort', onCancel, { once: true });
   const deadline = options.deadlineMs === undefined ? undefined : setTimeout(() => ((stoppedBy ??= 'deadline'), stop.abort()), options.deadlineMs);
   let release: () => Promise<void>;
+  let lastEventId: string;
   try {
     const releaseCrew = await claimCrew(store, loaded.crew.crew);
     // The carried run directories land in `out`: another crew writing there (the same crew
@@ -116,8 +117,17 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       releaseOut();
       await releaseCrew();
     };
+    // Events are read from the newest one there is before any job is queued, not from
+    // whenever the first read starts (BullMQ's default): a lane ended in between would be
+    // waited for forever (as artifact validate --queue reads them).
+    try {
+      lastEventId = await watch.newestEntry(`bull:${LANE_QUEUE}:events`);
+    } catch (error) {
+      await release();
+      throw error;
+    }
   } catch (error) {
-    // CREW_BUSY: nothing started; the watch and timers go with it.
+    // CREW_BUSY, or Redis lost already: nothing started; the watch and timers go with it.
     watch.close();
     if (deadline !== undefined) clearTimeout(deadline);
     options.cancel.removeEventListener('abort', onCancel);
@@ -128,7 +138,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const redis = new Redis(target.connection);
   redis.on('error', () => undefined);
   const queue = new Queue(LANE_QUEUE, { connection: bull.connection });
-  const events = new QueueEvents(LANE_QUEUE, { connection: bull.connection });
+  const events = new QueueEvents(LANE_QUEUE, { connection: bull.connection, lastEventId });
   queue.on('error', () => undefined);
   events.on('error', () => undefined);
   const lanes = new Map<string, LaneProgress>();
