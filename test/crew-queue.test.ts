@@ -63,6 +63,8 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     workers.push(w);
     return w;
   };
+  /** The coordinator's command line for `crew`, on its own state root. */
+  const coordinator = (crew: { dir: string; file: string; key: string }) => ['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')];
   const stopAll = async (list: Started[]) => {
     for (const w of list) w.child.kill('SIGTERM');
     return Promise.all(list.map((w) => w.exited));
@@ -71,7 +73,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   test('a 20-lane crew on 3 workers completes, and every lane validates in the coordinator out', async () => {
     const crew = queuedCrew(20);
     const three = ['w1', 'w2', 'w3'].map((name) => worker(crew, name));
-    const run = laneward(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir, timeoutMs: 300_000 });
+    const run = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 300_000 });
     expect(await stopAll(three)).toEqual([0, 0, 0]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
@@ -85,7 +87,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const status = laneward(['crew', 'status', crew.file, '--state', join(crew.dir, 'coord')], { cwd: crew.dir });
     expect(status.stdout).toMatch(/^CREW_STATUS: crew=q\d+ run=done lanes=20 .* complete=20 failed=0 /);
     // Run again: nothing is enqueued twice, the results are picked up again.
-    const again = laneward(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir, timeoutMs: 60_000 });
+    const again = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 60_000 });
     expect(again.code).toBe(0);
     expect(again.stdout.trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '))).toHaveLength(20);
   }, 320_000);
@@ -96,7 +98,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const env = { LANEWARD_FIXTURE_DELAY_MS: '400', LANEWARD_FIXTURE_LOG: log, REVIEWER_LOG: log, REVIEWER_DELAY_MS: '150' };
     const victim = worker(crew, 'w1', [], env);
     const survivor = worker(crew, 'w2', [], env);
-    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], crew.dir);
+    const run = start(coordinator(crew), crew.dir);
     // Killed once it has started children of its own.
     await until(() => existsSync(log) && readFileSync(log, 'utf8').includes(join(crew.dir, 'w1')), 60_000, 'the victim to start a child');
     victim.child.kill('SIGKILL');
@@ -146,7 +148,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const log = join(crew.dir, 'starts.log');
     const env = { LANEWARD_FIXTURE_DELAY_MS: '500', LANEWARD_FIXTURE_LOG: log, REVIEWER_LOG: log, REVIEWER_DELAY_MS: '150' };
     const paused = worker(crew, 'w1', ['--concurrency', '2'], env);
-    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], crew.dir);
+    const run = start(coordinator(crew), crew.dir);
     await until(() => existsSync(log) && readFileSync(log, 'utf8').includes(join(crew.dir, 'w1')), 60_000, 'the first worker to start a child');
     paused.child.kill('SIGSTOP');
     const other = worker(crew, 'w2', [], env);
@@ -164,7 +166,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const crew = queuedCrew(6, { instant: false });
     const env = { LANEWARD_FIXTURE_DELAY_MS: '200' };
     const two = [worker(crew, 'w1', [], env), worker(crew, 'w2', [], env)];
-    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '60s'], crew.dir);
+    const run = start([...coordinator(crew), '--queue-timeout', '60s'], crew.dir);
     await until(() => /CREW_WORKER: job=/.test(two.map((w) => w.out()).join('')) || run.out().includes('CREW_LANE'), 60_000, 'a first lane to end');
     await redis.stop();
     await redis.restart();
@@ -177,7 +179,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const crew = queuedCrew(4, { instant: false });
     const env = { LANEWARD_FIXTURE_DELAY_MS: '300' };
     const two = [worker(crew, 'w1', [], env), worker(crew, 'w2', [], env)];
-    const args = ['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '3s'];
+    const args = [...coordinator(crew), '--queue-timeout', '3s'];
     const run = start(args, crew.dir);
     await until(() => /CREW_WORKER: queue=/.test(two.map((w) => w.err()).join('')) && existsSync(join(crew.dir, 'w1', 'queue')), 60_000, 'the lanes to start');
     await redis.stop();
@@ -194,7 +196,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   test('crew run --queue --serve: the console follows the lanes on their workers', async () => {
     const crew = queuedCrew(2, { instant: false });
     const w = worker(crew, 'w1', [], { LANEWARD_FIXTURE_DELAY_MS: '300' });
-    const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--serve', '0'], crew.dir);
+    const run = start([...coordinator(crew), '--serve', '0'], crew.dir);
     await until(() => /^CREW_VIEW: \S+$/m.test(run.err()), 30_000, 'the console');
     const url = /^CREW_VIEW: (\S+)$/m.exec(run.err())![1]!;
     const { httpRequest } = await import('./helpers/sse.ts');
@@ -207,7 +209,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   test('--retry-failed runs a failed lane again on a worker, as new attempts; a complete lane keeps no mirror', async () => {
     const crew = queuedCrew(3, { broken: 1 });
     const w = worker(crew, 'w1');
-    const args = ['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')];
+    const args = coordinator(crew);
     const first = laneward(args, { cwd: crew.dir, timeoutMs: 120_000 });
     expect(first.code).toBe(1);
     const failed = first.stdout.split('\n').find((l) => / status=failed /.test(l))!;
@@ -244,7 +246,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const rogue = new Worker(LANE_QUEUE, async () => answers[n++ % 2], { connection: queueTarget(redis.url).connection, concurrency: 1 });
     try {
       // Spawned, not run synchronously: the rogue taker lives in this process's event loop.
-      const run = start(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], crew.dir);
+      const run = start(coordinator(crew), crew.dir);
       expect(await run.exited).toBe(1);
       const lines = run.out().trim().split('\n');
       expect(lines.filter((l) => l.startsWith('CREW_SUMMARY: '))).toHaveLength(1);
@@ -358,7 +360,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const repo = gitRepo(join(crew.dir, 'repo'));
     const file = JSON.parse(readFileSync(crew.file, 'utf8')) as Record<string, unknown>;
     writeFileSync(crew.file, JSON.stringify({ ...file, workspace: { repo } }));
-    const r = laneward(['crew', 'run', crew.file, '--queue', redis.url, '--key', crew.key, '--state', join(crew.dir, 'coord')], { cwd: crew.dir });
+    const r = laneward(coordinator(crew), { cwd: crew.dir });
     expect([r.code, codesOf(r.stderr), r.stdout]).toEqual([2, ['USAGE'], '']);
   });
 
