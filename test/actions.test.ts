@@ -2,13 +2,13 @@ import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { isLanewardError } from '../formats/codes/error.ts';
 import { checkSchema } from '../formats/schemas/check.ts';
 import { actionDescriptorSchema, DESCRIPTOR_VERSION } from '../formats/schemas/actions.ts';
 import { PROGRESS_SOURCES } from '../formats/supervision/modes.ts';
 import { readPrivateKey, readPublicKey, writeKeyPair } from '../main/actions/keys.ts';
 import { loadVerifiedAction, loadVerifiedDescriptor } from '../main/actions/load-descriptor.ts';
 import { decodeSignature, sha256Hex, signatureFileOf, signatureText } from '../main/actions/signature.ts';
+import { codeOf } from './helpers/thrown.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('actions');
@@ -28,15 +28,6 @@ function descriptorFile(content: string | Buffer, signWith: string | null = keys
   return file;
 }
 
-/** The result code `fn` throws, or 'none'. */
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-    return 'none';
-  } catch (error) {
-    return isLanewardError(error) ? error.code : `untyped: ${String(error)}`;
-  }
-}
 
 describe('actionDescriptorSchema', () => {
   const withSpec = (spec: Record<string, unknown>) => ({ schema_version: 1, actions: { a: spec } });

@@ -2,22 +2,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
-import { isLanewardError } from '../formats/codes/error.ts';
 import { MAX_ARTIFACT_FILES, packRunDir, unpackRunDir, type CarriedFile } from '../main/queue/run-dir-transfer.ts';
+import { codeOf } from './helpers/thrown.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('run-dir-transfer');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
-/** The code `run` throws, or 'none'. */
-function codeOf(run: () => unknown): string {
-  try {
-    run();
-    return 'none';
-  } catch (error) {
-    return isLanewardError(error) ? error.code : `raw: ${String(error)}`;
-  }
-}
 
 describe('a run directory carried back', () => {
   test('should carry regular files only: a symlink, a FIFO and the worktree are left out, never read', () => {
