@@ -113,7 +113,7 @@ describe('main/qa API', () => {
   test('should keep at most 200 frames a call and the newest 1,000 a lane', async () => {
     // An observer that prints 300 lines of prose a call and passes.
     const chatty: SuperviseFn = async (spec) => {
-      writeFileSync(spec.stdoutCopy!, Array.from({ length: 300 }, (_, i) => `call ${spec.env!['LANEWARD_QA_CALL']} line ${i}`).join('\n'));
+      writeFileSync(spec.stdoutFile!, Array.from({ length: 300 }, (_, i) => `call ${spec.env!['LANEWARD_QA_CALL']} line ${i}`).join('\n'));
       writeFileSync(spec.env!['LANEWARD_QA_RESULT']!, JSON.stringify({ verdict: 'pass', note: 'ok' }));
       return buildOutcome({ ...FACTS, code: null, action: spec.action, providerStarted: true, attempts: 1 });
     };

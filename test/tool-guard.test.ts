@@ -92,7 +92,7 @@ describe('supervise with a tool policy', () => {
     action: 'observe',
     descriptorSha256: null,
     ...(policy === undefined ? {} : { toolPolicy: policy }),
-    ...(copy === undefined ? {} : { stdoutCopy: copy }),
+    ...(copy === undefined ? {} : { stdoutFile: copy }),
   });
   const policy: ToolPolicy = { name: 'cadence', events: 'claude-stream-json', allow: ['search'] };
 
@@ -102,7 +102,7 @@ describe('supervise with a tool policy', () => {
     expect(exitStatus(outcome.code)).toBe(1);
   });
 
-  test('should let allowed tools through, and copy stdout to stdoutCopy', async () => {
+  test('should let allowed tools through, and write stdout to stdoutFile', async () => {
     const copy = join(root, 'stdout.jsonl');
     const lines = [claudeTool('a', 'WebSearch'), claudeResult('a'), 'some prose'];
     const outcome = await supervise(spec(printer(lines, 0), policy, copy));
@@ -115,7 +115,7 @@ describe('supervise with a tool policy', () => {
     expect(outcome).toMatchObject({ status: 'ok', deniedTool: null });
   });
 
-  test('should fail a stdoutCopy that cannot be created before anything is spawned', async () => {
+  test('should fail a stdoutFile that cannot be created before anything is spawned', async () => {
     const outcome = await supervise(spec(printer([], 0), policy, join(root, 'no-such-dir', 'copy')));
     expect(outcome).toMatchObject({ status: 'failed', code: 'SPAWN_FAILED', spawnError: 'ENOENT', providerStarted: false, attempts: 0 });
   });

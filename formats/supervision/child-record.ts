@@ -19,8 +19,14 @@ export interface ChildRecord {
    * lease, which only admitted marks move and which nobody but its supervisor can read.
    */
   readonly deadline_at: string | null;
-  /** Whether its supervisor read its output or fd 3 (marks, a tool policy): an adopter cannot. */
+  /** Whether its supervisor read its output or fd 3 (marks, a tool policy): an adopter cannot, unless it follows (`follows_file`). */
   readonly reads_output: boolean;
+  /**
+   * Its stdout (and stderr) go to files of its call that it holds itself, and everything
+   * its supervisor read came from there (no fd 3): an adopter follows the same file from
+   * its start and loses nothing. Absent in the records of older builds: false.
+   */
+  readonly follows_file?: boolean;
 }
 
 /** How a later driver settled an orphan it found; written once, with the attempt. */

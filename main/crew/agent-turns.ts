@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import { parseAgentTurn, type AgentTurn } from '../../formats/crew/agent-turn.ts';
 import type { LaneSpec } from '../../formats/crew/file.ts';
 import { isPresetRunner } from '../../formats/providers/runner.ts';
-import { createStreamReader } from '../../formats/providers/stream-reader.ts';
 import type { ProviderFacts } from '../../formats/providers/facts.ts';
 import { finishedWork } from '../../workers/supervise/outcome.ts';
-import { launchOf, launchSpec } from '../providers/launch.ts';
+import { streamFacts } from '../providers/stream-facts.ts';
+import { turnFiles, turnSpec } from './turn-spec.ts';
 import { costOf } from '../providers/cost.ts';
 import { PRESETS } from '../../formats/providers/presets.ts';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
@@ -65,19 +65,15 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
     if (progress.worktree !== made.worktree) await save({ worktree: made.worktree, branch: made.branch, head: await ctx.workspace.head(made.worktree) });
   }
   const n = progress.turnsDispatched + 1;
-  const files = turnFiles(progress, n);
+  const turn = turnSpec(ctx.actions, lane, progress, n);
+  const files = turn.files;
   makeDirs(join(progress.runDir, 'agent'));
   writeFileAtomic(files.prompt, agentPrompt(lane, n, progress.guidance, files.result), 0o644, false);
-  const launch = launchOf(lane.runners.agent, { role: 'agent', prompt: files.prompt, result: files.result, lane: lane.id, resume: progress.session ?? null });
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
   // when the crew was killed never started, and runs when the crew is started again. Its
   // child is journaled (and counted) at its spawn, for a crew started after this one died.
-  const base = ctx.actions.spec('agent', launch.argv);
-  // The result file names the turn: a crew started after this one died finds the agent by it.
-  // A preset's stream is kept beside the turn: a crew started after a crash reads its session from it.
   const spec: SupervisionSpec = {
-    ...launchSpec(base, launch, { LANEWARD_PROMPT_FILE: files.prompt, LANEWARD_RESULT_FILE: files.result }),
-    ...(launch.provider === undefined ? {} : { stdoutCopy: files.stream }),
+    ...turn.spec,
     ...(ctx.workspace === undefined || progress.worktree == null ? {} : { cwd: progress.worktree }),
   };
   const onSlot = () => save({ turnsDispatched: n, turnChild: null });
@@ -101,7 +97,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   const user = await ctx.qa.turn(qaId, 'user', agentPrompt(lane, n, progress.guidance, files.result), false, `agent-${n}-user`);
   if (!user.ok) return { end: user };
   // A preset's facts: from its outcome, or read back from its kept stream after a crash.
-  const facts = isPresetRunner(lane.runners.agent) ? (outcome?.provider ?? factsFromStream(lane.runners.agent.preset, files.stream)) : null;
+  const facts = isPresetRunner(lane.runners.agent) ? (outcome?.provider ?? streamFacts(lane.runners.agent.preset, files.stream)) : null;
   const session = facts?.sessionId ?? progress.session ?? null;
   const { spent, sessionUsd } = turnCost(lane, facts, progress, ctx);
   if (outcome !== null && !finishedWork(outcome)) {
@@ -110,7 +106,9 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
   const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree, progress.head ?? null);
-  if (facts !== null && !existsSync(files.result)) {
+  // A turn whose end nobody saw takes its reply only from a stream that reached its end:
+  // the last message of one cut short is not the turn's answer.
+  if (facts !== null && !existsSync(files.result) && (outcome !== null || facts.finished)) {
     const made = presetTurn(facts, changed ?? true);
     if (made !== null) writeFileAtomic(files.result, `${JSON.stringify(made)}\n`, 0o600, false);
   }
@@ -151,7 +149,8 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
  */
 async function settleTurnOrphan(ctx: LaneContext, lane: LaneSpec, progress: LaneProgress): Promise<StepResult> {
   await ctx.orphans?.agent(lane.id);
-  const base = ctx.actions.spec('agent', []);
+  // The turn's own spec: an adopter follows the output files the agent writes.
+  const base = turnSpec(ctx.actions, lane, progress, progress.turnsDispatched).spec;
   const child = progress.turnChild ?? unjournaledAgent(base, progress);
   if (child === undefined || !childRuns(child)) return { ok: true, code: null, detail: null, attempts: 0 };
   const confirmed = await settleChild(child, base, ctx.run);
@@ -162,24 +161,6 @@ async function settleTurnOrphan(ctx: LaneContext, lane: LaneSpec, progress: Lane
 function unjournaledAgent(base: SupervisionSpec, progress: LaneProgress): ChildRecord | undefined {
   const live = findLiveByEnv('LANEWARD_RESULT_FILE', turnFiles(progress, progress.turnsDispatched).result);
   return live === undefined ? undefined : { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs: 0 }), pgid: live.pgid };
-}
-
-function turnFiles(progress: LaneProgress, n: number): { prompt: string; result: string; stream: string } {
-  const dir = join(progress.runDir, 'agent');
-  return { prompt: join(dir, `turn-${n}.prompt.md`), result: join(dir, `turn-${n}.json`), stream: join(dir, `turn-${n}.stream.jsonl`) };
-}
-
-/** A turn's facts read back from its kept stream (a crew that died never saw its outcome). */
-function factsFromStream(preset: Parameters<typeof createStreamReader>[0], file: string): ProviderFacts | null {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-  const reader = createStreamReader(preset);
-  for (const line of text.split('\n')) reader.feed(line);
-  return reader.facts();
 }
 
 /** The line that ends a preset agent's reply when it reports the plan done. */

@@ -3,7 +3,12 @@ import type { LaneSpec } from '../../formats/crew/file.ts';
 import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
-import { adoptionSpec, childRuns, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';
+import { join } from 'node:path';
+import { forLane } from '../../formats/crew/file.ts';
+import { adoptionSpec, childRuns, followsFile, orphanPlan, tearDownChild } from '../dispatch/orphans.ts';
+import { withAttemptOutput } from '../plan/attempt-output.ts';
+import { launchOf, launchSpec } from '../providers/launch.ts';
+import { turnSpec } from './turn-spec.ts';
 import { dispatcherAlive, locateRun, readBinding, settleOrphan, type PlanEnv } from '../plan/index.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -48,7 +53,10 @@ export interface SweepContext {
  */
 export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlements> {
   let slots = context.limit;
-  const wantsAdopt = (child: ChildRecord) => orphanPlan(child) === 'adopt' && slots-- > 0;
+  // An orphan that writes its output to a file is always adopted: tearing it down would
+  // send its prompt to the model a second time. One past the limit waits for a slot (the
+  // adoption reads its whole stream then, or finds it ended and reads what it wrote).
+  const wantsAdopt = (child: ChildRecord) => (followsFile(child) ? (slots--, true) : orphanPlan(child) === 'adopt' && slots-- > 0);
   const teardowns: Promise<unknown>[] = [];
   const reviews = new Map<string, Map<string, Promise<unknown>>>();
   const agents = new Map<string, Promise<unknown>>();
@@ -64,14 +72,16 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
     const turn = progress.turnChild;
     if (progress.turnsDispatched > progress.turnsDone && turn !== undefined && turn !== null && childRuns(turn)) {
       const adopt = wantsAdopt(turn);
-      agents.set(lane.id, keep(settleChild(turn, context.actions.spec('agent', []), context.run, adopt, context.cancel), adopt));
+      const base = turnSpec(context.actions, lane, progress, progress.turnsDispatched).spec;
+      agents.set(lane.id, keep(settleChild(turn, base, context.run, adopt, context.cancel), adopt));
     }
     // A lane whose run directory cannot be read fails in its own review stage, where its
     // plan run settles its orphans itself: it never stops the other lanes from starting.
     let record: RunRecord;
+    let runDir: string;
     try {
       if (readBinding(progress.runDir) === undefined) continue;
-      record = locateRun(progress.runDir, context.penv).record;
+      ({ record, runDir } = locateRun(progress.runDir, context.penv));
     } catch {
       continue;
     }
@@ -80,7 +90,11 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
       if (attempt.state !== 'open' || attempt.dispatched_at === undefined || attempt.orphan !== undefined || child === undefined || child === null) continue;
       if (dispatcherAlive(attempt) || !childRuns(child)) continue;
       const adopt = wantsAdopt(child);
-      const settling = settleOrphan(progress.runDir, context.penv, attempt, { base: context.actions.spec('reviewer', []), run: context.run, cancel: context.cancel, adopt });
+      // The spec it was launched under: the adoption follows the output files it writes.
+      const runner = forLane(attempt.voice === 'native' ? lane.runners.native : lane.runners.outside, lane.id);
+      const launch = launchOf(runner, { role: 'reviewer', prompt: join(runDir, attempt.prompt), result: join(runDir, attempt.result) });
+      const base = withAttemptOutput(launchSpec(context.actions.spec('reviewer', []), launch, {}), runDir, attempt.id);
+      const settling = settleOrphan(progress.runDir, context.penv, attempt, { base, run: context.run, cancel: context.cancel, adopt });
       const byAttempt = reviews.get(progress.runDir) ?? new Map<string, Promise<unknown>>();
       byAttempt.set(attempt.id, keep(settling, adopt));
       reviews.set(progress.runDir, byAttempt);

@@ -22,6 +22,8 @@ import { planSubmit } from './submit.ts';
 import { recordChild, settleOrphan, undispatch } from './attempt-child.ts';
 import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
 import { attemptOf } from './core/records.ts';
+import { attemptOutput, withAttemptOutput } from './attempt-output.ts';
+import { streamEnd, streamFacts } from '../providers/stream-facts.ts';
 import { childRecord } from '../dispatch/orphans.ts';
 import type { OrphanEnd } from '../../formats/supervision/child-record.ts';
 import { claimRun, type ReleaseRun } from './run-driver.ts';
@@ -210,10 +212,18 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (dispatcherAlive(attempt)) throw inFlight(attempt);
     // A crew may be settling it already, before its lanes started: its settlement is journaled.
     await options.orphans?.get(attempt.id);
-    const base = { ...specFrom(verified.spec, verified.sha256, request, [], nowMs()), cwd: penv.cwd };
+    // The spec it was launched under: an adopter follows its output files as its supervisor did.
+    const launch = launchOf(runnerOf(attempt), { role: 'reviewer', prompt: join(runDir, attempt.prompt), result });
+    const base = withAttemptOutput(launchSpec({ ...specFrom(verified.spec, verified.sha256, request, [], nowMs()), cwd: penv.cwd }, launch, {}), runDir, attempt.id);
     const current = await withUnjournaledChild(attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt, base);
     const end = await settleOrphan(options.out, penv, current, { base, run, cancel: stop.signal });
     const at = { attempt: attempt.id, phase: attempt.phase, voice: attempt.voice };
+    // A preset's result is in its stream: a stream that reached its end tells the outcome
+    // (its reply bound, its cost charged), whoever saw it end; only one that says nothing is unknown.
+    const facts = launch.provider === undefined || current.child == null ? null : streamFacts(launch.provider, attemptOutput(runDir, attempt.id).stdout);
+    const told = streamEnd(facts);
+    if (told === 'done' && !existsSync(result)) settleResult(result, facts);
+    const used = { model: launch.model, usageUsd: costOf(facts, launch.model, options.prices) };
     const found = existsSync(result);
     if (end === undefined && current.child === null && !found) {
       await undispatch(options.out, penv, attempt.id);
@@ -222,7 +232,10 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     }
     if (end !== undefined) emit({ type: 'orphan', ...at, pid: current.child?.pid ?? null, how: end.how, code: end.code, cleanup: end.cleanup_confirmed });
     emit({ type: 'resumed', ...at, result: found });
-    if (found) return void (await submit(attempt, result, null));
+    if (found) return void (await submit(attempt, result, null, used));
+    if (told === 'CHILD_FAILED' || told === 'PROVIDER_RATE_LIMITED') {
+      return void (await fail(attempt, 'failed', told, `ran under a driver that died (pid ${current.child?.pid}); its stream ended in an error: ${facts?.apiError ?? facts?.rateLimit?.message ?? '?'}`, null));
+    }
     const cancelledByUs = end !== undefined && (end.how === 'torn_down' || (end.how === 'adopted' && end.code === 'CANCELLED'));
     if (cancelledByUs && end.cleanup_confirmed) {
       // Cancelled by us (torn down, or an adoption the crew cancelled), proven gone, nothing
@@ -252,16 +265,20 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     return attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt;
   };
 
+  const runnerOf = (attempt: AttemptRecord): RunnerConfig => (attempt.voice === 'native' ? options.native : options.outside);
+
   const handle = async (attempt: AttemptRecord): Promise<void> => {
     const prompt = join(runDir, attempt.prompt);
     const result = join(runDir, attempt.result);
     if (attempt.dispatched_at !== undefined && (await resume(attempt, result)) !== 'dispatch') return;
-    const launch = launchOf(attempt.voice === 'native' ? options.native : options.outside, { role: 'reviewer', prompt, result });
-    const spec = launchSpec({ ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()), cwd: penv.cwd }, launch, {
+    const launch = launchOf(runnerOf(attempt), { role: 'reviewer', prompt, result });
+    const launched = launchSpec({ ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()), cwd: penv.cwd }, launch, {
       LANEWARD_ATTEMPT: attempt.id,
       LANEWARD_PROMPT_FILE: prompt,
       LANEWARD_RESULT_FILE: result,
     });
+    // Its output goes to files of the attempt: what it streams outlives this run if it dies.
+    const spec = withAttemptOutput(launched, runDir, attempt.id);
     const outcome = await run(spec, {
       cancel: stop.signal,
       // The provider's budget starts with its slot: waiting behind other children is not its time.

@@ -54,7 +54,7 @@ export async function callObserver(
   const startedAt = nowMs();
   const startedAtIso = new Date().toISOString();
   const dir = callDir(root, lane, call);
-  const files = { prompt: join(dir, 'prompt.md'), result: join(dir, 'result.json'), stdout: join(dir, 'stdout.jsonl') };
+  const files = { prompt: join(dir, 'prompt.md'), result: join(dir, 'result.json'), stdout: join(dir, 'stdout.jsonl'), stderr: join(dir, 'stderr.txt') };
   const end = (outcome: Outcome, code: ResultCode | null, detail: string, verdict: QaVerdict | null, frames: readonly Frame[] = []): ObserverResult => ({
     call,
     mode,
@@ -99,7 +99,8 @@ export async function callObserver(
         LANEWARD_QA_RESULT: files.result,
       }),
       toolPolicy: { name: mode, events, allow },
-      stdoutCopy: files.stdout,
+      stdoutFile: files.stdout,
+      stderrFile: files.stderr,
     };
     const outcome = await run(spec, cancel === undefined ? {} : { cancel });
     const frames = readFrames(files.stdout, events, call, mode);

@@ -31,10 +31,14 @@ export async function tearDownOrphan(ref: OrphanRef, options: { graceMs: number;
   return teardownTree(census, options);
 }
 
-/** A census of the orphan's tree, or undefined when its pid no longer names it. */
-function censusOf(ref: OrphanRef, snapshots: ProcSnapshots): TreeCensus | undefined {
+/**
+ * A census of the orphan's tree, or undefined when its pid no longer names it. `tag`: the
+ * tree's variable, read back from the orphan's environment, so that its descendants that
+ * left its session are found as its supervisor would have found them.
+ */
+export function censusOf(ref: OrphanRef, snapshots: ProcSnapshots, tag?: Buffer): TreeCensus | undefined {
   if (!orphanRuns(ref)) return undefined;
-  const census = new TreeCensus(ref.pid, snapshots);
+  const census = new TreeCensus(ref.pid, snapshots, tag);
   // The census reads the start time itself: the pid may have changed hands in between.
   return census.leaderStart === ref.ticks ? census : undefined;
 }
@@ -76,7 +80,7 @@ export async function adoptOrphan(spec: SupervisionSpec, ref: OrphanRef, signal:
 }
 
 /** Resolves when the orphan no longer runs, or when `stop` aborts. */
-function endOf(ref: OrphanRef, stop: AbortSignal): Promise<void> {
+export function endOf(ref: OrphanRef, stop: AbortSignal): Promise<void> {
   const scratch = statScratch();
   return new Promise((resolve) => {
     const look = setInterval(() => {

@@ -53,3 +53,18 @@ export function environHas(pid: number, needle: Buffer): boolean | undefined {
   const at = environ.indexOf(needle);
   return at >= 0 && (at === 0 || environ[at - 1] === 0);
 }
+
+/**
+ * The value of variable `name` in the environment `pid` was started with, or undefined
+ * (no such variable, a process gone, another user's, or mid-exec).
+ */
+export function envValue(pid: number, name: string): string | undefined {
+  let environ: string;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const prefix = `${name}=`;
+  return environ.split('\0').find((entry) => entry.startsWith(prefix))?.slice(prefix.length);
+}

@@ -43,10 +43,14 @@ export interface SupervisionSpec {
    */
   readonly toolPolicy?: ToolPolicy;
   /**
-   * A file that receives a copy of the provider's stdout (created or truncated at launch),
-   * within stdoutLimit: plain data, so a caller in another thread can read the output after.
+   * The file the provider's stdout is written to (created or truncated at launch), instead
+   * of a pipe: the provider holds the descriptor, so its stream outlives a supervisor that
+   * dies, and whoever adopts it (`adopt`) follows the same file from its start. The
+   * supervisor follows it as it grows (trackers, tool policy, stream facts, stdoutLimit).
    */
-  readonly stdoutCopy?: string;
+  readonly stdoutFile?: string;
+  /** With `stdoutFile`: the file the provider's stderr is written to, likewise (stderrLimit). */
+  readonly stderrFile?: string;
   /**
    * Supervise a process a driver that died started (an orphan), instead of spawning:
    * named by pid and start time. Nothing is spawned; its budget runs from `startedAt`.

@@ -8,15 +8,16 @@ import { buildOutcome, type Outcome, type OutcomeCode } from './outcome.ts';
 import { ProcSnapshots } from './proc-snapshot.ts';
 import { canRun, readProcStat, statScratch } from './proc-stat.ts';
 import { signalExitCode, spawnGroup } from './process-group.ts';
-import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
+import type { OrphanRef, SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { teardownTree, type TeardownResult } from './teardown.ts';
 import { ToolGuard } from './tool-guard.ts';
-import { adoptOrphan } from './adopt.ts';
-import { envNeedle } from './find-by-env.ts';
+import { adoptOrphan, censusOf, endOf } from './adopt.ts';
+import { envNeedle, envValue } from './find-by-env.ts';
 import { randomBytes } from 'node:crypto';
 import { onAbort } from './on-abort.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { openStreamSink, StreamFollower } from './stream-file.ts';
 import { createStreamReader } from '../../formats/providers/stream-reader.ts';
 import { streamEvent } from '../../formats/providers/stream-base.ts';
 import { progressFor } from '../../formats/providers/presets.ts';
@@ -61,7 +62,9 @@ const cause = (code: OutcomeCode, lateMs: number | null = null): Cause => ({ cod
  * its output gets one fresh budget. Exactly one spawn; nothing is ever retried.
  */
 export function supervise(spec: SupervisionSpec, signal?: AbortSignal, hooks: SupervisionHooks = {}): Promise<Outcome> {
-  if (spec.adopt !== undefined) return adoptOrphan(spec, spec.adopt, signal, hooks);
+  // An orphan whose output went to a file is supervised like a child of ours, from that
+  // file; one whose output nobody can read any more is only held to its deadline.
+  if (spec.adopt !== undefined && (spec.stdoutFile === undefined || !existsSync(spec.stdoutFile))) return adoptOrphan(spec, spec.adopt, signal, hooks);
   return new Supervision(spec, hooks, signal).run();
 }
 
@@ -85,7 +88,13 @@ class Supervision {
    */
   private readonly treeTag: string | undefined;
   private deniedTool: string | null = null;
-  private copyFd: number | undefined;
+  /** The descriptors the provider's stdout and stderr files are written through, until it holds its own. */
+  private sinkFds: number[] = [];
+  /** Followers of the provider's output files (stdoutFile, stderrFile). */
+  private readonly followers: StreamFollower[] = [];
+  private splitter: JsonlLineSplitter | undefined;
+  /** Stops looking at an adopted orphan in /proc. */
+  private readonly unlook = new AbortController();
   private readonly snapshots: ProcSnapshots;
   private child: ChildProcess | undefined;
   private census: TreeCensus | undefined;
@@ -122,18 +131,23 @@ class Supervision {
 
   async run(): Promise<Outcome> {
     const { spec } = this;
-    const firstDeadline = spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs;
+    // An adopted orphan under a lease gets one lease from its adoption: nobody saw when its
+    // marks came, only that they are in its stream (each renews it again as it is read).
+    const leased = spec.adopt !== undefined && spec.mode === 'admitted_progress_inactivity';
+    const firstDeadline = leased ? nowMs() + spec.timeoutMs : spec.startedAt + spec.timeoutMs - spec.cleanupReserveMs;
     // Cancellation wins over everything, an expired budget included.
     if (this.cancel?.aborted) return this.outcome(this.cancelled(), false, true);
-    if (nowMs() >= firstDeadline) return this.outcome(cause('DEADLINE_EXPIRED'), false, true);
+    // An orphan past its deadline runs all the same: it is adopted, and torn down at once.
+    if (nowMs() >= firstDeadline && spec.adopt === undefined) return this.outcome(cause('DEADLINE_EXPIRED'), false, true);
     // An action that leaves progress to the preset, for a call that runs none, renews on nothing.
     if (spec.progress === 'preset' && spec.provider === undefined) return this.outcome(cause('DESCRIPTOR_INVALID'), false, true);
     // Listening from here to the end: a cancel during launch or while output drains wins too.
     const unlink = this.cancel === undefined ? () => undefined : onAbort(this.cancel, this.onAbort);
     try {
-      if (spec.stdoutCopy !== undefined) {
+      if (spec.stdoutFile !== undefined && spec.adopt === undefined) {
         try {
-          this.copyFd = openSync(spec.stdoutCopy, 'w', 0o600);
+          this.sinkFds.push(openStreamSink(spec.stdoutFile));
+          if (spec.stderrFile !== undefined) this.sinkFds.push(openStreamSink(spec.stderrFile));
         } catch (error) {
           this.spawnError = errnoCode(error) ?? 'UNKNOWN';
           return await this.outcome(cause('SPAWN_FAILED'), false, true);
@@ -142,8 +156,15 @@ class Supervision {
       return await this.supervise(firstDeadline);
     } finally {
       unlink();
-      if (this.copyFd !== undefined) closeSync(this.copyFd);
+      this.closeSinks();
+      for (const follower of this.followers) follower.stop();
+      this.unlook.abort();
     }
+  }
+
+  private closeSinks(): void {
+    for (const fd of this.sinkFds) closeSync(fd);
+    this.sinkFds = [];
   }
 
   private cancelled(): Cause {
@@ -154,16 +175,22 @@ class Supervision {
 
   private async supervise(firstDeadline: number): Promise<Outcome> {
     const { spec } = this;
-    const started = await this.launch();
+    const started = spec.adopt === undefined ? await this.launch() : this.attach(spec.adopt);
+    if (started === 'gone') {
+      // It ended before it was adopted: what it wrote is its whole stream.
+      this.drainFollowers();
+      return this.outcome(undefined, true, true);
+    }
     if (started !== true) return this.outcome(started, false, true);
     // A cancel that arrived while the spawn was under way finds the child only now.
     if (this.cause !== undefined) this.startTeardown();
     else {
       this.timer = new DeadlineTimer(firstDeadline, (late) => this.expire(late));
     }
-    const child = this.child!;
+    const pipes = this.child?.stdio.filter((s): s is Readable => s !== null && s !== undefined && 'read' in s) ?? [];
     const exited = this.leaderExit!;
-    const drained = Promise.all(child.stdio.filter((s): s is Readable => s !== null && s !== undefined && 'read' in s).map(streamEnd));
+    // A followed file has no EOF: its output is whole once no member of the tree is left to write.
+    const drained = () => Promise.all([...pipes.map(streamEnd), ...(this.followers.length > 0 && this.teardown !== undefined ? [this.teardown] : [])]);
 
     // Wait for the provider to exit by itself, or for a failure's teardown to end it.
     await Promise.race([exited, this.failed.then(() => Promise.race([exited, this.teardown!.then(() => delay(LEADER_EXIT_WAIT_MS))]))]);
@@ -174,16 +201,60 @@ class Supervision {
       // The provider finished: its tree (background descendants) goes too, and the
       // output drains within one fresh post-provider budget (a cancel still wins).
       this.startTeardown();
-      const end = await Promise.race([drained.then(() => 'drained'), delay(spec.postProviderMs).then(() => 'late'), this.failed.then(() => 'failed')]);
+      const end = await Promise.race([drained().then(() => 'drained'), delay(spec.postProviderMs).then(() => 'late'), this.failed.then(() => 'failed')]);
       if (end === 'late') this.fail(cause('POST_PROVIDER_TIMEOUT'));
       cleanupConfirmed = (await this.teardown!).confirmed;
     } else {
       cleanupConfirmed = (await this.teardown!).confirmed;
-      await Promise.race([drained, delay(spec.postProviderMs)]);
+      await Promise.race([drained(), delay(spec.postProviderMs)]);
     }
-    for (const stream of child.stdio) stream?.destroy();
+    this.drainFollowers();
+    for (const stream of this.child?.stdio ?? []) stream?.destroy();
     if (this.cause === undefined && !cleanupConfirmed) return this.outcome(cause('TEARDOWN_UNPROVEN'), true, false);
     return this.outcome(this.cause, true, cleanupConfirmed);
+  }
+
+  /**
+   * Takes an orphan a supervisor that died started, instead of spawning: its tree (found
+   * with the tag its environment carries), its exit seen in /proc, its stream followed
+   * from the file's start. 'gone' when it no longer runs.
+   */
+  private attach(ref: OrphanRef): true | 'gone' {
+    const { spec } = this;
+    const tag = envValue(ref.pid, TREE_VAR);
+    const census = censusOf(ref, this.snapshots, tag === undefined ? undefined : envNeedle(TREE_VAR, tag));
+    this.exited = census === undefined;
+    this.follow();
+    if (census === undefined) return 'gone';
+    this.census = census;
+    this.leaderExit = endOf(ref, this.unlook.signal).then(() => {
+      this.exited = true;
+      this.timer?.clear();
+      this.clearProviderTimers();
+    });
+    if (spec.firstEventMs !== undefined) this.startTimer = setTimeout(() => this.fail(cause('PROVIDER_NO_START')), spec.firstEventMs);
+    if (spec.provider !== undefined) this.tracking = setInterval(() => this.census?.track(), TRACK_MS);
+    return true;
+  }
+
+  /** Follows the provider's output files, from their start. */
+  private follow(): void {
+    const { spec } = this;
+    if (spec.stdoutFile === undefined) return;
+    try {
+      this.followers.push(new StreamFollower(spec.stdoutFile, (chunk) => this.onStdout(chunk)));
+      if (spec.stderrFile !== undefined && existsSync(spec.stderrFile)) this.followers.push(new StreamFollower(spec.stderrFile, (chunk) => this.onStderr(chunk)));
+    } catch (error) {
+      // Replaced under us (a link where the file was): nothing it writes could be read.
+      this.spawnError = errnoCode(error) ?? 'UNKNOWN';
+      this.fail(cause('SPAWN_FAILED'));
+    }
+  }
+
+  /** The output files are read to their end (no writer is left), a last line without its newline included. */
+  private drainFollowers(): void {
+    for (const follower of this.followers) follower.drain();
+    this.splitter?.end();
   }
 
   /** Spawns the provider; resolves true once it runs, or the cause it could not start. */
@@ -210,7 +281,7 @@ class Supervision {
       try {
         child = spawnGroup({
           argv: spec.argv,
-          stdio: stdioFor(spec.stdio, fd, stdin),
+          stdio: stdioFor(spec.stdio, fd, stdin, this.sinkFds),
           env: { ...process.env, ...spec.env, ...(fd ? { LANEWARD_PROGRESS_FD: '3', DENO_EXTRA_STDIO_FDS: '3' } : {}), ...(this.treeTag === undefined ? {} : { [TREE_VAR]: this.treeTag }) },
           ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
         });
@@ -234,7 +305,11 @@ class Supervision {
         this.hooks.onSpawn?.(child.pid!, { pid: child.pid!, ticks: this.census.leaderStart ?? null, budgetLeftMs });
         resolve(true);
       });
-    }).finally(closeStdin);
+    }).finally(() => {
+      closeStdin();
+      // The child holds its own copies of the output files' descriptors (or never will).
+      this.closeSinks();
+    });
   }
 
   private launchFailure(error: unknown, fd: boolean): Cause {
@@ -247,7 +322,6 @@ class Supervision {
   }
 
   private watch(child: ChildProcess): void {
-    const { spec, hooks } = this;
     this.leaderExit = new Promise((resolve) =>
       child.once('exit', (code, signal) => {
         this.exited = true;
@@ -259,21 +333,9 @@ class Supervision {
         resolve();
       }),
     );
-    const reads = this.tracker !== undefined || this.guard !== undefined || this.reader !== undefined || spec.firstEventMs !== undefined;
-    const splitter = reads ? new JsonlLineSplitter((line) => this.feed(line)) : undefined;
-    child.stdout?.on('data', (chunk: Buffer) => {
-      this.readAt = nowMs();
-      this.stdoutBytes += chunk.length;
-      if (this.stdoutBytes > spec.stdoutLimit) return this.fail(cause('OUTPUT_LIMIT'));
-      if (this.copyFd !== undefined) writeSync(this.copyFd, chunk);
-      splitter?.push(chunk);
-      hooks.onStdout?.(chunk);
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      this.stderrBytes += chunk.length;
-      if (this.stderrBytes > spec.stderrLimit) return this.fail(cause('OUTPUT_LIMIT'));
-      hooks.onStderr?.(chunk);
-    });
+    child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
+    this.follow();
     const progress = child.stdio[3] as Readable | undefined;
     if (progress === undefined || progress === null) return;
     progress.on('data', (chunk: Buffer) => {
@@ -294,6 +356,22 @@ class Supervision {
     });
   }
 
+  private onStdout(chunk: Buffer): void {
+    const { spec } = this;
+    this.readAt = nowMs();
+    this.stdoutBytes += chunk.length;
+    if (this.stdoutBytes > spec.stdoutLimit) return this.fail(cause('OUTPUT_LIMIT'));
+    const reads = this.tracker !== undefined || this.guard !== undefined || this.reader !== undefined || spec.firstEventMs !== undefined;
+    if (reads) (this.splitter ??= new JsonlLineSplitter((line) => this.feed(line))).push(chunk);
+    this.hooks.onStdout?.(chunk);
+  }
+
+  private onStderr(chunk: Buffer): void {
+    this.stderrBytes += chunk.length;
+    if (this.stderrBytes > this.spec.stderrLimit) return this.fail(cause('OUTPUT_LIMIT'));
+    this.hooks.onStderr?.(chunk);
+  }
+
   /** The budget ran out: the lease or the deadline, or the channel closed before it ran out. */
   private expire(lateMs: number): void {
     if (!this.channelClosed) {
@@ -302,7 +380,7 @@ class Supervision {
     }
     // Its exit may be waiting to be read behind a busy loop: a provider that has exited
     // (a zombie not yet reaped, or gone) closed its channel by exiting; the exit event follows.
-    const stat = readProcStat(this.child!.pid!, statScratch());
+    const stat = readProcStat(this.census?.leader ?? this.child!.pid!, statScratch());
     if (stat !== undefined && canRun(stat)) this.fail(cause('PROGRESS_CHANNEL_LOST', lateMs));
   }
 
@@ -390,8 +468,10 @@ class Supervision {
     const { spec } = this;
     const teardown = this.teardown === undefined ? undefined : await this.teardown;
     const at = found?.at ?? null;
-    const childFailed = found === undefined && this.childExitCode !== 0;
     const provider = this.reader?.facts() ?? null;
+    // An adopted orphan's exit status is not ours to read (it is not our child): its stream says how it ended.
+    const exitFailed = spec.adopt === undefined ? this.childExitCode !== 0 : provider !== null && provider.finished && (provider.apiError !== null || provider.rateLimit !== null);
+    const childFailed = found === undefined && exitFailed;
     // A CLI that failed on a rate limit is typed as one: the crew waits before it starts that provider again.
     const failedCode = provider?.rateLimit != null ? 'PROVIDER_RATE_LIMITED' : 'CHILD_FAILED';
     return buildOutcome({
@@ -406,7 +486,8 @@ class Supervision {
       spawnError: this.spawnError,
       deniedTool: found?.code === 'TOOL_DENIED' ? this.deniedTool : null,
       providerStarted: started,
-      attempts: started ? 1 : 0,
+      // An adoption spawns nothing.
+      attempts: started && spec.adopt === undefined ? 1 : 0,
       marks: spec.progress === 'fd' ? this.fdMarks : (this.tracker?.marks ?? 0),
       durationMs: nowMs() - spec.startedAt,
       cleanupConfirmed,
@@ -421,11 +502,17 @@ class Supervision {
   }
 }
 
-/** The child's stdio: stdin the prompt file's descriptor when given, else closed (piped) or inherited. */
-function stdioFor(stdio: SupervisionSpec['stdio'], fd: boolean, stdin: number | undefined): StdioOptions {
+/**
+ * The child's stdio: stdin the prompt file's descriptor when given, else closed (piped) or
+ * inherited; stdout and stderr the output files' descriptors when given (`sinks`), else piped or inherited.
+ */
+function stdioFor(stdio: SupervisionSpec['stdio'], fd: boolean, stdin: number | undefined, sinks: readonly number[]): StdioOptions {
   const out = stdio === 'inherit' ? 'inherit' : 'pipe';
   const input = stdin ?? (stdio === 'inherit' ? 'inherit' : 'ignore');
-  return fd ? [input, out, out, 'pipe'] : [input, out, out];
+  const stdout = sinks[0] ?? out;
+  // A stdout file without a stderr file: stderr still comes through a pipe.
+  const stderr = sinks[1] ?? out;
+  return fd ? [input, stdout, stderr, 'pipe'] : [input, stdout, stderr];
 }
 
 function streamEnd(stream: Readable): Promise<void> {
