@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
