@@ -50,6 +50,7 @@ const pair = (values: readonly number[]) => `p50 ${ms(percentile(values, 50))} p
 /** The supervision figures, each against a baseline measured in this same run. */
 export async function benchLease(options: { samples: number; fleet: number }): Promise<void> {
   await markToRenewal();
+  await streamMarkToRenewal();
   await expiryLatency(options.samples);
   await probeOverhead();
   await fleetExpiry(options.fleet);
@@ -83,6 +84,33 @@ async function markToRenewal(): Promise<void> {
   });
   const bare = stamps(bareErr).map((at, i) => arrivals[i]! - at).filter(Number.isFinite);
   line('mark to renewal', `${pair(leased)} vs bare pipe read ${pair(bare)} (target p99 < 1 ms; ${leased.length} marks)`);
+}
+
+/**
+ * A mark in the provider's stdout stream to the lease renewed: stdout through a pipe,
+ * against stdout written to a file the child holds and the supervisor follows (what a
+ * reviewer, agent or observer call uses, so its stream outlives a coordinator that dies).
+ */
+async function streamMarkToRenewal(): Promise<void> {
+  const count = 300;
+  const script = `const s=(ms)=>new Promise(r=>setTimeout(r,ms));for(let i=0;i<${count};i++){await s(3);process.stderr.write('MARK_AT '+process.hrtime.bigint()+'\\n');process.stdout.write(JSON.stringify({type:'step_update',conversation_id:'c',step_index:i,status:'in_progress'})+'\\n');}`;
+  const argv = [process.execPath, '--input-type=module', '-e', script];
+  const stamps = (chunks: string[]) =>
+    chunks.join('').split('\n').filter((l) => l.startsWith('MARK_AT ')).map((l) => Number(BigInt(l.slice(8))) / 1e6);
+  const dir = mkdtempSync(join(tmpdir(), 'laneward-bench-stream-'));
+  try {
+    const latencies = async (over: Partial<SupervisionSpec>) => {
+      const stderr: string[] = [];
+      const renewals: number[] = [];
+      await superviseLease(spec(argv, { progress: 'step-lifecycle', ...over }), { onStderr: (c) => stderr.push(c.toString()), onRenewal: (at) => renewals.push(at) });
+      return stamps(stderr).map((at, i) => renewals[i]! - at).filter(Number.isFinite);
+    };
+    const piped = await latencies({});
+    const filed = await latencies({ stdoutFile: join(dir, 'stdout.jsonl') });
+    line('stream mark to renewal', `stdout file ${pair(filed)} vs pipe ${pair(piped)} (${filed.length}/${piped.length} marks)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Expiry to first signal and to the group proven gone, against plain setTimeout lateness. */
