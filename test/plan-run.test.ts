@@ -352,6 +352,38 @@ describe('laneward plan run', () => {
     expect(left(c)).toEqual([]);
   });
 
+  test('should adopt orphans whose progress is in their stdout by following their output files, bind what they write, and start no attempt twice', async () => {
+    const c = newCase();
+    // 25 steps of 200 ms: 5 s of stdout progress, still running when the next plan run starts.
+    const slow = reviewer(c, '--steps', '25', '--delay-ms', '200', '--format', 'step-lifecycle');
+    const child = spawn(process.execPath, [BUNDLE, ...runArgs(c, slow, slow, 'step-lifecycle')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
+    await until(() => Object.values(record(c).attempts).filter((a) => a.child !== undefined && a.child !== null).length === 2, 20_000, 'both spawns to be journaled');
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const orphans = reviewerLog(c).filter((e) => e.kind === 'start').map((e) => e.pid);
+    expect(orphans.filter(canRun)).toHaveLength(2);
+    const resumed = planRun(c, reviewer(c, '--format', 'step-lifecycle'), reviewer(c, '--format', 'step-lifecycle'), 'step-lifecycle');
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    // Adopted (their stream outlived their driver in their files), never torn down and sent again.
+    expect(matching(resumed.stdout, 'ORPHAN: ').map((l) => `${l.split(' ').slice(2, 4).join(' ')} ${/ how=(\S+)/.exec(l)?.[1]} ${/ code=(\S+)/.exec(l)?.[1]} ${/ cleanup=(\S+)/.exec(l)?.[1]}`).sort()).toEqual([
+      'phase=ceo voice=native adopted - confirmed',
+      'phase=ceo voice=outside adopted - confirmed',
+    ]);
+    // No voice failed (EXECUTION_UNKNOWN included): both bound from what the adopted orphans wrote.
+    expect(matching(resumed.stdout, 'VOICE: ')).toEqual([]);
+    expect(matching(resumed.stdout, 'RESUMED: ').map((l) => l.split(' ').slice(2).join(' ')).sort()).toEqual(['phase=ceo voice=native result=found', 'phase=ceo voice=outside result=found']);
+    expect(matching(resumed.stdout, 'BOUND: ').map((l) => l.split(' ').slice(2, 4).join(' ')).sort()).toEqual(['phase=ceo voice=native', 'phase=ceo voice=outside', 'phase=eng voice=native', 'phase=eng voice=outside']);
+    expect(lines(resumed.stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=gate_pending run=${c.out}`);
+    // Each ran its stream to its own end under the adoption's lease: every mark read back.
+    const outcomes = journal(c).filter((e) => e.type === 'attempt_outcome');
+    expect(outcomes.slice(0, 2).map((e) => [e.status, e.code])).toEqual([['ok', null], ['ok', null]]);
+    expect(startsPerPrompt(c)).toEqual(ALL_ONCE);
+    expect(orphans.filter(canRun)).toEqual([]);
+    expect(left(c)).toEqual([]);
+  });
+
   test('should find by its environment a child whose spawn its killed driver never journaled, and tear it down before dispatching again', async () => {
     const c = newCase();
     const args = runArgs(c, reviewer(c, '--steps', '400', '--delay-ms', '100'), reviewer(c, '--steps', '400', '--delay-ms', '100'), 'fd');
