@@ -56,7 +56,11 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
   // An orphan that writes its output to a file is always adopted: tearing it down would
   // send its prompt to the model a second time. One past the limit waits for a slot (the
   // adoption reads its whole stream then, or finds it ended and reads what it wrote).
-  const wantsAdopt = (child: ChildRecord) => (followsFile(child) ? (slots--, true) : orphanPlan(child) === 'adopt' && slots-- > 0);
+  const wantsAdopt = (child: ChildRecord) => {
+    const adopt = followsFile(child) || (orphanPlan(child) === 'adopt' && slots > 0);
+    if (adopt) slots -= 1;
+    return adopt;
+  };
   const teardowns: Promise<unknown>[] = [];
   const reviews = new Map<string, Map<string, Promise<unknown>>>();
   const agents = new Map<string, Promise<unknown>>();
