@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, readSync, watch, type FSWatcher } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 
 /**
  * How often a followed file is looked at besides its change events: inotify coalesces
@@ -15,7 +15,15 @@ const CHUNK_BYTES = 64 * 1024;
  * supervisor is gone (a pipe's reader dies with its process, and the stream with it).
  */
 export function openStreamSink(path: string): number {
-  return openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+  // Truncated apart from the open: Deno refuses O_TRUNC together with O_APPEND.
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+  try {
+    ftruncateSync(fd, 0);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return fd;
 }
 
 /**
