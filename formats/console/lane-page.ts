@@ -1,6 +1,6 @@
 import type { AttemptStory, LaneStory, RunFile } from './lane-story.ts';
 import { escapeHtml } from './view.ts';
-import { oneLine } from '../text/one-line.ts';
+import { oneLine, visibleText } from '../text/one-line.ts';
 
 // The lane page (`/lanes/<id>`): one lane's whole story as one static HTML document,
 // rendered on the server. No script at all; one inline style, admitted by its hash
@@ -35,7 +35,7 @@ function attr(value: string): string {
 
 /** A file's text as shown: line breaks and tabs kept, every other control character written out. */
 function visible(text: string): string {
-  return esc(text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return esc(visibleText(text));
 }
 
 function num(value: number | null | undefined): string {

@@ -7,11 +7,22 @@ import type { CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
 // this file by name, and language globals (String, Number, Math). Keep them in this one
 // file: a test bundler rewrites references to imported names, which would break the page.
 
-/** Escapes a value for HTML text and quoted attribute values. */
+/**
+ * Escapes a value for HTML text and quoted attribute values. Every control, format or
+ * separator character (Unicode Cc, Cf, Zl, Zp) and any lone surrogate but a line feed or
+ * a tab is written out as `\uXXXX` (formats/text/one-line.ts's class, restated here: the
+ * page's functions name nothing outside themselves): a bidi override must not reorder a
+ * lane id, nor a zero-width space hide in one.
+ */
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
-  );
+  return String(value)
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (c) => {
+      if (c === '\n' || c === '\t') return c;
+      let out = '';
+      for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+      return out;
+    })
+    .replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 
 /**

@@ -20,10 +20,11 @@ export function laneObject(p: LaneProgress): Record<string, unknown> {
 
 /** A lane's CREW_LANE: line; a failed lane's detail ends with the advice that retries it, runnable as printed. */
 export function laneLine(p: LaneProgress, advice: string): string {
-  const code = p.code === null ? '' : ` code=${p.code}`;
+  const code = p.code === null ? '' : ` code=${oneLine(p.code)}`;
   // A failed lane stays failed until it is retried: the line says how, runnable as written.
   const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
   const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
-  const branch = p.branch == null ? '' : ` branch=${p.branch} head=${p.head ?? '-'}`;
-  return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${branch}${detail}`;
+  const branch = p.branch == null ? '' : ` branch=${oneLine(p.branch)} head=${oneLine(p.head ?? '-')}`;
+  // Every value escaped, the crew file's and the store's alike: a line is one line that reads as it is.
+  return `CREW_LANE: lane=${oneLine(p.lane)} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${branch}${detail}`;
 }
