@@ -164,6 +164,7 @@ function workspace(s: LaneStory): string {
 const SKIPPED: Readonly<Record<string, string>> = {
   symlink: 'a symlink: listed, never followed',
   special: 'not a regular file: never opened',
+  linked: 'has more than one link (it may be a file outside the run directory): not read',
   binary: 'binary: not shown',
   unreadable: 'could not be read',
   outside: 'resolves outside the run directory: not read',
