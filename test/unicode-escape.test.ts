@@ -90,7 +90,7 @@ describe('crew lines', () => {
 
   test.each(CHARACTERS)('should escape %s in CREW_STATUS and CREW_NEEDS lines', (_, c) => {
     const s = crewSnapshot([{ id: `l${c}1`, state: 'failed', attempts: 1, code: 'CHILD_FAILED', detail: `x${c}y` }], { crew: `n${c}` });
-    const lines = statusLines(s, 'done');
+    const lines = statusLines(s);
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const line of lines) expect(line).not.toMatch(UNSAFE);
   });

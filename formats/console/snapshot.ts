@@ -36,6 +36,15 @@ export interface ProviderPause {
   readonly rateLimits: number;
 }
 
+/**
+ * How a crew run stands: `running` (its process lives), `done` (it ended with every lane
+ * ended), `interrupted` (it ended early, by a signal, a closed output or its deadline, and
+ * left lanes unfinished) or `stopped` (its process is gone and never recorded an end:
+ * killed, or never run). An interrupted or stopped crew runs nothing until it is started
+ * again: no lane of it is stuck, and its clock stands still.
+ */
+export type CrewRunState = 'running' | 'done' | 'interrupted' | 'stopped';
+
 /** Everything the crew page shows but its lanes. */
 export interface CrewHead {
   readonly crew: string;
@@ -45,6 +54,8 @@ export interface CrewHead {
   readonly startedAt: string | null;
   readonly elapsedS: number;
   readonly done: boolean;
+  /** How the run stands (see {@link CrewRunState}); `done` is true for done and interrupted. */
+  readonly run: CrewRunState;
   /** Where it comes from: the crew process itself, or its store read by another process. */
   readonly source: 'live' | 'store';
   readonly byState: Readonly<Record<string, number>>;
@@ -70,6 +81,8 @@ export interface CrewHead {
   readonly summary: string | null;
   /** The command that runs the crew's failed lanes again (null: not known). */
   readonly retryCommand: string | null;
+  /** The command that continues the crew's unfinished lanes, where they stopped (null: not known). */
+  readonly resumeCommand: string | null;
 }
 
 /** The whole crew at one moment: `/snapshot.json`, and the first message of `/events`. */

@@ -1,5 +1,5 @@
 import type { LaneView } from '../../formats/console/snapshot.ts';
-import { LANE_STAGES, isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import { LANE_STAGES, type LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
 
 /** A failure's detail as the crew page lists it; the lane's page has the whole story. */
@@ -50,9 +50,11 @@ export function crewFigures(
   options: { readonly startedAt: string | null; readonly nowMs: number; readonly capPerLaneUsd: number | null },
 ): { lanesPerMinute: number | null; etaS: number | null; spend: { usd: number; capUsd: number | null } } {
   const from = options.startedAt === null ? Number.NaN : Date.parse(options.startedAt);
-  // Lanes that ended in this run of the crew: a crew started again is not credited with earlier ends.
-  const ended = lanes.filter((lane) => isTerminalStage(lane.state as LaneProgress['stage']) && lane.since !== undefined && Date.parse(lane.since) >= from).length;
-  const open = lanes.filter((lane) => !isTerminalStage(lane.state as LaneProgress['stage'])).length;
+  // Lanes that ended in this run of the crew: a crew started again is not credited with
+  // earlier ends. An interrupted lane has not ended: it is left for the crew to continue.
+  const finished = (lane: LaneView) => lane.state === 'complete' || lane.state === 'failed';
+  const ended = lanes.filter((lane) => finished(lane) && lane.since !== undefined && Date.parse(lane.since) >= from).length;
+  const open = lanes.filter((lane) => !finished(lane)).length;
   const minutes = (options.nowMs - from) / 60_000;
   const lanesPerMinute = ended > 0 && minutes > 0 ? ended / minutes : null;
   const usd = lanes.reduce((sum, lane) => sum + (lane.costUsd ?? 0), 0);

@@ -56,8 +56,8 @@ export const PAGE_CSP = [
 /** The form that sets the lane filter (outside the view, so a redraw never takes its focus). */
 function controlsForm(): string {
   const option = (value: string, label: string) => `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
-  const states = [option('', 'every lane'), option('attention', 'needs me (failed, stuck)'), ...LANE_STAGES.map((stage) => option(stage, stage))].join('');
-  const sorts = [option('attention', 'failed and stuck first'), option('age', 'oldest first'), option('cost', 'cost'), option('attempts', 'attempts'), option('id', 'crew file order')].join('');
+  const states = [option('', 'every lane'), option('attention', 'needs me (failed, stuck, interrupted)'), ...LANE_STAGES.map((stage) => option(stage, stage))].join('');
+  const sorts = [option('attention', 'failed, stuck and interrupted first'), option('age', 'oldest first'), option('cost', 'cost'), option('attempts', 'attempts'), option('id', 'crew file order')].join('');
   return (
     '<form id="controls"><label>state <select id="f-state">' + states + '</select></label>' +
     '<label>code <input id="f-code" size="16" autocomplete="off"></label>' +

@@ -22,6 +22,8 @@ export interface CrewViewOptions {
   readonly stuckAfterS?: number;
   /** The command that runs failed lanes again. */
   readonly retryCommand?: string | null;
+  /** The command that continues the crew's unfinished lanes, shown once it ended interrupted. */
+  readonly resumeCommand?: string | null;
   /** A lane's review run spend, read when its progress changes. */
   readonly reviewUsd?: (progress: LaneProgress) => number | null;
   /** A lane's whole story, for its page. */
@@ -115,12 +117,15 @@ export class CrewView implements SnapshotSource {
     const first = this.marks[0]!;
     const span = (now - first.at) / 1000;
     const lanes = [...this.lanes.values()];
+    // Ended with a lane neither complete nor failed (interrupted, or never started): interrupted.
+    const unfinished = lanes.some((lane) => lane.state !== 'complete' && lane.state !== 'failed');
     return {
       crew: this.crew,
       now: new Date(nowMs).toISOString(),
       startedAt: this.startedAt,
       elapsedS: Math.max(0, (nowMs - Date.parse(this.startedAt)) / 1000),
       done: this.done,
+      run: !this.done ? 'running' : unfinished ? 'interrupted' : 'done',
       source: 'live',
       byState: countByState(lanes),
       ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capPerLaneUsd: this.options.capPerLaneUsd ?? null }),
@@ -132,6 +137,7 @@ export class CrewView implements SnapshotSource {
       providers: this.providers(),
       summary: this.summary,
       retryCommand: this.options.retryCommand ?? null,
+      resumeCommand: this.options.resumeCommand ?? null,
       lanes,
     };
   }

@@ -9,7 +9,7 @@ import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
-import { retryAdvice } from './retry-advice.ts';
+import { resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewSpend } from '../console/review-spend.ts';
@@ -204,6 +204,7 @@ async function runClaimed(
       capPerLaneUsd: crew.limits.spend_cap_usd ?? null,
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
+      resumeCommand: resumeAdvice(loaded.file, root),
       reviewUsd: reviewSpend(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
       laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, runDir: join(loaded.out, id) }),
@@ -246,7 +247,7 @@ async function runClaimed(
           shown.update(progress);
           options.onLane?.(progress);
         },
-        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retryAdvice(loaded.file, root))),
+        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, runFacts.retryCommand, resumeAdvice(loaded.file, root))),
       },
     );
     ran = true;

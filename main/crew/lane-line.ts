@@ -18,11 +18,16 @@ export function laneObject(p: LaneProgress): Record<string, unknown> {
   };
 }
 
-/** A lane's CREW_LANE: line; a failed lane's detail ends with the advice that retries it, runnable as printed. */
-export function laneLine(p: LaneProgress, advice: string): string {
+/**
+ * A lane's CREW_LANE: line; a failed lane's detail ends with the advice that retries it,
+ * an interrupted lane's with the command that continues it (`resume`, when given), each
+ * runnable as printed.
+ */
+export function laneLine(p: LaneProgress, advice: string, resume?: string): string {
   const code = p.code === null ? '' : ` code=${oneLine(p.code)}`;
-  // A failed lane stays failed until it is retried: the line says how, runnable as written.
-  const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
+  // A failed lane stays failed until it is retried, an interrupted one stopped until its
+  // crew is started again: the line says how, runnable as written.
+  const retry = p.stage === 'failed' ? `; retry: ${advice}` : p.stage === 'interrupted' && resume !== undefined ? `; resume: ${resume}` : '';
   const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
   const branch = p.branch == null ? '' : ` branch=${oneLine(p.branch)} head=${oneLine(p.head ?? '-')}`;
   // Every value escaped, the crew file's and the store's alike: a line is one line that reads as it is.
