@@ -2,6 +2,14 @@
 
 import type { LaneStory } from './lane-story.ts';
 
+/** A supervised call of a lane that ended with a code (its result may still stand: PROVIDER_NO_EXIT). */
+export interface CallCode {
+  /** As the lane's story names it: a reviewer attempt's short id (a3), `observer:<call>` or `turn:<n>`. */
+  readonly call: string;
+  readonly kind: 'reviewer' | 'observer' | 'agent';
+  readonly code: string;
+}
+
 /** One lane as the crew page lists it. */
 export interface LaneView {
   readonly id: string;
@@ -20,6 +28,8 @@ export interface LaneView {
   readonly since?: string;
   /** Its last sign of life (ISO): a saved change or an admitted progress mark of one of its children. */
   readonly activityAt?: string;
+  /** Its supervised calls that ended with a code, whatever the lane's own end (absent: none). */
+  readonly calls?: readonly CallCode[];
   /** Its branch and head commit, for a crew with a workspace. */
   readonly branch?: string;
   readonly head?: string;

@@ -1,4 +1,4 @@
-import type { CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
+import type { CallCode, CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
 
 // The crew web view's HTML, rendered on the server for the first paint and again in the
 // browser for every snapshot the event stream brings. The page's script is built from
@@ -103,7 +103,7 @@ export function formatSpan(seconds: number | null): string {
 export interface ViewUi {
   /** '' every lane; 'attention' failed, stuck and interrupted ones; else one state. */
   readonly state: string;
-  /** A code the lane's code contains ('' any). */
+  /** A code the lane's code, or a code one of its calls ended with, contains ('' any). */
   readonly code: string;
   /** Text the lane's id, code or detail contains ('' any). */
   readonly text: string;
@@ -127,7 +127,7 @@ export function selectLanes(snapshot: CrewSnapshot, ui: ViewUi): LaneView[] {
   const kept = lanes.filter(
     (lane) =>
       (ui.state === '' || (ui.state === 'attention' ? attention(lane) !== null : lane.state === ui.state)) &&
-      (code === '' || String(lane.code ?? '').toLowerCase().includes(code)) &&
+      (code === '' || [lane.code, ...(Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]).map((c) => c.code) : [])].some((c) => String(c ?? '').toLowerCase().includes(code))) &&
       (text === '' || `${lane.id} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
   );
   const rank = (lane: LaneView) => {
@@ -226,6 +226,11 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     .join('');
   const grid = `<section><div id="grid" data-cells="${lanes.length}">${cells}</div></section>`;
 
+  // The calls that ended typed, even where the lane did not fail by them (PROVIDER_NO_EXIT: a result that stood).
+  const calls = (lane: LaneView) =>
+    (Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]) : [])
+      .map((c) => ` <span class="call-code" data-call="${esc(c.call)}" data-code="${esc(c.code)}">${esc(c.call)} ${esc(c.code)}</span>`)
+      .join('');
   const pageRows = 100;
   const pages = Math.max(1, Math.ceil(ordered.length / pageRows));
   const page = Math.min(Math.max(0, Math.floor(Number(ui.page) || 0)), pages - 1);
@@ -236,7 +241,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
       return (
         `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td>` +
         `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
-        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
+        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
       );
     })
     .join('');

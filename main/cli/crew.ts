@@ -45,7 +45,10 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --json          one JSON object per lane and a {"summary": ...} object
 
 Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
-turns=<n> run=<dir> [detail=<why>] as each lane ends (a failed lane's detail ends with
+turns=<n> run=<dir> [call_codes=<call>:<CODE>,...] [detail=<why>] as each lane ends
+(call_codes: its supervised calls, a3, observer:<n>, turn:<n>, that ended with a code,
+even where their result stood, as PROVIDER_NO_EXIT; the first eight, then +<n>; the
+report's lanes list them all as call_codes; a failed lane's detail ends with
 "; retry: laneward crew run ... --retry-failed ...", an interrupted lane's with
 "; resume: laneward crew run ... --state ...", the command that continues it), then
 CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> attempts=<n> duration_s=<x>

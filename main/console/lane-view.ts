@@ -1,6 +1,9 @@
-import type { LaneView } from '../../formats/console/snapshot.ts';
+import type { CallCode, LaneView } from '../../formats/console/snapshot.ts';
 import { LANE_STAGES, type LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
+
+/** Typed call ends a lane lists on the crew page; its page (`/lanes/<id>`) has them all. */
+const CALLS_SHOWN = 16;
 
 /** A failure's detail as the crew page lists it; the lane's page has the whole story. */
 const DETAIL_CHARS = 240;
@@ -11,7 +14,7 @@ const DETAIL_CHARS = 240;
  * `reviewUsd` is its review run's spend; `markAt` the last admitted mark of one of its
  * children this process saw (ISO), if any.
  */
-export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, markAt?: string): LaneView {
+export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, markAt?: string, calls: readonly CallCode[] = []): LaneView {
   const stages = progress.stages ?? [];
   const started = stages.find((mark) => mark.stage !== 'queued');
   const since = stages[stages.length - 1]?.at ?? progress.updatedAt;
@@ -27,6 +30,7 @@ export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, mar
     startedAt: progress.stage === 'queued' ? null : (started?.at ?? null),
     since,
     activityAt,
+    ...(calls.length === 0 ? {} : { calls: calls.slice(0, CALLS_SHOWN) }),
     ...(progress.branch == null ? {} : { branch: progress.branch }),
     ...(progress.head == null ? {} : { head: progress.head }),
   };

@@ -5,6 +5,7 @@ import { holderAlive } from '../process/process-alive.ts';
 import { readCrewRun, type Store } from '../store/store.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
 import { reviewSpend } from './review-spend.ts';
+import { cachedCallCodes } from './call-codes.ts';
 import { DEFAULT_STUCK_AFTER_S, HISTOGRAM_BOUNDS_MS } from './view-state.ts';
 
 export type { CrewRunState };
@@ -27,6 +28,7 @@ function lastChangeMs(startedAt: string | null, progress: readonly (LaneProgress
  */
 export class StoreSource implements SnapshotSource {
   private readonly spend: ReturnType<typeof reviewSpend>;
+  private readonly calls: ReturnType<typeof cachedCallCodes>;
 
   constructor(
     private readonly store: Store,
@@ -34,6 +36,7 @@ export class StoreSource implements SnapshotSource {
     private readonly options: { readonly stuckAfterS?: number; readonly pollMs?: number; readonly laneStory?: (id: string) => LaneStory | undefined } = {},
   ) {
     this.spend = reviewSpend(store);
+    this.calls = cachedCallCodes(store);
   }
 
   /** How the crew run stands: its driver lives, it recorded an end (with every lane ended, or not), or neither. */
@@ -45,7 +48,7 @@ export class StoreSource implements SnapshotSource {
     const { state, run, progress } = this.read();
     const lanes = this.crew.laneIds.map((id, i) => {
       const saved = progress[i];
-      return saved === undefined ? queuedLane(id) : laneViewOf(saved, this.spend(saved));
+      return saved === undefined ? queuedLane(id) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved));
     });
     const done = state === 'done' || state === 'interrupted';
     const startedAt = run?.startedAt ?? null;

@@ -1,6 +1,6 @@
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
-import type { CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
+import type { CallCode, CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
 
@@ -28,6 +28,8 @@ export interface CrewViewOptions {
   readonly reviewUsd?: (progress: LaneProgress) => number | null;
   /** A lane's whole story, for its page. */
   readonly laneStory?: (id: string) => LaneStory | undefined;
+  /** A lane's supervised calls that ended with a code, read when its progress changes. */
+  readonly callCodes?: (progress: LaneProgress) => readonly CallCode[];
 }
 
 /** A running lane quiet this long is shown as stuck, unless the crew says otherwise. */
@@ -84,7 +86,7 @@ export class CrewView implements SnapshotSource {
 
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
-    this.lanes.set(progress.lane, laneViewOf(progress, this.options.reviewUsd?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString()));
+    this.lanes.set(progress.lane, laneViewOf(progress, this.options.reviewUsd?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []));
   }
 
   finish(summary: string): void {

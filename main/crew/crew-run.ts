@@ -13,6 +13,7 @@ import { resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewSpend } from '../console/review-spend.ts';
+import { cachedCallCodes, laneCallCodes } from '../console/call-codes.ts';
 import { readLaneStory } from '../console/lane-story.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import { claimCrew } from './crew-driver.ts';
@@ -206,6 +207,7 @@ async function runClaimed(
       retryCommand: runFacts.retryCommand,
       resumeCommand: resumeAdvice(loaded.file, root),
       reviewUsd: reviewSpend(store),
+      callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
       laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, runDir: join(loaded.out, id) }),
     }));
@@ -247,7 +249,7 @@ async function runClaimed(
           shown.update(progress);
           options.onLane?.(progress);
         },
-        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, runFacts.retryCommand, resumeAdvice(loaded.file, root))),
+        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress, laneCallCodes(store, progress))) : laneLine(progress, runFacts.retryCommand, resumeAdvice(loaded.file, root), laneCallCodes(store, progress))),
       },
     );
     ran = true;
@@ -284,7 +286,7 @@ async function runClaimed(
       stopped_by: stoppedBy,
       summary: { ...counts, attempts: stats.started },
       stats: { marks: stats.marks, renewal_p99_ms: percentile(stats.renewalLatencyMs, 0.99) },
-      lanes: lanes.map(laneObject),
+      lanes: lanes.map((lane) => laneObject(lane, laneCallCodes(store, lane))),
       // Providers that rate limited the crew, and until when their latest pause ran.
       providers: gate.report(),
     };
