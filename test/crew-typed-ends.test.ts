@@ -8,6 +8,8 @@ import { signatureFileOf, signatureText } from '../main/actions/signature.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { newLane } from '../formats/crew/record.ts';
 import { laneLine } from '../main/crew/lane-line.ts';
+import { reviewAttempts } from '../main/console/review-story.ts';
+import type { JournalEvent, RunRecord } from '../formats/review/run-record.ts';
 import { ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { served } from './helpers/served.ts';
 import { httpRequest } from './helpers/sse.ts';
@@ -91,5 +93,18 @@ describe('laneLine', () => {
     const line = laneLine(lane, 'retry', 'resume', calls);
     expect(/ call_codes=(\S+)$/.exec(line)?.[1]?.split(',')).toEqual([...calls.slice(0, 8).map((c) => `${c.call}:PROVIDER_NO_EXIT`), '+2']);
     expect(laneLine(lane, 'retry', 'resume')).not.toContain('call_codes=');
+  });
+});
+
+describe('reviewAttempts', () => {
+  test('should keep the code of a bound attempt whose supervision ended PROVIDER_NO_EXIT', () => {
+    const record = {
+      run: 'r1',
+      attempts: { 'r1-a1': { id: 'r1-a1', voice: 'native', phase: 'ceo', state: 'bound', bound: { model: 'm', usage_usd: 0.1, findings: 0 } } },
+      past_gates: [],
+      gate: null,
+    } as unknown as RunRecord;
+    const journal = [{ type: 'attempt_outcome', at: '2026-01-01T00:00:00.000Z', attempt: 'r1-a1', status: 'failed', code: 'PROVIDER_NO_EXIT', marks: 3, duration_ms: 40, cleanup_confirmed: true }] as unknown as JournalEvent[];
+    expect(reviewAttempts(record, journal)).toMatchObject([{ id: 'a1', kind: 'reviewer', outcome: 'completed', code: 'PROVIDER_NO_EXIT', cleanupConfirmed: true }]);
   });
 });
