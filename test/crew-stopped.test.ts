@@ -102,6 +102,9 @@ describe('crew status and crew view of a crew whose process was SIGKILLed', () =
     expect([a.run, a.done, a.now, a.elapsedS, a.etaS]).toEqual(['stopped', false, b.now, b.elapsedS, null]);
     expect(a.resumeCommand).toBe(resumeOf(c));
 
+    // Each lane's story says how to continue it.
+    expect(status(c, '--lane', 'lane-1').stdout.trim().split('\n').at(-1)).toBe(`LANE_RESUME: ${resumeOf(c)}`);
+
     // The page says so, with the command, and calls no lane stuck.
     const view = served(['crew', 'view', c.file, '--state', c.state, '--serve', '0', '--stuck-after', '1ms'], c.dir);
     try {
@@ -144,6 +147,7 @@ describe('crew status of a crew interrupted by a signal', () => {
     ]);
     const snapshot = JSON.parse(status(c, '--json').stdout) as CrewSnapshot;
     expect([snapshot.run, snapshot.done]).toEqual(['interrupted', true]);
+    expect(status(c, '--lane', 'lane-2').stdout.trim().split('\n').at(-1)).toBe(`LANE_RESUME: ${resumeOf(c)}`);
 
     const again = resume(c, lines.at(-1)!.slice('CREW_RESUME: '.length));
     expect(again.code).toBe(0);

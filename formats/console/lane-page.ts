@@ -85,10 +85,11 @@ function header(s: LaneStory): string {
 
 /** What to do about a failed lane: its code's fix clause, and the exact command that retries it. */
 function todo(s: LaneStory): string {
-  if (s.fix === null && s.retry === null) return '';
+  const resume = s.resume == null ? '' : `<p>Its crew stopped before it ended. Continue it with:</p><pre><code id="resume">${visible(s.resume)}</code></pre>`;
+  if (s.fix === null && s.retry === null && resume === '') return '';
   const fix = s.fix === null ? '' : `<p id="fix">${line(s.fix)}</p>`;
   const retry = s.retry === null ? '' : `<p>Retry it with:</p><pre><code id="retry">${visible(s.retry)}</code></pre>`;
-  return `<section id="todo"><h2>What to do</h2>${fix}${retry}</section>`;
+  return `<section id="todo"><h2>What to do</h2>${fix}${retry}${resume}</section>`;
 }
 
 function stages(s: LaneStory): string {

@@ -170,4 +170,10 @@ export interface LaneStory {
   readonly fix: string | null;
   /** For a failed lane: the exact command that retries it. */
   readonly retry: string | null;
+  /**
+   * For an interrupted lane, or one in flight when its crew's process is gone: the exact
+   * command that continues it where it stopped (null otherwise, or not known; absent from
+   * stories told before it was).
+   */
+  readonly resume?: string | null;
 }

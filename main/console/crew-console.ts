@@ -27,13 +27,14 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
   const store = openStore(root, { readOnly: true });
   const retryCommand = retryAdvice(loaded.file, root);
   const resumeCommand = resumeAdvice(loaded.file, root);
-  const source = new StoreSource(
+  const source: StoreSource = new StoreSource(
     store,
     { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
     {
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
-      laneStory: (id) => readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
+      laneStory: (id) =>
+        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
     },
   );
   return { loaded, store, root, source };

@@ -209,7 +209,7 @@ async function runClaimed(
       reviewUsd: reviewSpend(store),
       callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
-      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, runDir: join(loaded.out, id) }),
+      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), runDir: join(loaded.out, id) }),
     }));
     if (options.serve !== undefined) {
       const port = options.serve;
