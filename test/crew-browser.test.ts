@@ -86,6 +86,31 @@ describe.skipIf(SKIP !== undefined)(`crew web view in headless Chromium${SKIP ==
     expect(await browser.evaluate(`window.__pwned ?? null`)).toBe(null);
   });
 
+  test('should show a stopped crew stopped, with the command that continues it and no lane stuck; typed call ends and format characters as text', async () => {
+    const quiet = new Date(Date.parse('2026-12-01T12:00:00.000Z') - 600_000).toISOString();
+    const hidden = 'zero\u200bwidth\u202eid';
+    source.set(
+      crewSnapshot(
+        [
+          { id: 'in-flight', state: 'review', attempts: 2, code: null, activityAt: quiet },
+          { id: 'lingered', state: 'complete', attempts: 3, code: null, calls: [{ call: 'turn:1', kind: 'agent', code: 'PROVIDER_NO_EXIT' }] },
+          { id: hidden, state: 'work', attempts: 1, code: null, activityAt: quiet },
+        ],
+        { run: 'stopped', source: 'store', resumeCommand: 'laneward crew run crew.json --state s' },
+      ),
+    );
+    await browser.waitFor(`${text('#status')}?.startsWith('stopped') === true`);
+    expect(await browser.evaluate(text('#resume'))).toBe('laneward crew run crew.json --state s');
+    // The page keeps the lanes earlier messages brought (lanes are never removed): the failed
+    // one and the running one, now interrupted too, with these two in flight.
+    expect(await browser.evaluate(text('#attention h2'))).toBe('Needs you: 1 failed, 0 stuck, 3 interrupted');
+    expect(await browser.evaluate(`document.querySelectorAll('.cell.stuck').length`)).toBe(0);
+    expect(await browser.evaluate(text('#lanes tr[data-lane="lingered"] .call-code'))).toBe('turn:1 PROVIDER_NO_EXIT');
+    // The zero width space and the override are shown as what they are, not obeyed.
+    expect(await browser.evaluate(`[...document.querySelectorAll('#lanes td.id')].map((td) => td.textContent)`)).toContain('zero\\u200bwidth\\u202eid');
+    await browser.screenshot(join(process.env['LANEWARD_SCREENSHOT_DIR'] ?? tempRoot('crew-browser-shots'), 'crew-stopped.png'));
+  });
+
   test('should show done and the summary line, and stop listening', async () => {
     const summary = 'CREW_SUMMARY: lanes=6 complete=5 failed=1 interrupted=0 attempts=7 duration_s=12.4';
     source.set(crewSnapshot([...lanesIn('complete', 5), { id: HOSTILE, state: 'failed', attempts: 2, code: 'SUPERVISE_TIMEOUT' }], { done: true, summary }));

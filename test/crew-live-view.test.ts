@@ -27,10 +27,12 @@ describe('the crew view', () => {
     expect(done.summary).toBe('CREW_SUMMARY: lanes=3');
     expect(done.marksPerSecond).toBeGreaterThan(0);
     const region = regionLines(done, 150);
-    expect(region[0]).toMatch(/^crew c \| \d+s \| done$/);
+    // It ended with a lane in review and one never started: interrupted, not done.
+    expect(done.run).toBe('interrupted');
+    expect(region[0]).toMatch(/^crew c \| \d+s \| interrupted$/);
     expect(region.slice(1, 4)).toEqual(['lanes: queued 1, review 1, failed 1', 'attempts: 3 running, 5 queued | - lanes/min | ETA -', 'spend: $0.00 | no cap']);
     expect(region[4]).toMatch(/^marks: [1-9]\d*\/s \| renewal p99 250\.00 ms$/);
-    expect(region.slice(5)).toEqual(['failed b LEASE_EXPIRED']);
+    expect(region.slice(5)).toEqual(['failed b LEASE_EXPIRED', 'interrupted a (in review)']);
   });
 
   it('should take the nearest-rank percentile, and none of nothing', () => {

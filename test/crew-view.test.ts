@@ -85,8 +85,8 @@ describe('renderCrewView', () => {
   test('should show the summary line only once done', () => {
     const summary = 'CREW_SUMMARY: lanes=1 complete=1 failed=0 interrupted=0 attempts=1 duration_s=1.0';
     expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary }), UI)).not.toContain('id="summary"');
-    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary, done: true }), UI)).toContain(`<pre id="summary">${summary}</pre>`);
-    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { done: true }), UI)).toContain('<p id="status" data-done="true" data-source="live">done · 2s</p>');
+    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary, done: true, run: 'done' }), UI)).toContain(`<pre id="summary">${summary}</pre>`);
+    expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { done: true, run: 'done' }), UI)).toContain('<p id="status" data-done="true" data-run="done" data-source="live">done · 2s</p>');
   });
 
   test('should show p99 as a dash before any renewal', () => {

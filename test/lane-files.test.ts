@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { readRunBytes, readRunFiles } from '../main/console/run-files.ts';
@@ -95,6 +95,23 @@ describe('readRunFiles', () => {
     expect(readRunBytes(dir, 'out/secret.txt', 1024)).toBe(null);
     expect(readRunBytes(dir, 'inside.txt', 1024)?.toString()).toBe('inside\n');
     expect(readRunBytes(dir, 'inside.txt', 3)).toBe(null);
+  });
+
+  test('should list a file with more than one link without its text, and never read one (a hard link may name a file outside)', () => {
+    const dir = runDir();
+    const outside = join(root, `secret-${serial}.txt`);
+    writeFileSync(outside, 'root:$6$hash:19000:0:99999:7:::\n');
+    linkSync(outside, join(dir, 'shadow'));
+    mkdirSync(join(dir, 'agent'));
+    linkSync(outside, join(dir, 'agent', 'turn-1.json'));
+    writeFileSync(join(dir, 'plain.txt'), 'plain\n');
+    const files = byPath(readRunFiles(dir).files);
+    expect(files.get('shadow')).toEqual({ path: 'shadow', bytes: 32, text: null, truncated: false, skipped: 'linked' });
+    expect(files.get('agent/turn-1.json')?.skipped).toBe('linked');
+    expect(files.get('plain.txt')?.text).toBe('plain\n');
+    expect(readRunBytes(dir, 'shadow', 1024)).toBe(null);
+    expect(readRunBytes(dir, 'agent/turn-1.json', 1024)).toBe(null);
+    expect(readRunBytes(dir, 'plain.txt', 1024)?.toString()).toBe('plain\n');
   });
 
   test('should list nothing for a run directory that does not exist', () => {

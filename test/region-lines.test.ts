@@ -28,6 +28,7 @@ function snapshot(lanes: readonly LaneView[], more: Partial<CrewSnapshot> = {}):
     startedAt: ago(754),
     elapsedS: 754.6,
     done: false,
+    run: 'running',
     source: 'live',
     byState,
     lanesPerMinute: 3.5,
@@ -44,6 +45,7 @@ function snapshot(lanes: readonly LaneView[], more: Partial<CrewSnapshot> = {}):
     ],
     summary: null,
     retryCommand: null,
+    resumeCommand: null,
     lanes,
     ...more,
   };
@@ -105,9 +107,17 @@ describe('regionLines', () => {
   });
 
   test('should show the pace as unknown, no cap and no pause, and the end, when the crew says so', () => {
-    const s = snapshot([lane('a', 'complete')], { lanesPerMinute: null, etaS: null, spend: { usd: 0, capUsd: null }, providers: [], renewalP99Ms: null, done: true, elapsedS: 3 * 3600 + 65 });
+    const s = snapshot([lane('a', 'complete')], { lanesPerMinute: null, etaS: null, spend: { usd: 0, capUsd: null }, providers: [], renewalP99Ms: null, done: true, run: 'done', elapsedS: 3 * 3600 + 65 });
     expect(regionLines(s, 80)).toEqual(['crew nightly | 3h 01m | done', 'lanes: complete 1', 'attempts: 4 running, 2 queued | - lanes/min | ETA -', 'spend: $0.00 | no cap', 'marks: 118/s | renewal p99 -']);
     expect(regionLines(snapshot([]), 80)[1]).toBe('lanes: none');
+  });
+
+  test('should show an interrupted crew as interrupted, its unfinished lanes named (never stuck), then the command that continues it', () => {
+    const lanes = [lane('done', 'complete'), lane('cut', 'interrupted', { code: 'CANCELLED' }), lane('quiet', 'work', { activityAt: ago(3700) })];
+    const s = snapshot(lanes, { done: true, run: 'interrupted', resumeCommand: 'laneward crew run crew.json --state s' });
+    const lines = regionLines(s, 80);
+    expect(lines[0]).toBe('crew nightly | 12m 34s | interrupted');
+    expect(lines.slice(6)).toEqual(['interrupted cut CANCELLED', 'interrupted quiet (in work)', 'resume: laneward crew run crew.json --state s']);
   });
 
   test('should name at most five lanes that need the operator, then count the rest', () => {

@@ -55,7 +55,9 @@ describe('trailCell', () => {
     ['\tplain', "'\\tplain"],
     ['\rplain', "'\\rplain"],
     ['\n=1', "'\\n=1"],
-    ['\u200b=1', "'\u200b=1"],
+    // A zero width space is a format character: written out, and the formula behind it still quoted.
+    ['\u200b=1', "'\\u200b=1"],
+    ['\ufeff=1', "'\\ufeff=1"],
     ['a=1', 'a=1'],
     ['plan.md:12', 'plan.md:12'],
     ['-', '-'],

@@ -1,6 +1,6 @@
 import type { AttemptStory, LaneStory, RunFile } from './lane-story.ts';
 import { escapeHtml } from './view.ts';
-import { oneLine } from '../text/one-line.ts';
+import { oneLine, visibleText } from '../text/one-line.ts';
 
 // The lane page (`/lanes/<id>`): one lane's whole story as one static HTML document,
 // rendered on the server. No script at all; one inline style, admitted by its hash
@@ -35,7 +35,7 @@ function attr(value: string): string {
 
 /** A file's text as shown: line breaks and tabs kept, every other control character written out. */
 function visible(text: string): string {
-  return esc(text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return esc(visibleText(text));
 }
 
 function num(value: number | null | undefined): string {
@@ -85,10 +85,11 @@ function header(s: LaneStory): string {
 
 /** What to do about a failed lane: its code's fix clause, and the exact command that retries it. */
 function todo(s: LaneStory): string {
-  if (s.fix === null && s.retry === null) return '';
+  const resume = s.resume == null ? '' : `<p>Its crew stopped before it ended. Continue it with:</p><pre><code id="resume">${visible(s.resume)}</code></pre>`;
+  if (s.fix === null && s.retry === null && resume === '') return '';
   const fix = s.fix === null ? '' : `<p id="fix">${line(s.fix)}</p>`;
   const retry = s.retry === null ? '' : `<p>Retry it with:</p><pre><code id="retry">${visible(s.retry)}</code></pre>`;
-  return `<section id="todo"><h2>What to do</h2>${fix}${retry}</section>`;
+  return `<section id="todo"><h2>What to do</h2>${fix}${retry}${resume}</section>`;
 }
 
 function stages(s: LaneStory): string {
@@ -164,6 +165,7 @@ function workspace(s: LaneStory): string {
 const SKIPPED: Readonly<Record<string, string>> = {
   symlink: 'a symlink: listed, never followed',
   special: 'not a regular file: never opened',
+  linked: 'has more than one link (it may be a file outside the run directory): not read',
   binary: 'binary: not shown',
   unreadable: 'could not be read',
   outside: 'resolves outside the run directory: not read',

@@ -42,7 +42,7 @@ export interface AttemptStory {
 }
 
 /** Why a run directory file's text is not shown. */
-export type RunFileSkip = 'symlink' | 'special' | 'binary' | 'unreadable' | 'outside' | 'budget';
+export type RunFileSkip = 'symlink' | 'special' | 'linked' | 'binary' | 'unreadable' | 'outside' | 'budget';
 
 /** A file of the run directory, readable in the page: text only, bounded. */
 export interface RunFile {
@@ -55,7 +55,8 @@ export interface RunFile {
   readonly truncated: boolean;
   /**
    * Why text is null: a symlink (never followed), not a regular file (a FIFO, a socket, a
-   * device: never opened), binary (a NUL byte or invalid UTF-8), unreadable, resolving
+   * device: never opened), a file with more than one link (a hard link may be a name for a
+   * file outside the run directory: never read), binary (a NUL byte or invalid UTF-8), unreadable, resolving
    * outside the run directory, or the page's text budget spent on the files before it.
    */
   readonly skipped?: RunFileSkip;
@@ -169,4 +170,10 @@ export interface LaneStory {
   readonly fix: string | null;
   /** For a failed lane: the exact command that retries it. */
   readonly retry: string | null;
+  /**
+   * For an interrupted lane, or one in flight when its crew's process is gone: the exact
+   * command that continues it where it stopped (null otherwise, or not known; absent from
+   * stories told before it was).
+   */
+  readonly resume?: string | null;
 }

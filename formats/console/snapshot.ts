@@ -2,6 +2,14 @@
 
 import type { LaneStory } from './lane-story.ts';
 
+/** A supervised call of a lane that ended with a code (its result may still stand: PROVIDER_NO_EXIT). */
+export interface CallCode {
+  /** As the lane's story names it: a reviewer attempt's short id (a3), `observer:<call>` or `turn:<n>`. */
+  readonly call: string;
+  readonly kind: 'reviewer' | 'observer' | 'agent';
+  readonly code: string;
+}
+
 /** One lane as the crew page lists it. */
 export interface LaneView {
   readonly id: string;
@@ -20,6 +28,8 @@ export interface LaneView {
   readonly since?: string;
   /** Its last sign of life (ISO): a saved change or an admitted progress mark of one of its children. */
   readonly activityAt?: string;
+  /** Its supervised calls that ended with a code, whatever the lane's own end (absent: none). */
+  readonly calls?: readonly CallCode[];
   /** Its branch and head commit, for a crew with a workspace. */
   readonly branch?: string;
   readonly head?: string;
@@ -36,6 +46,15 @@ export interface ProviderPause {
   readonly rateLimits: number;
 }
 
+/**
+ * How a crew run stands: `running` (its process lives), `done` (it ended with every lane
+ * ended), `interrupted` (it ended early, by a signal, a closed output or its deadline, and
+ * left lanes unfinished) or `stopped` (its process is gone and never recorded an end:
+ * killed, or never run). An interrupted or stopped crew runs nothing until it is started
+ * again: no lane of it is stuck, and its clock stands still.
+ */
+export type CrewRunState = 'running' | 'done' | 'interrupted' | 'stopped';
+
 /** Everything the crew page shows but its lanes. */
 export interface CrewHead {
   readonly crew: string;
@@ -45,6 +64,8 @@ export interface CrewHead {
   readonly startedAt: string | null;
   readonly elapsedS: number;
   readonly done: boolean;
+  /** How the run stands (see {@link CrewRunState}); `done` is true for done and interrupted. */
+  readonly run: CrewRunState;
   /** Where it comes from: the crew process itself, or its store read by another process. */
   readonly source: 'live' | 'store';
   readonly byState: Readonly<Record<string, number>>;
@@ -70,6 +91,8 @@ export interface CrewHead {
   readonly summary: string | null;
   /** The command that runs the crew's failed lanes again (null: not known). */
   readonly retryCommand: string | null;
+  /** The command that continues the crew's unfinished lanes, where they stopped (null: not known). */
+  readonly resumeCommand: string | null;
 }
 
 /** The whole crew at one moment: `/snapshot.json`, and the first message of `/events`. */

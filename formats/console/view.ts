@@ -1,4 +1,4 @@
-import type { CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
+import type { CallCode, CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
 
 // The crew web view's HTML, rendered on the server for the first paint and again in the
 // browser for every snapshot the event stream brings. The page's script is built from
@@ -7,11 +7,22 @@ import type { CrewHead, CrewSnapshot, LaneView } from './snapshot.ts';
 // this file by name, and language globals (String, Number, Math). Keep them in this one
 // file: a test bundler rewrites references to imported names, which would break the page.
 
-/** Escapes a value for HTML text and quoted attribute values. */
+/**
+ * Escapes a value for HTML text and quoted attribute values. Every control, format or
+ * separator character (Unicode Cc, Cf, Zl, Zp) and any lone surrogate but a line feed or
+ * a tab is written out as `\uXXXX` (formats/text/one-line.ts's class, restated here: the
+ * page's functions name nothing outside themselves): a bidi override must not reorder a
+ * lane id, nor a zero-width space hide in one.
+ */
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
-  );
+  return String(value)
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (c) => {
+      if (c === '\n' || c === '\t') return c;
+      let out = '';
+      for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`;
+      return out;
+    })
+    .replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 
 /**
@@ -62,10 +73,18 @@ export function quietSeconds(lane: LaneView, head: Pick<CrewHead, 'now'>): numbe
   return Number.isFinite(span) ? Math.max(0, span / 1000) : null;
 }
 
-/** Whether a lane needs the operator: failed, or started and quiet for longer than the crew's threshold. */
-export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'>): 'failed' | 'stuck' | null {
+/**
+ * Whether a lane needs the operator: failed; interrupted (its crew stopped it, or its
+ * crew's process is gone while it was in flight: it waits for the crew to be started
+ * again, it is not stuck); or, while its crew runs, started and quiet for longer than the
+ * crew's threshold.
+ */
+export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'> & Partial<Pick<CrewHead, 'run'>>): 'failed' | 'stuck' | 'interrupted' | null {
   if (lane.state === 'failed') return 'failed';
-  if (lane.state === 'queued' || lane.state === 'complete' || lane.state === 'interrupted') return null;
+  if (lane.state === 'interrupted') return 'interrupted';
+  if (lane.state === 'queued' || lane.state === 'complete') return null;
+  // A crew that no process runs moves no lane: quiet is all it can be.
+  if (head.run === 'stopped' || head.run === 'interrupted') return 'interrupted';
   const quiet = quietSeconds(lane, head);
   return quiet !== null && quiet > head.stuckAfterS ? 'stuck' : null;
 }
@@ -82,13 +101,13 @@ export function formatSpan(seconds: number | null): string {
 
 /** What the crew page shows of its lanes: a filter, an order and a page. */
 export interface ViewUi {
-  /** '' every lane; 'attention' failed and stuck ones; else one state. */
+  /** '' every lane; 'attention' failed, stuck and interrupted ones; else one state. */
   readonly state: string;
-  /** A code the lane's code contains ('' any). */
+  /** A code the lane's code, or a code one of its calls ended with, contains ('' any). */
   readonly code: string;
   /** Text the lane's id, code or detail contains ('' any). */
   readonly text: string;
-  /** 'attention' (failed, stuck, then running, queued, done), 'age', 'cost', 'attempts' or 'id'. */
+  /** 'attention' (failed, stuck, interrupted, then running, queued, done), 'age', 'cost', 'attempts' or 'id'. */
   readonly sort: string;
   readonly page: number;
 }
@@ -108,16 +127,17 @@ export function selectLanes(snapshot: CrewSnapshot, ui: ViewUi): LaneView[] {
   const kept = lanes.filter(
     (lane) =>
       (ui.state === '' || (ui.state === 'attention' ? attention(lane) !== null : lane.state === ui.state)) &&
-      (code === '' || String(lane.code ?? '').toLowerCase().includes(code)) &&
+      (code === '' || [lane.code, ...(Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]).map((c) => c.code) : [])].some((c) => String(c ?? '').toLowerCase().includes(code))) &&
       (text === '' || `${lane.id} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
   );
   const rank = (lane: LaneView) => {
     const need = attention(lane);
     if (need === 'failed') return 0;
     if (need === 'stuck') return 1;
-    if (lane.state === 'queued') return 3;
-    if (lane.state === 'complete' || lane.state === 'interrupted') return 4;
-    return 2;
+    if (need === 'interrupted') return 2;
+    if (lane.state === 'queued') return 4;
+    if (lane.state === 'complete') return 5;
+    return 3;
   };
   const started = (lane: LaneView) => (typeof lane.startedAt === 'string' ? Date.parse(lane.startedAt) : Infinity);
   const by: Record<string, (a: LaneView, b: LaneView) => number> = {
@@ -152,9 +172,12 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   const spend = s.spend ?? { usd: 0, capUsd: null };
 
   const paused = providers.filter((p) => p.pausedUntil !== null);
+  // A snapshot of an older crew process names no run state: it is done or running.
+  const run = typeof s.run === 'string' ? s.run : s.done ? 'done' : 'running';
+  const runWord = run === 'running' && s.source === 'store' ? 'running (read from the store)' : run;
   const head =
     `<header><h1>crew <span id="crew">${esc(s.crew)}</span></h1>` +
-    `<p id="status" data-done="${s.done ? 'true' : 'false'}" data-source="${esc(s.source)}">${s.done ? 'done' : s.source === 'store' ? 'from the store' : 'running'} · ${formatSpan(s.elapsedS)}</p>` +
+    `<p id="status" data-done="${s.done ? 'true' : 'false'}" data-run="${esc(run)}" data-source="${esc(s.source)}">${esc(runWord)} · ${formatSpan(s.elapsedS)}</p>` +
     `<dl id="pace"><div><dt>lanes/min</dt><dd id="lanes-per-minute">${num(s.lanesPerMinute, 1)}</dd></div>` +
     `<div><dt>ETA</dt><dd id="eta">${s.etaS === 0 ? 'done' : formatSpan(s.etaS)}</dd></div>` +
     `<div><dt>spend</dt><dd id="spend">${usd(spend.usd)}${spend.capUsd === null ? '' : ` of ${usd(spend.capUsd)}`}</dd></div>` +
@@ -168,20 +191,28 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
 
   const needing = selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 });
   const failed = needing.filter((lane) => lane.state === 'failed').length;
+  const stopped = needing.filter((lane) => laneAttention(lane, s) === 'interrupted').length;
   const shown = needing.slice(0, 10);
   const attentionRows = shown
     .map((lane) => {
       const need = laneAttention(lane, s);
-      const why = need === 'stuck' ? `quiet for ${formatSpan(quietSeconds(lane, s))}` : esc(lane.code ?? '');
+      const why =
+        need === 'stuck' ? `quiet for ${formatSpan(quietSeconds(lane, s))}` : need === 'interrupted' && lane.state !== 'interrupted' ? `stopped in ${esc(lane.state)}` : esc(lane.code ?? '');
       return `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td><td>${esc(need)}</td><td>${why}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`;
     })
     .join('');
   const retry = failed > 0 && typeof s.retryCommand === 'string' ? `<p>Run the failed lanes again: <code id="retry">${esc(s.retryCommand)}</code></p>` : '';
+  // An interrupted or stopped crew, whatever its lanes: the command that continues it.
+  const unfinished = run === 'interrupted' || run === 'stopped';
+  const resume =
+    unfinished && typeof s.resumeCommand === 'string'
+      ? `<p id="resume-line">${run === 'stopped' ? 'The crew\'s process is gone; nothing runs.' : 'The crew was interrupted.'} Continue its unfinished lanes: <code id="resume">${esc(s.resumeCommand)}</code></p>`
+      : '';
   const attention =
-    `<section id="attention" data-count="${needing.length}"><h2>Needs you: ${failed} failed, ${needing.length - failed} stuck</h2>` +
+    `<section id="attention" data-count="${needing.length}"><h2>Needs you: ${failed} failed, ${needing.length - failed - stopped} stuck${stopped > 0 ? `, ${stopped} interrupted` : ''}</h2>` +
     (needing.length === 0
-      ? '<p>Nothing: no lane failed, none is quiet for longer than ' + formatSpan(s.stuckAfterS) + '.</p>'
-      : `<table><tbody>${attentionRows}</tbody></table>${needing.length > shown.length ? `<p><a href="#state=attention" data-filter-state="attention">all ${needing.length}</a></p>` : ''}${retry}`) +
+      ? (unfinished ? '' : '<p>Nothing: no lane failed, none is quiet for longer than ' + formatSpan(s.stuckAfterS) + '.</p>') + resume
+      : `<table><tbody>${attentionRows}</tbody></table>${needing.length > shown.length ? `<p><a href="#state=attention" data-filter-state="attention">all ${needing.length}</a></p>` : ''}${retry}${resume}`) +
     `</section>`;
 
   const chips = Object.keys(byState)
@@ -195,17 +226,22 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     .join('');
   const grid = `<section><div id="grid" data-cells="${lanes.length}">${cells}</div></section>`;
 
+  // The calls that ended typed, even where the lane did not fail by them (PROVIDER_NO_EXIT: a result that stood).
+  const calls = (lane: LaneView) =>
+    (Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]) : [])
+      .map((c) => ` <span class="call-code" data-call="${esc(c.call)}" data-code="${esc(c.code)}">${esc(c.call)} ${esc(c.code)}</span>`)
+      .join('');
   const pageRows = 100;
   const pages = Math.max(1, Math.ceil(ordered.length / pageRows));
   const page = Math.min(Math.max(0, Math.floor(Number(ui.page) || 0)), pages - 1);
   const rows = ordered
     .slice(page * pageRows, (page + 1) * pageRows)
     .map((lane) => {
-      const quiet = lane.state === 'queued' || lane.state === 'complete' ? '' : formatSpan(quietSeconds(lane, s));
+      const quiet = lane.state === 'queued' || lane.state === 'complete' || laneAttention(lane, s) === 'interrupted' ? '' : formatSpan(quietSeconds(lane, s));
       return (
         `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td>` +
         `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
-        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
+        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
       );
     })
     .join('');

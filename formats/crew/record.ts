@@ -35,6 +35,13 @@ export interface LaneProgress {
    * dispatch until then): a crew started after this one died finds it still running.
    */
   turnChild?: ChildRecord | null;
+  /**
+   * Agent turns whose supervised call ended with a code, in turn order (the last
+   * {@link TURN_ENDS} kept): PROVIDER_NO_EXIT for a turn whose result stood though its
+   * CLI had to be torn down, a failure's code. The lane's story keeps each one, after a
+   * retry cleared the lane's own code too. Absent on lanes saved before it was kept.
+   */
+  turnEnds?: TurnEnd[];
   /** The stage an interrupted or failed lane stopped in: where a crew started again (or a retry) resumes it. */
   stoppedIn: LaneStage | null;
   /** Turns taken before the lane's last retry: a retried lane has its whole turn budget again. */
@@ -55,6 +62,22 @@ export interface LaneProgress {
   code: string | null;
   detail: string | null;
   updatedAt: string;
+}
+
+/** One agent turn's typed end. */
+export interface TurnEnd {
+  readonly turn: number;
+  readonly code: string;
+}
+
+/** Typed turn ends a lane keeps. */
+export const TURN_ENDS = 64;
+
+/** The lane's typed turn ends with turn `turn`'s added; `code` null adds nothing. */
+export function withTurnEnd(progress: Pick<LaneProgress, 'turnEnds'>, turn: number, code: string | null): Pick<LaneProgress, 'turnEnds'> {
+  if (code === null) return {};
+  const ends = [...(progress.turnEnds ?? []).filter((end) => end.turn !== turn), { turn, code }];
+  return { turnEnds: ends.slice(-TURN_ENDS) };
 }
 
 /** One stage a lane entered, and when. */

@@ -17,6 +17,11 @@ export interface ObserverCallFacts {
     readonly cleanup_confirmed: boolean;
     /** A preset observer's provider session, as its stream reported it. */
     readonly session: string | null;
+    /**
+     * The supervision's own code, when it ended with one: PROVIDER_NO_EXIT for a call whose
+     * verdict stands though its provider had to be torn down. Absent on journals kept before.
+     */
+    readonly code?: string | null;
   };
 }
 

@@ -4,6 +4,8 @@
  * main/trail/.
  */
 
+import { oneLine } from '../text/one-line.ts';
+
 /** The columns, in order. `run` is `-` for an append that named no run. */
 export const TRAIL_COLUMNS = ['at', 'run', 'phase', 'decision', 'why', 'evidence', 'result'] as const;
 
@@ -25,11 +27,6 @@ export interface TrailRow {
   readonly result: string;
 }
 
-// C0, DEL and C1 controls (so no cell can add a row or a column in any reader), the
-// Unicode line and paragraph separators, and the bidirectional overrides and isolates,
-// which can make a cell read differently from what it holds.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 // What a spreadsheet may take as the start of a formula: = + - @ and their full-width
 // and small-form twins (some spreadsheets fold them to ASCII), the minus sign, and the
@@ -40,15 +37,17 @@ const FORMULA_START = /^[=+\-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u
 const LEADING_SPACE = /^[\s\u0000-\u001f\u007f-\u009f\u200b\ufeff]+/u;
 
 /**
- * One cell as written: control characters replaced by visible escapes (`\n`, `\t`,
- * `\u0007`), an empty value as `-`, then a leading apostrophe when the value (after any leading whitespace)
- * starts like a formula, or starts with a tab or carriage return, so a spreadsheet
+ * One cell as written: control, format and separator characters replaced by visible
+ * escapes as every printed line has them (`\n`, `\t`, `\u0007`, `\u200b`: so no cell can
+ * add a row or a column in any reader, nor read differently from what it holds), an
+ * empty value as `-`, then a leading apostrophe when the value (after any leading
+ * whitespace) starts like a formula, or starts with a tab or carriage return, so a spreadsheet
  * shows it as text and never runs it.
  */
 export function trailCell(value: string): string {
   // An empty cell would vanish under `column -t`, which folds adjacent tabs.
   if (value === '') return NO_RUN;
-  const flat = value.replace(CONTROL, (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const flat = oneLine(value);
   const trimmed = value.replace(LEADING_SPACE, '');
   // A lone `-` is the trail's own empty marker, and no spreadsheet reads it as a formula.
   const risky = value !== NO_RUN && (value.startsWith('\t') || value.startsWith('\r') || FORMULA_START.test(trimmed));

@@ -15,7 +15,9 @@ Serves the crew's console from its state root, read-only, on 127.0.0.1:PORT (0: 
 port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows,
 for a crew that finished, failed, was killed or is still running in another process
 (then the page follows it, reading the store every second). A finished crew is shown as
-it was at its end.
+it was at its end; one whose process is gone (its pid and start tick) without an end, as
+when it was killed, is shown stopped as of its last change, with the command that
+continues it, and no lane of it is stuck.
 
   --serve PORT       the port (required)
   --state DIR        the state root (else LANEWARD_STATE_ROOT, else .laneward/state)
@@ -30,20 +32,27 @@ export const CREW_STATUS_HELP = `usage: laneward crew status CREW.json [--state 
 
 Prints a crew as its state root holds it, read-only (finished, failed, killed, or
 running in another process): the crew, then the lanes that need the operator (failed
-first, then stuck: running and quiet for longer than --stuck-after), then the command
-that runs the failed lanes again.
+first, then stuck: running and quiet for longer than --stuck-after, then interrupted),
+then the command that runs the failed lanes again and the one that continues the crew.
 
 Lines:
-CREW_STATUS: crew=<name> run=running|done|stopped lanes=<n> <state>=<n>... 
+CREW_STATUS: crew=<name> run=running|done|interrupted|stopped lanes=<n> <state>=<n>...
   lanes_per_min=<x>|- eta_s=<n>|- spend_usd=<x> cap_usd=<x>|-
+  (interrupted: it ended early with lanes unfinished; stopped: its process is gone, pid
+  and start tick, with no end recorded, as when it was killed: nothing runs, no lane is
+  stuck, and the figures stand where it stopped)
 CREW_NEEDS: lane=<id> need=failed state=failed code=<CODE> [detail=<why>]
 CREW_NEEDS: lane=<id> need=stuck state=<stage> quiet_s=<n> quiet=<4m>
+CREW_NEEDS: lane=<id> need=interrupted state=<stage> code=<CODE>|- [detail=<why>]
 CREW_RETRY: <command>          (when a lane failed)
+CREW_RESUME: <command>         (when the crew is interrupted or stopped: it continues
+                               every unfinished lane where it stopped)
 --json: the crew's snapshot, the same JSON as /snapshot.json, on one line.
 --lane ID: that lane's whole story instead (--json: the JSON of /lanes/<id>.json), as
   LANE:, LANE_STAGE:, LANE_ATTEMPT:, LANE_PHASE:, LANE_GATE:, LANE_QA:, LANE_WORKSPACE:,
-  LANE_FIX: and LANE_RETRY: lines (key=value, - for none); a lane the crew file does not
-  name is USAGE.
+  LANE_FIX:, LANE_RETRY: and LANE_RESUME: lines (key=value, - for none; LANE_RESUME: the
+  command that continues a lane interrupted, or in flight in a crew no process runs); a
+  lane the crew file does not name is USAGE.
 Exit status: 0 no lane failed, 1 a lane failed (CREW_LANE_FAILED), 2 a bad crew file or
 command line (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
 
@@ -104,29 +113,36 @@ export const crewStatus = command({
     }
     const snapshot = source.snapshot();
     if (values.json === true) io.out(jsonLine(snapshot));
-    else for (const line of statusLines(snapshot, source.runState())) io.out(line);
+    else for (const line of statusLines(snapshot)) io.out(line);
     return exitStatus((snapshot.byState['failed'] ?? 0) > 0 ? 'CREW_LANE_FAILED' : null);
   },
 });
 
-/** The crew, the lanes that need the operator (failed, then stuck), and the retry command. */
-export function statusLines(s: CrewSnapshot, run: string): string[] {
+/**
+ * The crew, the lanes that need the operator (failed, then stuck, then interrupted), the
+ * command that retries the failed ones and, for a crew interrupted or whose process is
+ * gone, the command that continues it.
+ */
+export function statusLines(s: CrewSnapshot): string[] {
   const states = Object.entries(s.byState)
-    .map(([state, n]) => `${state}=${n}`)
+    .map(([state, n]) => `${oneLine(state)}=${n}`)
     .join(' ');
   const num = (n: number | null, digits: number) => (n === null ? '-' : n.toFixed(digits));
   const lines = [
-    `CREW_STATUS: crew=${oneLine(s.crew)} run=${run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)}`,
+    `CREW_STATUS: crew=${oneLine(s.crew)} run=${s.run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)}`,
   ];
   for (const lane of selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 })) {
     const need = laneAttention(lane, s);
+    const detail = lane.detail == null ? '' : ` detail=${oneLine(lane.detail)}`;
     if (need === 'failed') {
-      const detail = lane.detail == null ? '' : ` detail=${oneLine(lane.detail)}`;
       lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=failed state=failed code=${oneLine(lane.code ?? 'INTERNAL')}${detail}`);
+    } else if (need === 'interrupted') {
+      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=interrupted state=${oneLine(lane.state)} code=${oneLine(lane.code ?? '-')}${detail}`);
     } else {
-      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=stuck state=${lane.state} quiet_s=${Math.round(quietSeconds(lane, s) ?? 0)} quiet=${formatSpan(quietSeconds(lane, s))}`);
+      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=stuck state=${oneLine(lane.state)} quiet_s=${Math.round(quietSeconds(lane, s) ?? 0)} quiet=${formatSpan(quietSeconds(lane, s))}`);
     }
   }
-  if ((s.byState['failed'] ?? 0) > 0 && s.retryCommand !== null) lines.push(`CREW_RETRY: ${s.retryCommand}`);
+  if ((s.byState['failed'] ?? 0) > 0 && s.retryCommand !== null) lines.push(`CREW_RETRY: ${oneLine(s.retryCommand)}`);
+  if ((s.run === 'interrupted' || s.run === 'stopped') && s.resumeCommand !== null) lines.push(`CREW_RESUME: ${oneLine(s.resumeCommand)}`);
   return lines;
 }

@@ -45,12 +45,17 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --json          one JSON object per lane and a {"summary": ...} object
 
 Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
-turns=<n> run=<dir> [detail=<why>] as each lane ends (a failed lane's detail ends with
-"; retry: laneward crew run ... --retry-failed ..."), then
+turns=<n> run=<dir> [call_codes=<call>:<CODE>,...] [detail=<why>] as each lane ends
+(call_codes: its supervised calls, a3, observer:<n>, turn:<n>, that ended with a code,
+even where their result stood, as PROVIDER_NO_EXIT; the first eight, then +<n>; the
+report's lanes list them all as call_codes; a failed lane's detail ends with
+"; retry: laneward crew run ... --retry-failed ...", an interrupted lane's with
+"; resume: laneward crew run ... --state ...", the command that continues it), then
 CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> attempts=<n> duration_s=<x>
 On a terminal, stderr shows a live region under those lines, cut to its width: lanes by
 state, attempts running and queued, lanes/min and ETA, spend against the cap, providers
-paused by rate limits, marks/s and renewal p99, then failed and stuck lanes.
+paused by rate limits, marks/s and renewal p99, then failed, stuck and interrupted
+lanes (and, for a crew that ends interrupted, the command that continues it).
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
 crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor,
 124 --deadline, 128+n stopped by signal n.

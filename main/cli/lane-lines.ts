@@ -22,5 +22,6 @@ export function laneLines(story: LaneStory): string[] {
   if (story.workspace !== null) lines.push(`LANE_WORKSPACE: branch=${value(story.workspace.branch)} head=${value(story.workspace.head)} diff=${value(story.workspace.diffStat)}`);
   if (story.fix !== null) lines.push(`LANE_FIX: ${oneLine(story.fix)}`);
   if (story.retry !== null) lines.push(`LANE_RETRY: ${oneLine(story.retry)}`);
+  if (story.resume != null) lines.push(`LANE_RESUME: ${oneLine(story.resume)}`);
   return lines;
 }

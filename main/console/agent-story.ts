@@ -50,6 +50,13 @@ function turnAttempt(progress: LaneProgress, n: number): AttemptStory {
 }
 
 function turnEnd(progress: LaneProgress, n: number): Pick<AttemptStory, 'outcome' | 'code' | 'detail'> {
+  const ended = turnStory(progress, n);
+  // The call's own code, where it ended with one (a result that stood after PROVIDER_NO_EXIT, a failure's).
+  const code = progress.turnEnds?.find((end) => end.turn === n)?.code ?? null;
+  return code === null || ended.code !== null ? ended : { ...ended, code };
+}
+
+function turnStory(progress: LaneProgress, n: number): Pick<AttemptStory, 'outcome' | 'code' | 'detail'> {
   const inFlight = n === progress.turnsDispatched && n > progress.turnsDone;
   if (inFlight && !isTerminalStage(progress.stage)) return { outcome: 'open', code: null, detail: null };
   if (inFlight) {

@@ -1,5 +1,5 @@
 import { loadCrew, type LoadedCrew } from '../crew/load-crew.ts';
-import { retryAdvice } from '../crew/retry-advice.ts';
+import { resumeAdvice, retryAdvice } from '../crew/retry-advice.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { StoreSource } from './store-source.ts';
@@ -26,13 +26,15 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   const store = openStore(root, { readOnly: true });
   const retryCommand = retryAdvice(loaded.file, root);
-  const source = new StoreSource(
+  const resumeCommand = resumeAdvice(loaded.file, root);
+  const source: StoreSource = new StoreSource(
     store,
-    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
+    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
     {
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
-      laneStory: (id) => readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
+      laneStory: (id) =>
+        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
     },
   );
   return { loaded, store, root, source };

@@ -1,7 +1,7 @@
 import { RESULT_CODES } from '../../formats/codes/codes.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import type { LaneProgress } from '../../formats/crew/record.ts';
+import { isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
 import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { readBinding, type RunBinding } from '../plan/run-binding.ts';
 import { readJournal, readLaneJournal, type Store } from '../store/store.ts';
@@ -18,6 +18,10 @@ export interface LaneStoryInput {
   readonly lane: string;
   /** The exact command that retries the crew's failed lanes; null when not known. */
   readonly retryCommand: string | null;
+  /** The exact command that continues the crew's unfinished lanes; absent when not known. */
+  readonly resumeCommand?: string | null;
+  /** Whether no process runs the crew now (it ended, or was killed): its lanes in flight are stopped. */
+  readonly crewStopped?: boolean;
   /** The lane's run directory (`<out>/<lane id>`), for a lane the store has no progress of yet. */
   readonly runDir?: string;
   /** The crew's workspace: the repository its lanes' worktrees come from and the base commit they branch at. */
@@ -70,7 +74,13 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     filesLeftOut: listed.leftOut,
     fix: stage === 'failed' || stage === 'interrupted' ? fixOf(code) : null,
     retry: stage === 'failed' ? input.retryCommand : null,
+    resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
+}
+
+/** Whether a lane waits for its crew to be started again: interrupted, or in flight in a crew no process runs. */
+function stopped(stage: LaneProgress['stage'], crewStopped: boolean): boolean {
+  return stage === 'interrupted' || (crewStopped && stage !== 'queued' && !isTerminalStage(stage));
 }
 
 /** The run directory's binding; a damaged one is shown as no run (the files still show it). */

@@ -1,6 +1,9 @@
-import type { LaneView } from '../../formats/console/snapshot.ts';
-import { LANE_STAGES, isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import type { CallCode, LaneView } from '../../formats/console/snapshot.ts';
+import { LANE_STAGES, type LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
+
+/** Typed call ends a lane lists on the crew page; its page (`/lanes/<id>`) has them all. */
+const CALLS_SHOWN = 16;
 
 /** A failure's detail as the crew page lists it; the lane's page has the whole story. */
 const DETAIL_CHARS = 240;
@@ -11,7 +14,7 @@ const DETAIL_CHARS = 240;
  * `reviewUsd` is its review run's spend; `markAt` the last admitted mark of one of its
  * children this process saw (ISO), if any.
  */
-export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, markAt?: string): LaneView {
+export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, markAt?: string, calls: readonly CallCode[] = []): LaneView {
   const stages = progress.stages ?? [];
   const started = stages.find((mark) => mark.stage !== 'queued');
   const since = stages[stages.length - 1]?.at ?? progress.updatedAt;
@@ -27,6 +30,7 @@ export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, mar
     startedAt: progress.stage === 'queued' ? null : (started?.at ?? null),
     since,
     activityAt,
+    ...(calls.length === 0 ? {} : { calls: calls.slice(0, CALLS_SHOWN) }),
     ...(progress.branch == null ? {} : { branch: progress.branch }),
     ...(progress.head == null ? {} : { head: progress.head }),
   };
@@ -50,9 +54,11 @@ export function crewFigures(
   options: { readonly startedAt: string | null; readonly nowMs: number; readonly capPerLaneUsd: number | null },
 ): { lanesPerMinute: number | null; etaS: number | null; spend: { usd: number; capUsd: number | null } } {
   const from = options.startedAt === null ? Number.NaN : Date.parse(options.startedAt);
-  // Lanes that ended in this run of the crew: a crew started again is not credited with earlier ends.
-  const ended = lanes.filter((lane) => isTerminalStage(lane.state as LaneProgress['stage']) && lane.since !== undefined && Date.parse(lane.since) >= from).length;
-  const open = lanes.filter((lane) => !isTerminalStage(lane.state as LaneProgress['stage'])).length;
+  // Lanes that ended in this run of the crew: a crew started again is not credited with
+  // earlier ends. An interrupted lane has not ended: it is left for the crew to continue.
+  const finished = (lane: LaneView) => lane.state === 'complete' || lane.state === 'failed';
+  const ended = lanes.filter((lane) => finished(lane) && lane.since !== undefined && Date.parse(lane.since) >= from).length;
+  const open = lanes.filter((lane) => !finished(lane)).length;
   const minutes = (options.nowMs - from) / 60_000;
   const lanesPerMinute = ended > 0 && minutes > 0 ? ended / minutes : null;
   const usd = lanes.reduce((sum, lane) => sum + (lane.costUsd ?? 0), 0);

@@ -24,6 +24,7 @@ h1 { font-size: 1.3rem; margin: 0 } h2 { font-size: 1rem; margin: 1.2rem 0 .4rem
 #conn { float: right; font-size: .8rem; color: #666 }
 table { border-collapse: collapse } th, td { padding: 2px 10px 2px 0; text-align: left; vertical-align: top } td.n, dd { font-variant-numeric: tabular-nums }
 td.id { font-family: ui-monospace, monospace; max-width: 40ch; overflow-wrap: anywhere } td.detail { max-width: 70ch; overflow-wrap: anywhere; color: #444 }
+.call-code { display: inline-block; font-size: .8rem; color: #7a4b00; background: #fff3db; border-radius: 3px; padding: 0 4px; margin: 1px 0 }
 dl { display: flex; flex-wrap: wrap; gap: 1.5rem; margin: .4rem 0 } dt { font-size: .8rem; color: #666 } dd { margin: 0; font-size: 1.2rem }
 #summary { background: #eef6ee; padding: .5rem; white-space: pre-wrap; overflow-wrap: anywhere }
 #attention { background: #fff4f2; border-left: 4px solid #c0392b; padding: .3rem .8rem } #attention[data-count="0"] { background: #f2f8f2; border-color: #2e8b57 }
@@ -56,8 +57,8 @@ export const PAGE_CSP = [
 /** The form that sets the lane filter (outside the view, so a redraw never takes its focus). */
 function controlsForm(): string {
   const option = (value: string, label: string) => `<option value="${escapeHtml(value)}">${escapeHtml(label)}</option>`;
-  const states = [option('', 'every lane'), option('attention', 'needs me (failed, stuck)'), ...LANE_STAGES.map((stage) => option(stage, stage))].join('');
-  const sorts = [option('attention', 'failed and stuck first'), option('age', 'oldest first'), option('cost', 'cost'), option('attempts', 'attempts'), option('id', 'crew file order')].join('');
+  const states = [option('', 'every lane'), option('attention', 'needs me (failed, stuck, interrupted)'), ...LANE_STAGES.map((stage) => option(stage, stage))].join('');
+  const sorts = [option('attention', 'failed, stuck and interrupted first'), option('age', 'oldest first'), option('cost', 'cost'), option('attempts', 'attempts'), option('id', 'crew file order')].join('');
   return (
     '<form id="controls"><label>state <select id="f-state">' + states + '</select></label>' +
     '<label>code <input id="f-code" size="16" autocomplete="off"></label>' +

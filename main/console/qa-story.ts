@@ -61,7 +61,8 @@ function observerAttempt(end: CallEnd): AttemptStory {
     phase: null,
     model: null,
     outcome: verdict.verdict === null ? 'failed' : 'completed',
-    code: verdict.code,
+    // A verdict that stands may still have ended typed (PROVIDER_NO_EXIT): the call's own code then.
+    code: verdict.code ?? run?.code ?? null,
     detail: end.detail === null || end.detail === '' ? null : boundedLine(end.detail),
     startedAt: run?.started_at ?? null,
     durationMs: run?.duration_ms ?? null,

@@ -6,7 +6,8 @@ export const ATTENTION_LANES = 5;
 
 /**
  * The terminal's live region for a crew: a few lines (at most six of figures, then up to
- * {@link ATTENTION_LANES} failed or stuck lanes, failed first, then "and N more"), each
+ * {@link ATTENTION_LANES} failed, stuck or interrupted lanes, failed first, then "and N
+ * more", then for an interrupted crew the command that continues it), each
  * at most `columns - 1` code points so that no line ever wraps (a wrapped row is one the
  * region cannot find again to redraw). Every value that comes from a crew file or a lane
  * (names, codes, details) is reduced to printable ASCII first: a lane id holding an escape
@@ -23,7 +24,7 @@ export function regionLines(s: CrewSnapshot, columns: number): string[] {
   const p99 = s.renewalP99Ms === null ? '-' : `${s.renewalP99Ms.toFixed(2)} ms`;
   const paused = s.providers.filter((p) => p.pausedUntil !== null).map((p) => `${printable(p.provider)} ${resumes(p.pausedUntil!, s.now)}`);
   const lines = [
-    `crew ${printable(s.crew)} | ${span(s.elapsedS)}${s.done ? ' | done' : ''}`,
+    `crew ${printable(s.crew)} | ${span(s.elapsedS)}${s.run === 'running' ? '' : ` | ${s.run}`}`,
     `lanes: ${states.length === 0 ? 'none' : states.join(', ')}`,
     `attempts: ${s.attempts.running} running, ${s.attempts.queued} queued | ${rate} lanes/min | ETA ${eta}`,
     `spend: $${s.spend.usd.toFixed(2)} | ${cap}`,
@@ -37,15 +38,23 @@ export function regionLines(s: CrewSnapshot, columns: number): string[] {
 function attentionLines(s: CrewSnapshot): string[] {
   const needs = s.lanes
     .map((lane) => ({ lane, attention: laneAttention(lane, s) }))
-    .filter((entry): entry is { lane: LaneView; attention: 'failed' | 'stuck' } => entry.attention !== null)
-    // Failed first: a failed lane is certain, a stuck one may still wake up.
-    .sort((a, b) => Number(a.attention === 'stuck') - Number(b.attention === 'stuck'));
-  const named = needs.slice(0, ATTENTION_LANES).map(({ lane, attention }) => (attention === 'failed' ? failedLine(lane) : stuckLine(lane, s)));
+    .filter((entry): entry is { lane: LaneView; attention: 'failed' | 'stuck' | 'interrupted' } => entry.attention !== null)
+    // Failed first: a failed lane is certain, a stuck one may still wake up; interrupted last.
+    .sort((a, b) => ORDER[a.attention] - ORDER[b.attention]);
+  const named = needs.slice(0, ATTENTION_LANES).map(({ lane, attention }) => (attention === 'failed' ? failedLine(lane) : attention === 'stuck' ? stuckLine(lane, s) : interruptedLine(lane)));
   const rest = needs.slice(ATTENTION_LANES);
-  if (rest.length === 0) return named;
-  const failed = rest.filter((entry) => entry.attention === 'failed').length;
-  const parts = [failed > 0 ? `${failed} failed` : '', rest.length > failed ? `${rest.length - failed} stuck` : ''].filter((part) => part !== '');
-  return [...named, `and ${rest.length} more: ${parts.join(', ')}`];
+  const resume = (s.run === 'interrupted' || s.run === 'stopped') && s.resumeCommand !== null ? [`resume: ${printable(s.resumeCommand)}`] : [];
+  if (rest.length === 0) return [...named, ...resume];
+  const count = (kind: keyof typeof ORDER) => rest.filter((entry) => entry.attention === kind).length;
+  const parts = (['failed', 'stuck', 'interrupted'] as const).filter((kind) => count(kind) > 0).map((kind) => `${count(kind)} ${kind}`);
+  return [...named, `and ${rest.length} more: ${parts.join(', ')}`, ...resume];
+}
+
+const ORDER = { failed: 0, stuck: 1, interrupted: 2 } as const;
+
+function interruptedLine(lane: LaneView): string {
+  const where = lane.state === 'interrupted' ? '' : ` (in ${printable(lane.state)})`;
+  return `interrupted ${printable(lane.id)}${where}${lane.code == null ? '' : ` ${printable(lane.code)}`}`;
 }
 
 function failedLine(lane: LaneView): string {

@@ -33,7 +33,7 @@ const lenientUtf8 = new TextDecoder('utf-8');
  * The run directory's files, sorted by path (bytes), each with its text up to the bounds.
  * Nothing is followed: a symlink is listed, never read; a FIFO, socket or device is listed
  * from lstat, never opened; a regular file is opened O_NOFOLLOW|O_NONBLOCK and read only
- * if that descriptor is a regular file that resolves inside the directory. A directory
+ * if that descriptor is a regular file of one link that resolves inside the directory. A directory
  * that does not exist lists nothing. Only reads: never writes, never changes a time but atime.
  */
 export function readRunFiles(dir: string, options: RunFilesOptions = {}): RunFiles {
@@ -107,6 +107,7 @@ function readRunFile(root: Buffer, rel: Buffer, maxBytes: number): RunFile {
   }
   if (stat.isSymbolicLink()) return skip('symlink', stat.size);
   if (!stat.isFile()) return skip('special', 0);
+  if (stat.nlink > 1) return skip('linked', stat.size);
   if (maxBytes <= 0) return skip('budget', stat.size);
   const read = readInside(root, rel, maxBytes);
   if ('skipped' in read) return skip(read.skipped, read.size ?? stat.size);
@@ -131,6 +132,9 @@ function readInside(root: Buffer, rel: Buffer, maxBytes: number): Inside {
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) return { skipped: 'special', size: 0 };
+    // A second name of one file is no proof of where it lives: a hard link made in the run
+    // directory to a file outside it (/etc/shadow, another lane's key) resolves inside.
+    if (stat.nlink > 1) return { skipped: 'linked', size: stat.size };
     if (!resolvesInside(fd, root, rel)) return { skipped: 'outside', size: stat.size };
     const bytes = Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
@@ -150,7 +154,7 @@ function readInside(root: Buffer, rel: Buffer, maxBytes: number): Inside {
 
 /**
  * One file of a run directory by its relative path ('/'-separated), read as the listing
- * reads files: null unless it is a regular file inside the directory of at most `maxBytes`.
+ * reads files: null unless it is a regular file of one link inside the directory of at most `maxBytes`.
  */
 export function readRunBytes(dir: string, rel: string, maxBytes: number): Buffer | null {
   let root: Buffer;

@@ -1,14 +1,24 @@
 import type { LaneStory } from '../../formats/console/lane-story.ts';
-import type { CrewSnapshot, SnapshotSource } from '../../formats/console/snapshot.ts';
-import type { CrewRunRecord } from '../../formats/crew/record.ts';
+import type { CrewRunState, CrewSnapshot, SnapshotSource } from '../../formats/console/snapshot.ts';
+import { isTerminalStage, type CrewRunRecord, type LaneProgress } from '../../formats/crew/record.ts';
 import { holderAlive } from '../process/process-alive.ts';
 import { readCrewRun, type Store } from '../store/store.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
 import { reviewSpend } from './review-spend.ts';
+import { cachedCallCodes } from './call-codes.ts';
 import { DEFAULT_STUCK_AFTER_S, HISTOGRAM_BOUNDS_MS } from './view-state.ts';
 
-/** Whether the crew runs now (in some process), ended, or stopped without an end (killed, or never run). */
-export type CrewRunState = 'running' | 'done' | 'stopped';
+export type { CrewRunState };
+
+/** When a crew whose process is gone last changed: its lanes' last save, else its start. */
+function lastChangeMs(startedAt: string | null, progress: readonly (LaneProgress | undefined)[]): number {
+  let last = startedAt === null ? Number.NaN : Date.parse(startedAt);
+  for (const p of progress) {
+    const at = p === undefined ? Number.NaN : Date.parse(p.updatedAt);
+    if (Number.isFinite(at) && !(at <= last)) last = at;
+  }
+  return Number.isFinite(last) ? last : Date.now();
+}
 
 /**
  * A crew read from its state root by a process that does not run it: finished, failed,
@@ -18,42 +28,48 @@ export type CrewRunState = 'running' | 'done' | 'stopped';
  */
 export class StoreSource implements SnapshotSource {
   private readonly spend: ReturnType<typeof reviewSpend>;
+  private readonly calls: ReturnType<typeof cachedCallCodes>;
 
   constructor(
     private readonly store: Store,
-    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly capPerLaneUsd: number | null },
+    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capPerLaneUsd: number | null },
     private readonly options: { readonly stuckAfterS?: number; readonly pollMs?: number; readonly laneStory?: (id: string) => LaneStory | undefined } = {},
   ) {
     this.spend = reviewSpend(store);
+    this.calls = cachedCallCodes(store);
   }
 
-  /** Running (its driver lives), done (its run recorded an end) or stopped. */
+  /** How the crew run stands: its driver lives, it recorded an end (with every lane ended, or not), or neither. */
   runState(): CrewRunState {
-    const driver = this.store.crewDrivers.get(this.crew.name);
-    if (driver !== undefined && holderAlive(driver)) return 'running';
-    return readCrewRun(this.store, this.crew.name)?.endedAt != null ? 'done' : 'stopped';
+    return this.read().state;
   }
 
   snapshot(): CrewSnapshot {
-    const run: CrewRunRecord | undefined = readCrewRun(this.store, this.crew.name);
-    const lanes = this.crew.laneIds.map((id) => {
-      const progress = this.store.crewLanes.get([this.crew.name, id]);
-      return progress === undefined ? queuedLane(id) : laneViewOf(progress, this.spend(progress));
+    const { state, run, progress } = this.read();
+    const lanes = this.crew.laneIds.map((id, i) => {
+      const saved = progress[i];
+      return saved === undefined ? queuedLane(id) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved));
     });
-    const done = run?.endedAt != null;
-    // A finished crew is shown as of its end: what its own view showed last.
-    const nowMs = done ? Date.parse(run.endedAt!) : Date.now();
+    const done = state === 'done' || state === 'interrupted';
     const startedAt = run?.startedAt ?? null;
-    const final = done ? run.final : null;
+    // A crew runs in no process once it ended or its process is gone: its clock stops where
+    // it stopped (its end, else the last change any lane saved), so neither its elapsed time
+    // nor its lanes' quiet grows, and no lane is called stuck.
+    const nowMs = state === 'running' ? Date.now() : done ? Date.parse(run!.endedAt!) : lastChangeMs(startedAt, progress);
+    const final = done ? run!.final : null;
+    const figures = crewFigures(lanes, { startedAt, nowMs, capPerLaneUsd: run?.capPerLaneUsd ?? this.crew.capPerLaneUsd });
     return {
       crew: this.crew.name,
       now: new Date(nowMs).toISOString(),
       startedAt,
       elapsedS: startedAt === null ? 0 : Math.max(0, (nowMs - Date.parse(startedAt)) / 1000),
       done,
+      run: state,
       source: 'store',
       byState: countByState(lanes),
-      ...crewFigures(lanes, { startedAt, nowMs, capPerLaneUsd: run?.capPerLaneUsd ?? this.crew.capPerLaneUsd }),
+      ...figures,
+      // Nothing runs: no lane ends at any rate until the crew is started again.
+      etaS: state === 'running' || figures.etaS === 0 ? figures.etaS : null,
       stuckAfterS: this.options.stuckAfterS ?? run?.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
       attempts: final?.attempts ?? { running: 0, queued: 0, started: 0, finished: 0 },
       marksPerSecond: 0,
@@ -62,8 +78,26 @@ export class StoreSource implements SnapshotSource {
       providers: final?.providers ?? [],
       summary: run?.summary ?? null,
       retryCommand: run?.retryCommand ?? this.crew.retryCommand,
+      // A crew never run has nothing to continue (crew run starts it, as for any crew).
+      resumeCommand: run === undefined ? null : this.crew.resumeCommand,
       lanes,
     };
+  }
+
+  /**
+   * The crew's run record, its lanes' progress and how it stands, read together: running
+   * while its driver (pid and start tick) lives; else done or interrupted when its run
+   * recorded an end (interrupted: a lane neither complete nor failed, a queued one too);
+   * else stopped (its process was killed, or it never ran).
+   */
+  private read(): { state: CrewRunState; run: CrewRunRecord | undefined; progress: (LaneProgress | undefined)[] } {
+    const driver = this.store.crewDrivers.get(this.crew.name);
+    const run = readCrewRun(this.store, this.crew.name);
+    const progress = this.crew.laneIds.map((id) => this.store.crewLanes.get([this.crew.name, id]));
+    if (driver !== undefined && holderAlive(driver)) return { state: 'running', run, progress };
+    if (run?.endedAt == null) return { state: 'stopped', run, progress };
+    const unfinished = progress.some((p) => p === undefined || !isTerminalStage(p.stage) || p.stage === 'interrupted');
+    return { state: unfinished ? 'interrupted' : 'done', run, progress };
   }
 
   subscribe(listener: () => void): () => void {

@@ -1,6 +1,6 @@
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
-import type { CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
+import type { CallCode, CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
 
@@ -22,10 +22,14 @@ export interface CrewViewOptions {
   readonly stuckAfterS?: number;
   /** The command that runs failed lanes again. */
   readonly retryCommand?: string | null;
+  /** The command that continues the crew's unfinished lanes, shown once it ended interrupted. */
+  readonly resumeCommand?: string | null;
   /** A lane's review run spend, read when its progress changes. */
   readonly reviewUsd?: (progress: LaneProgress) => number | null;
   /** A lane's whole story, for its page. */
   readonly laneStory?: (id: string) => LaneStory | undefined;
+  /** A lane's supervised calls that ended with a code, read when its progress changes. */
+  readonly callCodes?: (progress: LaneProgress) => readonly CallCode[];
 }
 
 /** A running lane quiet this long is shown as stuck, unless the crew says otherwise. */
@@ -82,7 +86,7 @@ export class CrewView implements SnapshotSource {
 
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
-    this.lanes.set(progress.lane, laneViewOf(progress, this.options.reviewUsd?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString()));
+    this.lanes.set(progress.lane, laneViewOf(progress, this.options.reviewUsd?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []));
   }
 
   finish(summary: string): void {
@@ -115,12 +119,15 @@ export class CrewView implements SnapshotSource {
     const first = this.marks[0]!;
     const span = (now - first.at) / 1000;
     const lanes = [...this.lanes.values()];
+    // Ended with a lane neither complete nor failed (interrupted, or never started): interrupted.
+    const unfinished = lanes.some((lane) => lane.state !== 'complete' && lane.state !== 'failed');
     return {
       crew: this.crew,
       now: new Date(nowMs).toISOString(),
       startedAt: this.startedAt,
       elapsedS: Math.max(0, (nowMs - Date.parse(this.startedAt)) / 1000),
       done: this.done,
+      run: !this.done ? 'running' : unfinished ? 'interrupted' : 'done',
       source: 'live',
       byState: countByState(lanes),
       ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capPerLaneUsd: this.options.capPerLaneUsd ?? null }),
@@ -132,6 +139,7 @@ export class CrewView implements SnapshotSource {
       providers: this.providers(),
       summary: this.summary,
       retryCommand: this.options.retryCommand ?? null,
+      resumeCommand: this.options.resumeCommand ?? null,
       lanes,
     };
   }

@@ -9,7 +9,7 @@ import { turnFiles, turnSpec } from './turn-spec.ts';
 import { costOf } from '../providers/cost.ts';
 import { PRESETS } from '../../formats/providers/presets.ts';
 import { existsSync } from 'node:fs';
-import type { LaneProgress } from '../../formats/crew/record.ts';
+import { withTurnEnd, type LaneProgress } from '../../formats/crew/record.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
@@ -100,9 +100,11 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   const facts = isPresetRunner(lane.runners.agent) ? (outcome?.provider ?? streamFacts(lane.runners.agent.preset, files.stream)) : null;
   const session = facts?.sessionId ?? progress.session ?? null;
   const { spent, sessionUsd } = turnCost(lane, facts, progress, ctx);
+  // The call's own code stays in the lane's story, whether its result stood (PROVIDER_NO_EXIT) or not.
+  const typed = withTurnEnd(progress, n, outcome?.code ?? null);
   if (outcome !== null && !finishedWork(outcome)) {
     // The session survives a failed turn: a retried lane continues it.
-    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd } };
+    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd, ...typed } };
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
   const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree, progress.head ?? null);
@@ -114,7 +116,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   }
   const read = tryReadBounded(files.result, MAX_TURN_BYTES);
   const parsed = read.ok ? parseAgentTurn(read.bytes) : `the turn result ${read.detail}`;
-  if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 } };
+  if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 }, changes: typed };
   const turn: AgentTurn =
     typeof parsed === 'string'
       ? { text: `agent turn ${n} was running when the crew stopped and its end was never seen (${parsed}): what it changed is unknown, review the worktree`, diff: true, finish: false }
@@ -124,9 +126,10 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   const head = changed === true ? ((await ctx.workspace!.commit(progress.worktree!, lane.id, n)) ?? (await ctx.workspace!.head(progress.worktree!))) : null;
   const diff = changed ?? turn.diff;
   const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, diff, `agent-${n}-assistant`);
-  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, sessionUsd, ...(head === null ? {} : { head }) } };
+  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, sessionUsd, ...typed, ...(head === null ? {} : { head }) } };
   return {
     changes: {
+      ...typed,
       session,
       agentUsd: spent,
       sessionUsd,

@@ -9,10 +9,11 @@ import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
-import { retryAdvice } from './retry-advice.ts';
+import { resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewSpend } from '../console/review-spend.ts';
+import { cachedCallCodes, laneCallCodes } from '../console/call-codes.ts';
 import { readLaneStory } from '../console/lane-story.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import { claimCrew } from './crew-driver.ts';
@@ -204,9 +205,11 @@ async function runClaimed(
       capPerLaneUsd: crew.limits.spend_cap_usd ?? null,
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
+      resumeCommand: resumeAdvice(loaded.file, root),
       reviewUsd: reviewSpend(store),
+      callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
-      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, runDir: join(loaded.out, id) }),
+      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), runDir: join(loaded.out, id) }),
     }));
     if (options.serve !== undefined) {
       const port = options.serve;
@@ -246,7 +249,7 @@ async function runClaimed(
           shown.update(progress);
           options.onLane?.(progress);
         },
-        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retryAdvice(loaded.file, root))),
+        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress, laneCallCodes(store, progress))) : laneLine(progress, runFacts.retryCommand, resumeAdvice(loaded.file, root), laneCallCodes(store, progress))),
       },
     );
     ran = true;
@@ -283,7 +286,7 @@ async function runClaimed(
       stopped_by: stoppedBy,
       summary: { ...counts, attempts: stats.started },
       stats: { marks: stats.marks, renewal_p99_ms: percentile(stats.renewalLatencyMs, 0.99) },
-      lanes: lanes.map(laneObject),
+      lanes: lanes.map((lane) => laneObject(lane, laneCallCodes(store, lane))),
       // Providers that rate limited the crew, and until when their latest pause ran.
       providers: gate.report(),
     };

@@ -1,8 +1,12 @@
+import type { CallCode } from '../../formats/console/snapshot.ts';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
 
-/** A lane as --json and --report give it. */
-export function laneObject(p: LaneProgress): Record<string, unknown> {
+/** A lane's typed call ends the CREW_LANE: line names at most (the report and the lane's story have them all). */
+const CALLS_IN_LINE = 8;
+
+/** A lane as --json and --report give it, with its supervised calls that ended with a code when given. */
+export function laneObject(p: LaneProgress, calls?: readonly CallCode[]): Record<string, unknown> {
   return {
     lane: p.lane,
     status: p.stage,
@@ -15,15 +19,25 @@ export function laneObject(p: LaneProgress): Record<string, unknown> {
     ...(p.branch == null ? {} : { branch: p.branch, head: p.head ?? null, worktree: p.worktree ?? null }),
     ...(p.session == null ? {} : { agent_session: p.session }),
     ...(p.agentUsd === undefined ? {} : { agent_usd: p.agentUsd }),
+    ...(calls === undefined ? {} : { call_codes: calls.map((c) => ({ call: c.call, kind: c.kind, code: c.code })) }),
   };
 }
 
-/** A lane's CREW_LANE: line; a failed lane's detail ends with the advice that retries it, runnable as printed. */
-export function laneLine(p: LaneProgress, advice: string): string {
-  const code = p.code === null ? '' : ` code=${p.code}`;
-  // A failed lane stays failed until it is retried: the line says how, runnable as written.
-  const retry = p.stage === 'failed' ? `; retry: ${advice}` : '';
+/**
+ * A lane's CREW_LANE: line; a failed lane's detail ends with the advice that retries it,
+ * an interrupted lane's with the command that continues it (`resume`, when given), each
+ * runnable as printed.
+ */
+export function laneLine(p: LaneProgress, advice: string, resume?: string, calls: readonly CallCode[] = []): string {
+  const code = p.code === null ? '' : ` code=${oneLine(p.code)}`;
+  // A failed lane stays failed until it is retried, an interrupted one stopped until its
+  // crew is started again: the line says how, runnable as written.
+  const retry = p.stage === 'failed' ? `; retry: ${advice}` : p.stage === 'interrupted' && resume !== undefined ? `; resume: ${resume}` : '';
   const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
-  const branch = p.branch == null ? '' : ` branch=${p.branch} head=${p.head ?? '-'}`;
-  return `CREW_LANE: lane=${p.lane} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${branch}${detail}`;
+  const branch = p.branch == null ? '' : ` branch=${oneLine(p.branch)} head=${oneLine(p.head ?? '-')}`;
+  // Every value escaped, the crew file's and the store's alike: a line is one line that reads as it is.
+  // Each call that ended typed, <call>:<CODE>, even where its result stood (PROVIDER_NO_EXIT).
+  const shown = calls.slice(0, CALLS_IN_LINE).map((c) => `${c.call}:${c.code}`);
+  const typed = calls.length === 0 ? '' : ` call_codes=${oneLine([...shown, ...(calls.length > shown.length ? [`+${calls.length - shown.length}`] : [])].join(','))}`;
+  return `CREW_LANE: lane=${oneLine(p.lane)} status=${p.stage}${code} attempts=${p.attempts} turns=${p.turnsDone} run=${oneLine(p.runDir)}${branch}${typed}${detail}`;
 }

@@ -7,3 +7,12 @@ export function shellWord(w: string): string {
 export function retryAdvice(file: string, root: string): string {
   return `laneward crew run ${shellWord(file)} --retry-failed --state ${shellWord(root)}`;
 }
+
+/**
+ * The command that continues a crew's unfinished lanes (interrupted, or in flight when its
+ * process was killed) where each stopped, runnable as printed: the crew run itself, started
+ * again on the same state root.
+ */
+export function resumeAdvice(file: string, root: string): string {
+  return `laneward crew run ${shellWord(file)} --state ${shellWord(root)}`;
+}

@@ -50,6 +50,7 @@ export function callFacts(result: ObserverResult, at: string): Required<Observer
       duration_ms: Math.round(outcome.durationMs),
       cleanup_confirmed: outcome.cleanupConfirmed,
       session: outcome.provider?.sessionId ?? null,
+      code: outcome.code,
     },
   };
 }

@@ -279,7 +279,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       stopped_by: stoppedBy,
       summary: { ...counts, attempts: ended.reduce((sum, lane) => sum + lane.attempts, 0) },
       stats: { marks: 0, renewal_p99_ms: percentile([], 0.99) },
-      lanes: ended.map(laneObject),
+      lanes: ended.map((lane) => laneObject(lane)),
       providers: [],
     };
     writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);

@@ -15,6 +15,7 @@ const progressSchema = v.looseObject({
   updatedAt: v.string(),
   stages: v.optional(v.array(v.object({ stage: v.picklist(LANE_STAGES), at: v.string() }))),
   agentUsd: v.optional(v.pipe(v.number(), v.minValue(0))),
+  turnEnds: v.optional(v.array(v.object({ turn: v.pipe(v.number(), v.integer(), v.minValue(1)), code: v.pipe(v.string(), v.regex(/^[A-Z][A-Z0-9_]{0,63}$/)) }))),
 });
 
 /** The lane's progress as a worker reported it, made this coordinator's (its crew, lane and run directory), or null when malformed. */
