@@ -157,7 +157,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     `<p id="status" data-done="${s.done ? 'true' : 'false'}" data-source="${esc(s.source)}">${s.done ? 'done' : s.source === 'store' ? 'from the store' : 'running'} · ${formatSpan(s.elapsedS)}</p>` +
     `<dl id="pace"><div><dt>lanes/min</dt><dd id="lanes-per-minute">${num(s.lanesPerMinute, 1)}</dd></div>` +
     `<div><dt>ETA</dt><dd id="eta">${s.etaS === 0 ? 'done' : formatSpan(s.etaS)}</dd></div>` +
-    `<div><dt>spend</dt><dd id="spend">${usd(spend.usd)}${spend.capUsd === null ? '' : ` of ${usd(spend.capUsd)}`}</dd></div>` +
+    `<div><dt>spend</dt><dd id="spend">${usd(spend.usd)}${spend.capUsd === null ? '' : ` of ${usd(spend.capUsd)}`}${unpricedNote(spend)}</dd></div>` +
     `<div><dt>running</dt><dd id="attempts-running">${num(attempts.running, 0)}</dd></div>` +
     `<div><dt>queued</dt><dd id="attempts-queued">${num(attempts.queued, 0)}</dd></div></dl>` +
     (paused.length === 0
@@ -225,4 +225,12 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     `<div><dt>renewal p99</dt><dd id="renewal-p99">${s.renewalP99Ms === null ? '–' : `${num(s.renewalP99Ms, 2)} ms`}</dd></div></dl>` +
     `<h3>Renewal latency</h3>${renderHistogramSvg(s.histogram)}</section>`;
   return head + summary + attention + states + grid + table + supervision;
+}
+
+/** Calls of unknown cost, said so beside the spend: how many, and what each counts against the cap. */
+function unpricedNote(spend: { readonly capUsd: number | null; readonly unpriced?: number; readonly reserveUsd?: number }): string {
+  const n = typeof spend.unpriced === 'number' && Number.isFinite(spend.unpriced) ? spend.unpriced : 0;
+  if (n <= 0) return '';
+  const each = spend.capUsd !== null && typeof spend.reserveUsd === 'number' && Number.isFinite(spend.reserveUsd) ? ` counted at $${spend.reserveUsd.toFixed(2)} each` : '';
+  return ` <span id="unpriced">(${Math.round(n)} unpriced call${n === 1 ? '' : 's'}${each})</span>`;
 }

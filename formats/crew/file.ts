@@ -41,6 +41,9 @@ const template = v.strictObject({
  */
 const answer = v.pipe(v.string(), v.minLength(1));
 
+/** What a call holds under a crew's spend cap while it runs, unless the crew file says otherwise. */
+export const DEFAULT_RESERVE_USD = 0.5;
+
 export const crewFileSchema = v.pipe(
   v.strictObject({
     schema_version: v.literal(CREW_VERSION),
@@ -63,8 +66,16 @@ export const crewFileSchema = v.pipe(
         concurrency: v.optional(count(1, 1024), 8),
         /** Lanes in flight at once; the rest wait their turn (default: the concurrency). */
         lanes: v.optional(count(1, 100_000)),
-        /** Each lane's review-run spend cap, in USD. */
+        /**
+         * The crew's spend cap in USD, over every call of every lane (reviewers, observers,
+         * agents) and across the crew's runs; absent: no cap.
+         */
         spend_cap_usd: v.optional(v.pipe(v.number(), v.minValue(0))),
+        /**
+         * What one call holds under the cap while it runs (its real cost replaces it once
+         * known), and what a call whose cost stays unknown counts for good.
+         */
+        reserve_usd: v.optional(v.pipe(v.number(), v.minValue(0)), DEFAULT_RESERVE_USD),
         /** Agent turns a lane may take before it must report finish. */
         agent_turns: v.optional(count(1, 1000), 6),
         /** Per-call budget in ms for every child (the action decides the timeout mode). */

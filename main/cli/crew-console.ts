@@ -35,7 +35,7 @@ that runs the failed lanes again.
 
 Lines:
 CREW_STATUS: crew=<name> run=running|done|stopped lanes=<n> <state>=<n>... 
-  lanes_per_min=<x>|- eta_s=<n>|- spend_usd=<x> cap_usd=<x>|-
+  lanes_per_min=<x>|- eta_s=<n>|- spend_usd=<x> cap_usd=<x>|- unpriced=<n>
 CREW_NEEDS: lane=<id> need=failed state=failed code=<CODE> [detail=<why>]
 CREW_NEEDS: lane=<id> need=stuck state=<stage> quiet_s=<n> quiet=<4m>
 CREW_RETRY: <command>          (when a lane failed)
@@ -116,7 +116,7 @@ export function statusLines(s: CrewSnapshot, run: string): string[] {
     .join(' ');
   const num = (n: number | null, digits: number) => (n === null ? '-' : n.toFixed(digits));
   const lines = [
-    `CREW_STATUS: crew=${oneLine(s.crew)} run=${run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)}`,
+    `CREW_STATUS: crew=${oneLine(s.crew)} run=${run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)} unpriced=${s.spend.unpriced ?? 0}`,
   ];
   for (const lane of selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 })) {
     const need = laneAttention(lane, s);

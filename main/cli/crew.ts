@@ -45,7 +45,9 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --json          one JSON object per lane and a {"summary": ...} object
 
 Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
-turns=<n> run=<dir> [detail=<why>] as each lane ends (a failed lane's detail ends with
+turns=<n> cost_usd=<x> unpriced=<n> run=<dir> [detail=<why>] as each lane ends (cost_usd:
+its reviewers', observers' and agent's calls, claude's own figure and the others' tokens
+at "prices"; unpriced: its calls of unknown cost) (a failed lane's detail ends with
 "; retry: laneward crew run ... --retry-failed ..."), then
 CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> attempts=<n> duration_s=<x>
 On a terminal, stderr shows a live region under those lines, cut to its width: lanes by
@@ -60,7 +62,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "models": {"native": M, "outside": M},
   "runners": {"native": ARGV, "outside": ARGV, "observer": ARGV, "agent": ARGV},
   "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
-  "agent_turns", "timeout_ms"}, "lanes": [{"id", "plan", "runners"?}] |
+  "reserve_usd", "agent_turns", "timeout_ms"}, "prices"?: {MODEL: {"input", "output",
+  "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF}}
 ARGV is an array; {prompt}, {result} and {lane} are replaced inside each element, never
@@ -68,6 +71,10 @@ by a shell. Relative paths are relative to the crew file. "workspace" names a gi
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<lane id>, made at that commit.
+"spend_cap_usd" caps the whole crew (every call of every lane, and its earlier runs): a
+call starts only while what was spent, what calls in flight hold ("reserve_usd" each,
+default 0.50) and the calls of unknown cost (counted at "reserve_usd" for good) leave
+room for it; else it waits for a call in flight to end, or is SPEND_CAP_EXCEEDED.
 
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
 (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view

@@ -4,7 +4,7 @@ import type { CrewRunRecord } from '../../formats/crew/record.ts';
 import { holderAlive } from '../process/process-alive.ts';
 import { readCrewRun, type Store } from '../store/store.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
-import { reviewSpend } from './review-spend.ts';
+import { reviewLedger } from './review-spend.ts';
 import { DEFAULT_STUCK_AFTER_S, HISTOGRAM_BOUNDS_MS } from './view-state.ts';
 
 /** Whether the crew runs now (in some process), ended, or stopped without an end (killed, or never run). */
@@ -17,14 +17,14 @@ export type CrewRunState = 'running' | 'done' | 'stopped';
  * showed at its end. Subscribers are told to look again every `pollMs`.
  */
 export class StoreSource implements SnapshotSource {
-  private readonly spend: ReturnType<typeof reviewSpend>;
+  private readonly spend: ReturnType<typeof reviewLedger>;
 
   constructor(
     private readonly store: Store,
-    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly capPerLaneUsd: number | null },
+    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly capUsd: number | null; readonly reserveUsd?: number },
     private readonly options: { readonly stuckAfterS?: number; readonly pollMs?: number; readonly laneStory?: (id: string) => LaneStory | undefined } = {},
   ) {
-    this.spend = reviewSpend(store);
+    this.spend = reviewLedger(store);
   }
 
   /** Running (its driver lives), done (its run recorded an end) or stopped. */
@@ -53,7 +53,7 @@ export class StoreSource implements SnapshotSource {
       done,
       source: 'store',
       byState: countByState(lanes),
-      ...crewFigures(lanes, { startedAt, nowMs, capPerLaneUsd: run?.capPerLaneUsd ?? this.crew.capPerLaneUsd }),
+      ...crewFigures(lanes, { startedAt, nowMs, capUsd: run === undefined ? this.crew.capUsd : (run.capUsd ?? null), reserveUsd: run?.reserveUsd ?? this.crew.reserveUsd }),
       stuckAfterS: this.options.stuckAfterS ?? run?.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
       attempts: final?.attempts ?? { running: 0, queued: 0, started: 0, finished: 0 },
       marksPerSecond: 0,
