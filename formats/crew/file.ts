@@ -41,6 +41,10 @@ const template = v.strictObject({
  */
 const answer = v.pipe(v.string(), v.minLength(1));
 
+/** What an agent turn may add to its lane's branch, unless the crew file says otherwise: one file, and the whole turn. */
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_MAX_TURN_BYTES = 100 * 1024 * 1024;
+
 /** What a call holds under a crew's spend cap while it runs, unless the crew file says otherwise. */
 export const DEFAULT_RESERVE_USD = 0.5;
 
@@ -78,6 +82,10 @@ export const crewFileSchema = v.pipe(
         reserve_usd: v.optional(v.pipe(v.number(), v.minValue(0)), DEFAULT_RESERVE_USD),
         /** Agent turns a lane may take before it must report finish. */
         agent_turns: v.optional(count(1, 1000), 6),
+        /** The largest file an agent turn may add to its lane's branch, in bytes (default 10 MiB). */
+        max_file_bytes: v.optional(count(1, Number.MAX_SAFE_INTEGER), DEFAULT_MAX_FILE_BYTES),
+        /** What one agent turn may add in all, in bytes (default 100 MiB): many files each under the file limit count too. */
+        max_turn_bytes: v.optional(count(1, Number.MAX_SAFE_INTEGER), DEFAULT_MAX_TURN_BYTES),
         /** Per-call budget in ms for every child (the action decides the timeout mode). */
         timeout_ms: v.optional(count(1, 2 ** 31 - 1), 120_000),
       }),

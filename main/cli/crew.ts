@@ -62,7 +62,7 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "models": {"native": M, "outside": M},
   "runners": {"native": ARGV, "outside": ARGV, "observer": ARGV, "agent": ARGV},
   "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
-  "reserve_usd", "agent_turns", "timeout_ms"}, "prices"?: {MODEL: {"input", "output",
+  "reserve_usd", "agent_turns", "timeout_ms", "max_file_bytes", "max_turn_bytes"}, "prices"?: {MODEL: {"input", "output",
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF}}
@@ -75,6 +75,11 @@ laneward/<crew>/<lane id>, made at that commit.
 call starts only while what was spent, what calls in flight hold ("reserve_usd" each,
 default 0.50) and the calls of unknown cost (counted at "reserve_usd" for good) leave
 room for it; else it waits for a call in flight to end, or is SPEND_CAP_EXCEEDED.
+A lane's head= is its branch's tip after each turn, whoever committed. A turn that adds a
+file over "max_file_bytes" (default 10 MiB), or more than "max_turn_bytes" in all
+(default 100 MiB), counting the agent's own commits, is WORKSPACE_TOO_LARGE with the file
+named: nothing of it is committed, and commits the agent made are taken off the branch
+(git reset --mixed: its files stay in the worktree).
 
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
 (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view

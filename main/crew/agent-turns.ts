@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isLanewardError } from '../../formats/codes/error.ts';
 import { parseAgentTurn, type AgentTurn } from '../../formats/crew/agent-turn.ts';
 import type { LaneSpec } from '../../formats/crew/file.ts';
 import { isPresetRunner } from '../../formats/providers/runner.ts';
@@ -115,16 +116,23 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
     // The session survives a failed turn: a retried lane continues it.
     return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) } };
   }
+  // What the turn cost stays charged to the lane whatever its result was.
+  const paid = { session, agentUsd: spent, sessionUsd, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) };
+  const worktree = ctx.workspace === undefined || progress.worktree == null ? null : progress.worktree;
+  if (worktree !== null && progress.head != null) {
+    // A turn too large for the crew's limits is refused before anything of it is committed
+    // (commits the agent made itself are taken off the branch); the lane ends typed.
+    const refused = await refusal(() => ctx.workspace!.guard(worktree, lane.id, n, progress.head!));
+    if (refused !== null) return { end: refused, changes: paid };
+  }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
-  const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree, progress.head ?? null);
+  const changed = worktree === null ? null : await ctx.workspace!.changed(worktree, progress.head ?? null);
   if (facts !== null && !existsSync(files.result)) {
     const made = presetTurn(facts, changed ?? true);
     if (made !== null) writeFileAtomic(files.result, `${JSON.stringify(made)}\n`, 0o600, false);
   }
   const read = tryReadBounded(files.result, MAX_TURN_BYTES);
   const parsed = read.ok ? parseAgentTurn(read.bytes) : `the turn result ${read.detail}`;
-  // What the turn cost stays charged to the lane whatever its result was.
-  const paid = { session, agentUsd: spent, sessionUsd, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) };
   if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 }, changes: paid };
   const turn: AgentTurn =
     typeof parsed === 'string'
@@ -132,7 +140,9 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
       : parsed;
   // A diff-bearing turn is committed on the lane's branch before QA hears of it: a crash
   // after this finds the work committed (a second commit of nothing is none).
-  const head = changed === true ? ((await ctx.workspace!.commit(progress.worktree!, lane.id, n)) ?? (await ctx.workspace!.head(progress.worktree!))) : null;
+  // The lane's head is its branch's tip after the turn, whoever committed: the agent's own
+  // commits, resets and amends included (a turn that left no file changed still moves it).
+  const head = worktree === null ? null : changed === true ? ((await ctx.workspace!.commit(worktree, lane.id, n)) ?? (await ctx.workspace!.head(worktree))) : await ctx.workspace!.head(worktree);
   const diff = changed ?? turn.diff;
   const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, diff, `agent-${n}-assistant`);
   const observers = observerCharge({ ...progress, ...unknown }, user, assistant);
@@ -234,4 +244,15 @@ function turnCost(lane: LaneSpec, facts: ProviderFacts | null, progress: LanePro
   const previous = PRESETS[runner.preset].sessionTotals && resumed ? (progress.sessionUsd ?? 0) : 0;
   const turnUsd = Math.max(0, reported - previous);
   return { spent: before + turnUsd, sessionUsd: reported, turnUsd };
+}
+
+/** A typed refusal of `body` as the lane's end; null when it passed. Anything untyped is thrown on. */
+async function refusal(body: () => Promise<void>): Promise<StepResult | null> {
+  try {
+    await body();
+    return null;
+  } catch (error) {
+    if (!isLanewardError(error) || (error.code !== 'WORKSPACE_TOO_LARGE' && error.code !== 'WORKSPACE_FAILED')) throw error;
+    return { ok: false, code: error.code, detail: error.message, attempts: 0 };
+  }
 }

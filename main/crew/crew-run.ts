@@ -264,7 +264,7 @@ async function runClaimed(
         orphans,
         review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
         ...(crew.prices === undefined ? {} : { prices: crew.prices }),
-        ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out) }),
+        ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
       },
       {
         cancel: stop.signal,

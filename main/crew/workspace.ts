@@ -188,6 +188,19 @@ export interface WorktreeChanges {
 export async function worktreeChanges(path: string, options: { readonly since?: string } = {}): Promise<WorktreeChanges> {
   needDirectory(path, 'reading the changes');
   if (options.since !== undefined) needRevision(options.since, 'reading the changes since', path);
+  return withStagedWorktree(path, 'reading the changes', async (env) => {
+    const args = ['diff', '--cached', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', options.since ?? 'HEAD', '--'];
+    const diff = await gitOk(args, path, `reading the changes in ${path}`, env);
+    return numstat(diff.stdout);
+  });
+}
+
+/**
+ * Runs `body` with the worktree staged as `git add -A` would stage it, in a scratch copy
+ * of its index (`env` names it), never its own: read-only, it neither takes nor trips
+ * the index lock.
+ */
+export async function withStagedWorktree<T>(path: string, what: string, body: (env: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
   const gitDir = await gitDirOf(path);
   const scratch = join(gitDir, `laneward-changes.${process.pid}.${randomBytes(6).toString('hex')}.index`);
   try {
@@ -203,10 +216,8 @@ export async function worktreeChanges(path: string, options: { readonly since?: 
     }
     const env = { GIT_INDEX_FILE: scratch };
     if (!existsSync(scratch)) await gitOk(['read-tree', 'HEAD'], path, `reading ${path}`, env);
-    await gitOk(['add', '--all', '--', '.'], path, `reading the changes in ${path}`, env);
-    const args = ['diff', '--cached', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', options.since ?? 'HEAD', '--'];
-    const diff = await gitOk(args, path, `reading the changes in ${path}`, env);
-    return numstat(diff.stdout);
+    await gitOk(['add', '--all', '--', '.'], path, `${what} in ${path}`, env);
+    return await body(env);
   } finally {
     rmSync(scratch, { force: true });
     rmSync(`${scratch}.lock`, { force: true });
