@@ -63,6 +63,16 @@ describe('the crew spend ledger', () => {
     expect(await spend.admit(new AbortController().signal)).toBe('refused');
   });
 
+  test('should hold an adopted call (it runs already) at once, cap or no room, and settle it like any other', async () => {
+    const spend = new CrewSpend(0.5, 0.5, { spentUsd: 0.5, unpriced: 0 });
+    const stop = new AbortController();
+    stop.abort('SIGTERM');
+    const adopted = hold(await spend.admit(stop.signal, { running: true }));
+    expect(spend.facts().heldUsd).toBe(0.5);
+    adopted.settle(0.01);
+    expect(spend.facts()).toMatchObject({ spentUsd: 0.51, heldUsd: 0 });
+  });
+
   test('should let a call waiting for room go when the crew is cancelled, holding nothing', async () => {
     const spend = new CrewSpend(0.5, 0.5);
     const stop = new AbortController();

@@ -173,7 +173,7 @@ async function runClaimed(
   const run: Dispatcher['run'] = async (spec, runOptions) => {
     // Under the crew's cap a call first holds its reservation; it is settled at the call's
     // real cost (or counted at the reservation when that stays unknown) once it ended.
-    const hold = await spend.admit(stop.signal);
+    const hold = await spend.admit(stop.signal, { running: spec.adopt !== undefined });
     if (hold === 'cancelled') return cancelledBeforeStart(spec, abortSignalName(stop.signal));
     if (hold === 'refused') return refusedOutcome('SPEND_CAP_EXCEEDED', spec.action, spec.startedAt);
     let cost: number | null = null;

@@ -52,11 +52,14 @@ export class CrewSpend {
 
   /**
    * Admits one call: its hold, 'refused' when even with nothing in flight it would pass the
-   * cap, 'cancelled' when `cancel` fired while it waited for room.
+   * cap, 'cancelled' when `cancel` fired while it waited for room. `running`: the call runs
+   * already (an orphan a crew that died left, adopted): it holds its reservation at once,
+   * never waits nor is refused, since refusing it would not stop what it spends.
    */
-  async admit(cancel: AbortSignal): Promise<SpendHold | 'refused' | 'cancelled'> {
+  async admit(cancel: AbortSignal, options: { readonly running?: boolean } = {}): Promise<SpendHold | 'refused' | 'cancelled'> {
     const each = this.cap === null ? 0 : this.reserveUsd;
     for (;;) {
+      if (options.running === true) break;
       if (cancel.aborted) return 'cancelled';
       if (this.cap === null || this.worstCase() + each <= this.cap + 1e-9) break;
       if (this.held <= 0) return 'refused';
