@@ -150,6 +150,14 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   const attempts = s.attempts ?? { running: 0, queued: 0, started: 0, finished: 0 };
   const providers = Array.isArray(s.providers) ? s.providers : [];
   const spend = s.spend ?? { usd: 0, capUsd: null };
+  // Calls of unknown cost, said so beside the spend: how many, and what each counts against the cap.
+  // Inside this function: the page script is built from its source text.
+  const unpricedNote = (sp: { readonly capUsd: number | null; readonly unpriced?: number; readonly reserveUsd?: number }): string => {
+    const n = typeof sp.unpriced === 'number' && Number.isFinite(sp.unpriced) ? sp.unpriced : 0;
+    if (n <= 0) return '';
+    const each = sp.capUsd !== null && typeof sp.reserveUsd === 'number' && Number.isFinite(sp.reserveUsd) ? ` counted at $${sp.reserveUsd.toFixed(2)} each` : '';
+    return ` <span id="unpriced">(${Math.round(n)} unpriced call${n === 1 ? '' : 's'}${each})</span>`;
+  };
 
   const paused = providers.filter((p) => p.pausedUntil !== null);
   const head =
@@ -227,10 +235,3 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   return head + summary + attention + states + grid + table + supervision;
 }
 
-/** Calls of unknown cost, said so beside the spend: how many, and what each counts against the cap. */
-function unpricedNote(spend: { readonly capUsd: number | null; readonly unpriced?: number; readonly reserveUsd?: number }): string {
-  const n = typeof spend.unpriced === 'number' && Number.isFinite(spend.unpriced) ? spend.unpriced : 0;
-  if (n <= 0) return '';
-  const each = spend.capUsd !== null && typeof spend.reserveUsd === 'number' && Number.isFinite(spend.reserveUsd) ? ` counted at $${spend.reserveUsd.toFixed(2)} each` : '';
-  return ` <span id="unpriced">(${Math.round(n)} unpriced call${n === 1 ? '' : 's'}${each})</span>`;
-}
