@@ -296,6 +296,17 @@ describe('a turn too large for the crew file, refused before anything of it is c
     }
   });
 
+  it('should take the turn off the branch even after a killed git left its locks (a crew killed inside the reset)', async () => {
+    const l = await lane('l7');
+    big(join(l.path, 'big.bin'), 2048);
+    g(l.path, 'add', '-A');
+    g(l.path, 'commit', '--quiet', '-m', 'the agent commits by itself');
+    const gitDir = g(l.path, 'rev-parse', '--absolute-git-dir');
+    writeFileSync(join(gitDir, 'index.lock'), '');
+    expect(await refused(l.port.guard(l.path, 'l7', 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
+    expect(l.tip()).toBe(l.since);
+  });
+
   it('should refuse many files each under the file limit when the turn adds more than the turn limit', async () => {
     const l = await lane('l4');
     // Five different contents (git stores one content once, whatever the files holding it).

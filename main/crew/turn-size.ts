@@ -2,7 +2,7 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { git, gitFailure, gitWithInput } from '../git/run-git.ts';
 import { serialized } from '../git/serialize.ts';
 import { canonical } from '../git/worktree-list.ts';
-import { withStagedWorktree } from './workspace.ts';
+import { clearTurnLocks, withStagedWorktree } from './workspace.ts';
 
 /** What one agent turn may add to its lane's branch. */
 export interface TurnLimits {
@@ -81,6 +81,8 @@ export async function guardTurn(worktree: string, turn: { readonly lane: string;
   const problem = tooLarge(await turnBlobs(worktree, turn.since), limits);
   if (problem === null) return;
   await serialized(`worktree:${canonical(worktree)}`, async () => {
+    // A crew killed inside this reset leaves git's locks: the turn is refused again, not stuck.
+    await clearTurnLocks(worktree);
     const args = ['reset', '--quiet', '--mixed', turn.since, '--'];
     const reset = await git(args, { cwd: worktree });
     if (reset.status !== 0) throw failed(`taking turn ${turn.turn} of lane ${turn.lane} off its branch: ${gitFailure(args, reset)}`, worktree);

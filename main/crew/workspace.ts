@@ -266,10 +266,7 @@ export async function commitTurn(path: string, turn: { readonly lane: string; re
   const message = turnMessage(turn.lane, turn.turn);
   needDirectory(path, `committing turn ${turn.turn} of lane ${turn.lane}`);
   return serialized(`worktree:${canonical(path)}`, async () => {
-    const gitDir = await gitDirOf(path);
-    const commonDir = await commonDirOf(path);
-    const symbolic = await git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: path });
-    clearStaleLocks(gitDir, commonDir, symbolic.status === 0 ? symbolic.stdout.trim() : null);
+    await clearTurnLocks(path);
     await gitOk(['add', '--all', '--', '.'], path, `staging turn ${turn.turn} of lane ${turn.lane}`);
     const staged = await git(['diff', '--cached', '--quiet', '--no-ext-diff', 'HEAD', '--'], { cwd: path });
     if (staged.status !== 0 && staged.status !== 1) throw failed(`reading the staged changes of turn ${turn.turn}: ${gitFailure(['diff'], staged)}`, path);
@@ -279,6 +276,17 @@ export async function commitTurn(path: string, turn: { readonly lane: string; re
     await gitOk(args, path, `committing turn ${turn.turn} of lane ${turn.lane}`);
     return headOf(path);
   });
+}
+
+/**
+ * The index, HEAD and branch locks a git killed in this worktree left (see clearStaleLocks
+ * for the precondition: nothing else runs git in it). Called inside the worktree's serialization.
+ */
+export async function clearTurnLocks(path: string): Promise<void> {
+  const gitDir = await gitDirOf(path);
+  const commonDir = await commonDirOf(path);
+  const symbolic = await git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: path });
+  clearStaleLocks(gitDir, commonDir, symbolic.status === 0 ? symbolic.stdout.trim() : null);
 }
 
 /** Whether HEAD is the commit `commitTurn` made for this message (by its message and identity). */
