@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { CrewSnapshot } from '../formats/console/snapshot.ts';
@@ -53,7 +53,9 @@ describe('a finished crew, read from its store', () => {
     const status = laneward(['crew', 'status', file, '--state', state], { cwd: dir });
     expect(status.code).toBe(1);
     const lines = status.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^CREW_STATUS: crew=after run=done lanes=12 queued=0 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=10 failed=2 interrupted=0 lanes_per_min=\d+\.\d\d eta_s=0 spend_usd=0\.000000 cap_usd=-$/);
+    expect(lines[0]).toMatch(/^CREW_STATUS: crew=after run=done lanes=12 queued=0 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=10 failed=2 interrupted=0 lanes_per_min=\d+\.\d\d eta_s=0 spend_usd=0\.000000 cap_usd=- unpriced=(\d+)$/);
+    // The demo's runners are argv programs with no stream: every call of theirs is of unknown cost.
+    expect(Number(/unpriced=(\d+)$/.exec(lines[0]!)![1])).toBe(lanes.reduce((sum, line) => sum + Number(/ unpriced=(\d+) /.exec(line)![1]), 0));
     const failed = lanes.filter((line) => line.includes(' status=failed '));
     const needs = lines.filter((line) => line.startsWith('CREW_NEEDS: '));
     expect(needs.map((line) => /lane=(\S+) need=failed state=failed code=(\S+)/.exec(line)?.slice(1).join(' ')).sort()).toEqual(
@@ -78,6 +80,46 @@ describe('a finished crew, read from its store', () => {
     expect((await httpRequest(url, { host: 'evil.example' })).status).toBe(403);
     view.child.kill('SIGTERM');
     expect(await view.exited).toBe(0);
+  });
+});
+
+/** A demo crew whose file sets `limits`. */
+function cappedCrew(name: string, lanes: number, limits: Record<string, number>): { file: string; state: string; dir: string } {
+  const dir = join(root, name);
+  const file = writeDemoCrew({ dir, crew: name, lanes, broken: 0, concurrency: 3, fixtures: join(ROOT, 'fixtures'), instant: true });
+  const crew = JSON.parse(readFileSync(file, 'utf8')) as { limits: Record<string, number> };
+  crew.limits = { ...crew.limits, ...limits };
+  writeFileSync(file, JSON.stringify(crew));
+  return { file, state: join(dir, 'state'), dir };
+}
+
+const laneField = (line: string, key: string) => new RegExp(` ${key}=(\\S+)`).exec(line)?.[1];
+
+describe("a crew's spend cap, over every call of every lane", () => {
+  test('crew status names the cap the crew file sets, not the cap times the lanes; every call of unknown cost is counted', () => {
+    const crew = cappedCrew('capped', 5, { spend_cap_usd: 20, reserve_usd: 0.05 });
+    const ran = laneward(['crew', 'run', crew.file, '--state', crew.state], { cwd: crew.dir });
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+    const lanes = ran.stdout.split('\n').filter((line) => line.startsWith('CREW_LANE: '));
+    expect(lanes.map((line) => laneField(line, 'status'))).toEqual(Array(5).fill('complete'));
+    // Reviewers, observers and agents alike: every child the crew started is one unpriced call.
+    const attempts = Number(/ attempts=(\d+) /.exec(ran.stdout.split('\n').find((l) => l.startsWith('CREW_SUMMARY: '))!)![1]);
+    const unpriced = lanes.reduce((sum, line) => sum + Number(laneField(line, 'unpriced')), 0);
+    expect(unpriced).toBe(attempts);
+    expect(lanes.map((line) => laneField(line, 'cost_usd'))).toEqual(Array(5).fill('0.000000'));
+    const status = laneward(['crew', 'status', crew.file, '--state', crew.state], { cwd: crew.dir });
+    expect(status.stdout.split('\n')[0]).toMatch(new RegExp(` spend_usd=0\\.000000 cap_usd=20\\.00 unpriced=${attempts}$`));
+  });
+
+  test('calls of unknown cost fill the cap at their reservation: the next call of any lane is refused SPEND_CAP_EXCEEDED and nothing starts past it', () => {
+    // $1 and $0.50 a call: two calls (two lanes' observer bootstraps) fill it, whichever lanes they are.
+    const crew = cappedCrew('full', 3, { spend_cap_usd: 1, reserve_usd: 0.5 });
+    const ran = laneward(['crew', 'run', crew.file, '--state', crew.state], { cwd: crew.dir });
+    expect(ran.code, ran.stdout + ran.stderr).toBe(1);
+    const lanes = ran.stdout.split('\n').filter((line) => line.startsWith('CREW_LANE: '));
+    expect(lanes.map((line) => `${laneField(line, 'status')} ${laneField(line, 'code')}`)).toEqual(Array(3).fill('failed SPEND_CAP_EXCEEDED'));
+    expect(ran.stdout).toMatch(/^CREW_SUMMARY: lanes=3 complete=0 failed=3 interrupted=0 attempts=2 /m);
+    expect(lanes.reduce((sum, line) => sum + Number(laneField(line, 'unpriced')), 0)).toBe(2);
   });
 });
 
@@ -120,7 +162,7 @@ describe('crew status and crew view refuse what they cannot read', () => {
     const r = laneward(['crew', 'status', file, '--state', stateDir], { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual([
-      'CREW_STATUS: crew=never run=stopped lanes=3 queued=3 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- spend_usd=0.000000 cap_usd=-',
+      'CREW_STATUS: crew=never run=stopped lanes=3 queued=3 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- spend_usd=0.000000 cap_usd=- unpriced=0',
     ]);
   });
 

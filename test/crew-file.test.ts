@@ -40,6 +40,9 @@ describe('crew files', () => {
     expect(crew.lanes[0]!.runners.native).toEqual(base.runners.native);
     expect(crew.out).toBe(join(root, 'runs'));
     expect(crew.crew.limits).toMatchObject({ concurrency: 8, agent_turns: 6, timeout_ms: 120_000 });
+    // No cap by default; under one, a call holds $0.50 while it runs. A turn adds at most 10 MiB a file, 100 MiB in all.
+    expect(crew.crew.limits).toMatchObject({ reserve_usd: 0.5, max_file_bytes: 10 * 1024 * 1024, max_turn_bytes: 100 * 1024 * 1024 });
+    expect(crew.crew.limits.spend_cap_usd).toBeUndefined();
   });
 
   it('should pad lane numbers to the width of the count', () => {
@@ -58,6 +61,9 @@ describe('crew files', () => {
     ['an empty argv', { ...base, runners: { ...base.runners, agent: [] }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'runners.agent'],
     ['an unknown field', { ...base, lanez: [], lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'lanez'],
     ['a fractional concurrency', { ...base, limits: { concurrency: 1.5 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.concurrency'],
+    ['a negative reservation', { ...base, limits: { reserve_usd: -1 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.reserve_usd'],
+    ['a fractional file limit', { ...base, limits: { max_file_bytes: 1.5 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.max_file_bytes'],
+    ['a zero turn limit', { ...base, limits: { max_turn_bytes: 0 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.max_turn_bytes'],
     ['another version', { ...base, schema_version: 2, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'schema_version'],
     ['a template id without {n}', { ...base, count: 2, template: { id: 'same', plan: 'plans/1.md' } }, 'template.id'],
     ['an out that is a file', { ...base, out: 'plans/1.md', lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'exists and is not a directory'],

@@ -45,15 +45,16 @@ describe('the crew view', () => {
 describe('the crew view of a running crew', () => {
   const stats: LiveStats = { running: 1, queued: 0, started: 1, finished: 0, marks: 0, renewalLatencyMs: [] };
 
-  it('should add each lane review spend and agent spend, against the per-lane cap times the lanes', () => {
-    const view = new CrewView('c', () => stats, ['a', 'b'], () => [], { capPerLaneUsd: 5, reviewUsd: (p) => (p.lane === 'a' ? 1.25 : null) });
-    view.update({ ...newLane('c', 'a', '/r/a', '2026-12-01T12:00:00.000Z'), stage: 'work', agentUsd: 0.5 });
+  it("should add each lane's reviewer, observer and agent spend, against the crew-wide cap as the crew file gives it", () => {
+    const view = new CrewView('c', () => stats, ['a', 'b'], () => [], { capUsd: 5, reserveUsd: 0.5, review: (p) => (p.lane === 'a' ? { spent: 1.25, unknown_n: 1 } : null) });
+    view.update({ ...newLane('c', 'a', '/r/a', '2026-12-01T12:00:00.000Z'), stage: 'work', agentUsd: 0.5, observerUsd: 0.125, unpriced: 2 });
     const s = view.snapshot();
-    expect(s.lanes.map((l) => [l.id, l.costUsd])).toEqual([
-      ['a', 1.75],
-      ['b', 0],
+    expect(s.lanes.map((l) => [l.id, l.costUsd, l.unpriced ?? 0])).toEqual([
+      ['a', 1.875, 3],
+      ['b', 0, 0],
     ]);
-    expect(s.spend).toEqual({ usd: 1.75, capUsd: 10 });
+    // The cap is the crew's, over every lane: 5, never 5 times the lanes.
+    expect(s.spend).toEqual({ usd: 1.875, capUsd: 5, unpriced: 3, reserveUsd: 0.5 });
   });
 
   it('should take an admitted mark of a lane child as its sign of life, and keep a finished crew as it was at its end', () => {

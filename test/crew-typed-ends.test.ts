@@ -8,6 +8,7 @@ import { signatureFileOf, signatureText } from '../main/actions/signature.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { newLane } from '../formats/crew/record.ts';
 import { laneLine } from '../main/crew/lane-line.ts';
+import { laneCost } from '../main/crew/lane-cost.ts';
 import { reviewAttempts } from '../main/console/review-story.ts';
 import type { JournalEvent, RunRecord } from '../formats/review/run-record.ts';
 import { ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -90,9 +91,10 @@ describe('laneLine', () => {
   test('should name at most eight typed calls, then count the rest', () => {
     const lane = { ...newLane('c', 'l1', '/runs/l1', '2026-01-01T00:00:00.000Z'), stage: 'complete' as const };
     const calls = Array.from({ length: 10 }, (_, i) => ({ call: `turn:${i + 1}`, kind: 'agent' as const, code: 'PROVIDER_NO_EXIT' }));
-    const line = laneLine(lane, 'retry', 'resume', calls);
+    const cost = laneCost(lane, null);
+    const line = laneLine(lane, 'retry', { cost, resume: 'resume', calls });
     expect(/ call_codes=(\S+)$/.exec(line)?.[1]?.split(',')).toEqual([...calls.slice(0, 8).map((c) => `${c.call}:PROVIDER_NO_EXIT`), '+2']);
-    expect(laneLine(lane, 'retry', 'resume')).not.toContain('call_codes=');
+    expect(laneLine(lane, 'retry', { cost, resume: 'resume' })).not.toContain('call_codes=');
   });
 });
 

@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { DEFAULT_UI, escapeHtml, PAGE_ROWS, renderCrewView, renderHistogramSvg, type ViewUi } from '../formats/console/view.ts';
 import { PAGE_SCRIPT } from '../main/console/page.ts';
 import { crewSnapshot, lanesIn } from './helpers/crew-source.ts';
+import type { CrewSnapshot } from '../formats/console/snapshot.ts';
 import { ROOT } from './helpers/cli.ts';
 
 // The view's pure renderers, and the page script built from their source text: it must run
@@ -108,6 +109,13 @@ describe('renderCrewView', () => {
     expect(html).toContain('<dd id="eta">4m</dd>');
     expect(html).toContain('<dd id="spend">$1.50 of $40.00</dd>');
     expect(html).toContain('<span data-provider="codex">codex paused until 2026-12-01T12:01:00.000Z (3 limits)</span>');
+  });
+
+  test('should say how many calls are of unknown cost and what each counts against the cap', () => {
+    const page = (spend: CrewSnapshot['spend']) => renderCrewView(crewSnapshot(lanesIn('running', 1), { spend }), UI);
+    expect(page({ usd: 0.25, capUsd: 5, unpriced: 3, reserveUsd: 0.5 })).toContain('<dd id="spend">$0.25 of $5.00 <span id="unpriced">(3 unpriced calls counted at $0.50 each)</span></dd>');
+    expect(page({ usd: 0.25, capUsd: null, unpriced: 1, reserveUsd: 0.5 })).toContain('<dd id="spend">$0.25 <span id="unpriced">(1 unpriced call)</span></dd>');
+    expect(page({ usd: 0.25, capUsd: 5, unpriced: 0, reserveUsd: 0.5 })).toContain('<dd id="spend">$0.25 of $5.00</dd>');
   });
 
   test('should put failed lanes first, then stuck ones (quiet longer than the threshold), with the retry command', () => {

@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLanewardError } from '../formats/codes/error.ts';
 import { loadCrew } from '../main/crew/load-crew.ts';
 import { commitTurn, headOf, laneWorktree, laneWorktreePath, removeWorktree, worktreeChanges } from '../main/crew/workspace.ts';
+import { workspacePort } from '../main/crew/workspace-port.ts';
+import type { LoadedWorkspace } from '../main/crew/check-workspace.ts';
+import { symlinkSync, truncateSync } from 'node:fs';
 import { branchNameProblem } from '../main/git/branch-name.ts';
 import { ensureBuilt, laneward } from './helpers/cli.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -246,6 +249,89 @@ describe('commitTurn', () => {
     expect(head).toBe(await headOf(path));
     expect(g(r.dir, 'rev-parse', 'laneward/c/l')).toBe(head);
     expect(existsSync(join(admin, 'index.lock'))).toBe(false);
+  });
+});
+
+describe('a turn too large for the crew file, refused before anything of it is committed', () => {
+  // 1 KiB a file, 4 KiB a turn: the same rules as the defaults (10 MiB, 100 MiB), smaller.
+  const limits = { maxFileBytes: 1024, maxTurnBytes: 4096 };
+  async function lane(name: string) {
+    const r = repo();
+    const port = workspacePort({ repo: r.dir, base: 'HEAD', commit: r.base } as LoadedWorkspace, 'nightly', r.out, limits);
+    const made = await port.prepare(name);
+    const tip = () => g(r.dir, 'rev-parse', `refs/heads/${made.branch}`);
+    return { r, port, path: made.worktree, since: tip(), tip };
+  }
+  const big = (file: string, bytes: number) => {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, '');
+    truncateSync(file, bytes);
+  };
+
+  it('should refuse a big file in a subdirectory, naming it, and commit nothing', async () => {
+    const l = await lane('l1');
+    big(join(l.path, 'data', 'deep', 'big.bin'), 1025);
+    writeFileSync(join(l.path, 'small.txt'), 'fine\n');
+    const message = await refused(l.port.guard(l.path, 'l1', 1, l.since), 'WORKSPACE_TOO_LARGE');
+    expect(message).toContain('adds data/deep/big.bin of 1025 bytes');
+    expect(l.tip()).toBe(l.since);
+    // The agent's files stay in the worktree for the operator; nothing of them is on the branch.
+    expect(existsSync(join(l.path, 'data', 'deep', 'big.bin'))).toBe(true);
+  });
+
+  it("should take the agent's own commit of a big file off the branch, and one it deleted again in a later commit", async () => {
+    for (const deletedAgain of [false, true]) {
+      const name = deletedAgain ? 'l3' : 'l2';
+      const l = await lane(name);
+      big(join(l.path, 'big.bin'), 2048);
+      g(l.path, 'add', '-A');
+      g(l.path, 'commit', '--quiet', '-m', 'the agent commits by itself');
+      if (deletedAgain) {
+        g(l.path, 'rm', '--quiet', 'big.bin');
+        g(l.path, 'commit', '--quiet', '-m', 'and deletes it: it is still in the history');
+      }
+      expect(await refused(l.port.guard(l.path, name, 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
+      expect(l.tip()).toBe(l.since);
+      expect(await headOf(l.path)).toBe(l.since);
+    }
+  });
+
+  it('should take the turn off the branch even after a killed git left its locks (a crew killed inside the reset)', async () => {
+    const l = await lane('l7');
+    big(join(l.path, 'big.bin'), 2048);
+    g(l.path, 'add', '-A');
+    g(l.path, 'commit', '--quiet', '-m', 'the agent commits by itself');
+    const gitDir = g(l.path, 'rev-parse', '--absolute-git-dir');
+    writeFileSync(join(gitDir, 'index.lock'), '');
+    expect(await refused(l.port.guard(l.path, 'l7', 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
+    expect(l.tip()).toBe(l.since);
+  });
+
+  it('should refuse many files each under the file limit when the turn adds more than the turn limit', async () => {
+    const l = await lane('l4');
+    // Five different contents (git stores one content once, whatever the files holding it).
+    mkdirSync(join(l.path, 'parts'));
+    for (let i = 0; i < 5; i++) writeFileSync(join(l.path, 'parts', `part-${i}.bin`), Buffer.alloc(1000, i + 1));
+    expect(await refused(l.port.guard(l.path, 'l4', 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds 5 files of 5000 bytes in all');
+    expect(l.tip()).toBe(l.since);
+  });
+
+  it("should commit a symlink to a big file as git stores it (its target's path), and files under both limits", async () => {
+    const l = await lane('l5');
+    const outside = join(root, `outside ${serial}.bin`);
+    big(outside, 1 << 20);
+    symlinkSync(outside, join(l.path, 'link.bin'));
+    for (let i = 0; i < 3; i++) big(join(l.path, `part-${i}.bin`), 1024);
+    await l.port.guard(l.path, 'l5', 1, l.since);
+    const head = await commitTurn(l.path, { lane: 'l5', turn: 1 });
+    expect(l.tip()).toBe(head);
+    expect(g(l.path, 'ls-tree', '--format=%(objectmode) %(objectsize) %(path)', 'HEAD', 'link.bin')).toBe(`120000 ${outside.length} link.bin`);
+  });
+
+  it('should refuse a turn that left its worktree off the lane branch (WORKSPACE_FAILED), naming where it is', async () => {
+    const l = await lane('l6');
+    g(l.path, 'checkout', '--quiet', '--detach');
+    expect(await refused(l.port.guard(l.path, 'l6', 1, l.since), 'WORKSPACE_FAILED')).toContain('left its worktree on a detached HEAD, not on refs/heads/laneward/nightly/l6');
   });
 });
 

@@ -244,6 +244,15 @@ describe('results bind exactly once', () => {
     s.apply({ type: 'submit', input: { attempt: s.open('ceo', 'outside'), phase: 'ceo', voice: 'outside', snapshot: SNAP_A, kind: 'failed', why: 'crashed' } });
     expect(s.run.spend).toMatchObject({ reserved: 2, unknown_n: 1, unknown_usd: 2 });
   });
+
+  test('should settle a voice that failed or was cancelled after its stream gave its cost at that cost, its reservation released', () => {
+    const r = new Run({ spendCap: 100, estimateUsd: 2 });
+    r.apply({ type: 'fail', input: { attempt: r.open('ceo', 'outside'), status: 'failed', code: 'LEASE_EXPIRED', detail: 'no mark for 30 s', usageUsd: 0.0015 } });
+    expect(r.run.spend).toMatchObject({ spent: 0.0015, reserved: 2, unknown_n: 0, unknown_usd: 0 });
+    r.apply({ type: 'cancel', input: { attempt: r.open('ceo', 'native'), why: 'SIGTERM', usageUsd: 0.00375 } });
+    expect(r.run.spend).toMatchObject({ reserved: 0, unknown_n: 0, unknown_usd: 0 });
+    expect(r.run.spend.spent).toBeCloseTo(0.00525, 12);
+  });
 });
 
 describe('next moves the run one step', () => {

@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { crewReply, fakeServerRunner } from '../fixtures/model-server/crew-script.ts';
+import { crewReply, crewScript, fakeServerRunner } from '../fixtures/model-server/crew-script.ts';
 import { startModelServer, type ModelServer, type Reply } from '../fixtures/model-server/index.ts';
 import { ensureBuilt } from './helpers/cli.ts';
-import { lanewardAsync, presetActions } from './helpers/real-crew.ts';
+import { gitRepo, laneLines, lanewardAsync, presetActions, realCrew } from './helpers/real-crew.ts';
 
 // What real CLIs' streams say a call cost is what the review run's ledger holds; a spend
 // cap refuses a phase before any of its calls reaches the model.
@@ -79,5 +79,64 @@ describe('real CLIs: spend', () => {
     expect(lines.map((l) => `${field(l, 'voice')} ${Number(field(l, 'cost_usd')).toFixed(6)}`).sort(), lines.join('\n')).toEqual(['native 2.250000', 'outside 1.000000']);
     // One request per voice of the first phase; nothing after the refusal.
     expect(server.requests.slice(from).filter((r) => r.model !== undefined).length).toBe(2);
+  }, 300_000);
+});
+
+/** What the model server bills per model call: its fixed usage (1000 in, 50 out) at each model's price per million. */
+const BILL_PER_MILLION: Readonly<Record<string, { input: number; output: number }>> = {
+  // claude's own price for the model, which its stream's total_cost_usd is computed from.
+  'claude-sonnet-4-5': { input: 3, output: 15 },
+  'gpt-5.5': { input: 1, output: 10 },
+  'gemini-2.5-pro': { input: 2, output: 8 },
+  'gemini-2.5-flash': { input: 2, output: 8 },
+};
+
+describe('real CLIs: a mixed crew, every call charged', () => {
+  test("each lane's cost is what the model server billed for its requests (claude and codex reviewers, a claude observer, codex, gemini and claude agents), under a $5 cap", async () => {
+    server.setScript(crewScript({ doneAt: 2 }));
+    const dir = join(root, 'crew');
+    mkdirSync(dir, { recursive: true });
+    const repo = gitRepo(join(dir, 'repo'));
+    const agents = ['codex', 'gemini-cli', 'claude-code'] as const;
+    const crew = realCrew(dir, server.url, {
+      crew: 'spend',
+      lanes: 3,
+      roles: { native: 'claude-code', outside: 'codex', observer: 'claude-code', agent: 'codex' },
+      agentFor: (i) => agents[i]!,
+      workspace: repo,
+      prices: { 'gemini-2.5-pro': BILL_PER_MILLION['gemini-2.5-pro']!, 'gemini-2.5-flash': BILL_PER_MILLION['gemini-2.5-flash']! },
+      // Four lanes of real calls failed this cap at about $0.01 when every unpriced call held $2.
+      limits: { spend_cap_usd: 5 },
+    });
+    const from = server.requests.length;
+    const ran = await lanewardAsync(['crew', 'run', crew.file, '--state', crew.state, '--report', join(dir, 'report.json')], { cwd: dir, timeoutMs: 280_000 }).done;
+    const lanes = laneLines(ran.stdout).sort((a, b) => a['lane']!.localeCompare(b['lane']!));
+    expect(lanes.map((l) => `${l['lane']} ${l['status']}`), ran.stdout + ran.stderr).toEqual(['lane-1 complete', 'lane-2 complete', 'lane-3 complete']);
+    // Every model call is one lane's: its plan, its turn or its observer prompt names the lane.
+    const billed: Record<string, number> = {};
+    for (const request of server.requests.slice(from)) {
+      if (request.model === undefined) continue;
+      const named = new Set(JSON.stringify(request.body).match(/\blane-\d+\b/g) ?? []);
+      expect([...named], JSON.stringify(request.model.allUserText).slice(0, 400)).toHaveLength(1);
+      const price = BILL_PER_MILLION[request.model.model];
+      expect(price, request.model.model).toBeDefined();
+      const lane = [...named][0]!;
+      billed[lane] = (billed[lane] ?? 0) + (1000 * price!.input + 50 * price!.output) / 1e6;
+    }
+    for (const lane of lanes) {
+      expect(Number(lane['cost_usd']), `${lane['lane']}: ${JSON.stringify(billed)}`).toBeCloseTo(billed[lane['lane']!] ?? -1, 6);
+      expect(lane['unpriced']).toBe('0');
+    }
+    // Reviewers and observers are charged, not only the agents.
+    const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { lanes: { lane: string; review_usd: number; observer_usd: number; agent_usd: number; cost_usd: number }[] };
+    for (const lane of report.lanes) {
+      expect(lane.review_usd, lane.lane).toBeGreaterThan(0);
+      expect(lane.observer_usd, lane.lane).toBeGreaterThan(0);
+      expect(lane.agent_usd, lane.lane).toBeGreaterThan(0);
+      expect(lane.cost_usd).toBeCloseTo(lane.review_usd + lane.observer_usd + lane.agent_usd, 8);
+    }
+    const status = await lanewardAsync(['crew', 'status', crew.file, '--state', crew.state], { cwd: dir, timeoutMs: 60_000 }).done;
+    const total = Object.values(billed).reduce((a, b) => a + b, 0);
+    expect(status.stdout.split('\n')[0]).toMatch(new RegExp(` spend_usd=${total.toFixed(6).replace('.', '\\.')} cap_usd=5\\.00 unpriced=0$`));
   }, 300_000);
 });

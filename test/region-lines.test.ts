@@ -120,6 +120,12 @@ describe('regionLines', () => {
     expect(lines.slice(6)).toEqual(['interrupted cut CANCELLED', 'interrupted quiet (in work)', 'resume: laneward crew run crew.json --state s']);
   });
 
+  test('should say how many calls are of unknown cost, and under a cap what each counts', () => {
+    const spendLine = (spend: CrewSnapshot['spend']) => regionLines(snapshot([lane('a', 'work')], { spend }), 120)[3];
+    expect(spendLine({ usd: 0.01, capUsd: 5, unpriced: 2, reserveUsd: 0.5 })).toBe('spend: $0.01 | cap $5.00 | 2 unpriced call(s) counted at $0.50 each');
+    expect(spendLine({ usd: 0.01, capUsd: null, unpriced: 2, reserveUsd: 0.5 })).toBe('spend: $0.01 | no cap | 2 unpriced call(s)');
+  });
+
   test('should name at most five lanes that need the operator, then count the rest', () => {
     const lanes = [
       ...Array.from({ length: 4 }, (_, i) => lane(`stuck-${i}`, 'work', { activityAt: ago(3700) })),

@@ -4,6 +4,7 @@ import { trailCell } from '../formats/trail/tsv.ts';
 import { jsonLine, oneLine, visibleText } from '../formats/text/one-line.ts';
 import { statusLines } from '../main/cli/crew-console.ts';
 import { laneLine } from '../main/crew/lane-line.ts';
+import { laneCost } from '../main/crew/lane-cost.ts';
 import { newLane } from '../formats/crew/record.ts';
 import { crewSnapshot } from './helpers/crew-source.ts';
 
@@ -83,7 +84,7 @@ describe('trailCell', () => {
 describe('crew lines', () => {
   test.each(CHARACTERS)('should escape %s in a CREW_LANE line', (_, c) => {
     const lane = { ...newLane('nightly', 'l1', `/runs/l${c}1`, '2026-01-01T00:00:00.000Z'), stage: 'failed' as const, code: 'CHILD_FAILED', detail: `it said ${c}done`, branch: `b${c}`, head: 'abc' };
-    const line = laneLine(lane, `laneward crew run crew${c}.json --retry-failed`);
+    const line = laneLine(lane, `laneward crew run crew${c}.json --retry-failed`, { cost: laneCost(lane, null) });
     expect(line).not.toMatch(UNSAFE);
     expect(line).toMatch(/^CREW_LANE: lane=l1 status=failed code=CHILD_FAILED /);
   });

@@ -403,6 +403,10 @@ export const RESULT_CODES = {
     summary: 'a lane worktree has uncommitted changes or is locked, so it was kept',
     fix: 'commit or copy the changes out of the worktree the line names, or pass --force to remove it with them; its branch is kept either way',
   },
+  WORKSPACE_TOO_LARGE: {
+    summary: "an agent turn adds a file over the crew's limits.max_file_bytes (or more than limits.max_turn_bytes in all), so nothing of it was committed",
+    fix: "remove or shrink the file the line names in the lane's worktree (or raise the limit in the crew file), then run the lane again with --retry-failed",
+  },
   AGENT_RESULT_INVALID: {
     summary: 'the lane agent did not write a turn result laneward can read',
     fix: 'have the agent write {"text": ..., "diff": bool, "finish": bool} as JSON to its {result} path',

@@ -20,8 +20,10 @@ export interface LaneView {
   readonly code: string | null;
   /** Why it failed or was interrupted, one line, bounded. */
   readonly detail?: string | null;
-  /** What it cost so far in USD: its review run's spend plus its agent's preset calls. */
+  /** What it cost so far in USD: its reviewers', observers' and agent's calls, as their streams reported it. */
   readonly costUsd?: number;
+  /** Its calls that ended with no known cost (no price for their model): each counts at the crew's reservation. */
+  readonly unpriced?: number;
   /** When it left the queue (ISO), null while queued. */
   readonly startedAt?: string | null;
   /** When it entered its current state (ISO). */
@@ -74,7 +76,11 @@ export interface CrewHead {
   /** Seconds until every lane has ended at that rate; null when unknown. */
   readonly etaS: number | null;
   /** Spent so far across the lanes, and the crew's cap (the file's per-lane cap times its lanes; null: none). */
-  readonly spend: { readonly usd: number; readonly capUsd: number | null };
+  /**
+   * The crew's spend: `capUsd` the crew-wide cap (limits.spend_cap_usd); `unpriced` calls
+   * of unknown cost, each counted against the cap at `reserveUsd`.
+   */
+  readonly spend: { readonly usd: number; readonly capUsd: number | null; readonly unpriced?: number; readonly reserveUsd?: number };
   /** A running lane with no sign of life for longer than this is stuck. */
   readonly stuckAfterS: number;
   readonly attempts: { readonly running: number; readonly queued: number; readonly started: number; readonly finished: number };

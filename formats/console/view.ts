@@ -170,6 +170,14 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   const attempts = s.attempts ?? { running: 0, queued: 0, started: 0, finished: 0 };
   const providers = Array.isArray(s.providers) ? s.providers : [];
   const spend = s.spend ?? { usd: 0, capUsd: null };
+  // Calls of unknown cost, said so beside the spend: how many, and what each counts against the cap.
+  // Inside this function: the page script is built from its source text.
+  const unpricedNote = (sp: { readonly capUsd: number | null; readonly unpriced?: number; readonly reserveUsd?: number }): string => {
+    const n = typeof sp.unpriced === 'number' && Number.isFinite(sp.unpriced) ? sp.unpriced : 0;
+    if (n <= 0) return '';
+    const each = sp.capUsd !== null && typeof sp.reserveUsd === 'number' && Number.isFinite(sp.reserveUsd) ? ` counted at $${sp.reserveUsd.toFixed(2)} each` : '';
+    return ` <span id="unpriced">(${Math.round(n)} unpriced call${n === 1 ? '' : 's'}${each})</span>`;
+  };
 
   const paused = providers.filter((p) => p.pausedUntil !== null);
   // A snapshot of an older crew process names no run state: it is done or running.
@@ -180,7 +188,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     `<p id="status" data-done="${s.done ? 'true' : 'false'}" data-run="${esc(run)}" data-source="${esc(s.source)}">${esc(runWord)} · ${formatSpan(s.elapsedS)}</p>` +
     `<dl id="pace"><div><dt>lanes/min</dt><dd id="lanes-per-minute">${num(s.lanesPerMinute, 1)}</dd></div>` +
     `<div><dt>ETA</dt><dd id="eta">${s.etaS === 0 ? 'done' : formatSpan(s.etaS)}</dd></div>` +
-    `<div><dt>spend</dt><dd id="spend">${usd(spend.usd)}${spend.capUsd === null ? '' : ` of ${usd(spend.capUsd)}`}</dd></div>` +
+    `<div><dt>spend</dt><dd id="spend">${usd(spend.usd)}${spend.capUsd === null ? '' : ` of ${usd(spend.capUsd)}`}${unpricedNote(spend)}</dd></div>` +
     `<div><dt>running</dt><dd id="attempts-running">${num(attempts.running, 0)}</dd></div>` +
     `<div><dt>queued</dt><dd id="attempts-queued">${num(attempts.queued, 0)}</dd></div></dl>` +
     (paused.length === 0
@@ -262,3 +270,4 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     `<h3>Renewal latency</h3>${renderHistogramSvg(s.histogram)}</section>`;
   return head + summary + attention + states + grid + table + supervision;
 }
+

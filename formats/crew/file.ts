@@ -41,6 +41,13 @@ const template = v.strictObject({
  */
 const answer = v.pipe(v.string(), v.minLength(1));
 
+/** What an agent turn may add to its lane's branch, unless the crew file says otherwise: one file, and the whole turn. */
+export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_MAX_TURN_BYTES = 100 * 1024 * 1024;
+
+/** What a call holds under a crew's spend cap while it runs, unless the crew file says otherwise. */
+export const DEFAULT_RESERVE_USD = 0.5;
+
 export const crewFileSchema = v.pipe(
   v.strictObject({
     schema_version: v.literal(CREW_VERSION),
@@ -63,10 +70,22 @@ export const crewFileSchema = v.pipe(
         concurrency: v.optional(count(1, 1024), 8),
         /** Lanes in flight at once; the rest wait their turn (default: the concurrency). */
         lanes: v.optional(count(1, 100_000)),
-        /** Each lane's review-run spend cap, in USD. */
+        /**
+         * The crew's spend cap in USD, over every call of every lane (reviewers, observers,
+         * agents) and across the crew's runs; absent: no cap.
+         */
         spend_cap_usd: v.optional(v.pipe(v.number(), v.minValue(0))),
+        /**
+         * What one call holds under the cap while it runs (its real cost replaces it once
+         * known), and what a call whose cost stays unknown counts for good.
+         */
+        reserve_usd: v.optional(v.pipe(v.number(), v.minValue(0)), DEFAULT_RESERVE_USD),
         /** Agent turns a lane may take before it must report finish. */
         agent_turns: v.optional(count(1, 1000), 6),
+        /** The largest file an agent turn may add to its lane's branch, in bytes (default 10 MiB). */
+        max_file_bytes: v.optional(count(1, Number.MAX_SAFE_INTEGER), DEFAULT_MAX_FILE_BYTES),
+        /** What one agent turn may add in all, in bytes (default 100 MiB): many files each under the file limit count too. */
+        max_turn_bytes: v.optional(count(1, Number.MAX_SAFE_INTEGER), DEFAULT_MAX_TURN_BYTES),
         /** Per-call budget in ms for every child (the action decides the timeout mode). */
         timeout_ms: v.optional(count(1, 2 ** 31 - 1), 120_000),
       }),

@@ -50,6 +50,13 @@ export interface LaneProgress {
   session?: string | null;
   /** What the lane's preset calls cost so far, in USD, as their streams reported it (agent turns). */
   agentUsd?: number;
+  /** What the lane's observer calls cost so far, in USD, from their streams (claude's figure, others' tokens at the prices). */
+  observerUsd?: number;
+  /**
+   * Agent turns and observer calls of the lane that ended with no known cost (no price for
+   * their model, or not a preset); its reviewers' are in its run's ledger (unknown_n).
+   */
+  unpriced?: number;
   /** The agent session's cost as its stream last reported it (a session total, for presets that report one). */
   sessionUsd?: number | null;
   /** The lane's worktree, branch and the head commit of its last diff-bearing turn (a crew with a workspace). */
@@ -147,7 +154,10 @@ export interface CrewRunRecord {
   readonly stoppedBy: string | null;
   /** The command that runs its failed lanes again. */
   readonly retryCommand: string;
-  readonly capPerLaneUsd: number | null;
+  /** The crew-wide spend cap (limits.spend_cap_usd) over every call of every lane. */
+  readonly capUsd: number | null;
+  /** What a call of unknown cost counts against the cap (limits.reserve_usd). */
+  readonly reserveUsd?: number;
   readonly stuckAfterS: number;
   /** The live view's last figures: supervision, rate-limited providers. */
   readonly final: {

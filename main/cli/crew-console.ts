@@ -37,7 +37,7 @@ then the command that runs the failed lanes again and the one that continues the
 
 Lines:
 CREW_STATUS: crew=<name> run=running|done|interrupted|stopped lanes=<n> <state>=<n>...
-  lanes_per_min=<x>|- eta_s=<n>|- spend_usd=<x> cap_usd=<x>|-
+  lanes_per_min=<x>|- eta_s=<n>|- spend_usd=<x> cap_usd=<x>|- unpriced=<n>
   (interrupted: it ended early with lanes unfinished; stopped: its process is gone, pid
   and start tick, with no end recorded, as when it was killed: nothing runs, no lane is
   stuck, and the figures stand where it stopped)
@@ -129,7 +129,7 @@ export function statusLines(s: CrewSnapshot): string[] {
     .join(' ');
   const num = (n: number | null, digits: number) => (n === null ? '-' : n.toFixed(digits));
   const lines = [
-    `CREW_STATUS: crew=${oneLine(s.crew)} run=${s.run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)}`,
+    `CREW_STATUS: crew=${oneLine(s.crew)} run=${s.run} lanes=${s.lanes.length} ${states} lanes_per_min=${num(s.lanesPerMinute, 2)} eta_s=${num(s.etaS, 0)} spend_usd=${s.spend.usd.toFixed(6)} cap_usd=${num(s.spend.capUsd, 2)} unpriced=${s.spend.unpriced ?? 0}`,
   ];
   for (const lane of selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 })) {
     const need = laneAttention(lane, s);

@@ -45,9 +45,11 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --json          one JSON object per lane and a {"summary": ...} object
 
 Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
-turns=<n> run=<dir> [call_codes=<call>:<CODE>,...] [detail=<why>] as each lane ends
-(call_codes: its supervised calls, a3, observer:<n>, turn:<n>, that ended with a code,
-even where their result stood, as PROVIDER_NO_EXIT; the first eight, then +<n>; the
+turns=<n> cost_usd=<x> unpriced=<n> run=<dir> [call_codes=<call>:<CODE>,...]
+[detail=<why>] as each lane ends (cost_usd: its reviewers', observers' and agent's calls,
+claude's own figure and the others' tokens at "prices"; unpriced: its calls of unknown
+cost; call_codes: its supervised calls, a3, observer:<n>, turn:<n>, that ended with a
+code, even where their result stood, as PROVIDER_NO_EXIT; the first eight, then +<n>; the
 report's lanes list them all as call_codes; a failed lane's detail ends with
 "; retry: laneward crew run ... --retry-failed ...", an interrupted lane's with
 "; resume: laneward crew run ... --state ...", the command that continues it), then
@@ -65,7 +67,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "models": {"native": M, "outside": M},
   "runners": {"native": ARGV, "outside": ARGV, "observer": ARGV, "agent": ARGV},
   "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
-  "agent_turns", "timeout_ms"}, "lanes": [{"id", "plan", "runners"?}] |
+  "reserve_usd", "agent_turns", "timeout_ms", "max_file_bytes", "max_turn_bytes"}, "prices"?: {MODEL: {"input", "output",
+  "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF}}
 ARGV is an array; {prompt}, {result} and {lane} are replaced inside each element, never
@@ -73,6 +76,15 @@ by a shell. Relative paths are relative to the crew file. "workspace" names a gi
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<lane id>, made at that commit.
+"spend_cap_usd" caps the whole crew (every call of every lane, and its earlier runs): a
+call starts only while what was spent, what calls in flight hold ("reserve_usd" each,
+default 0.50) and the calls of unknown cost (counted at "reserve_usd" for good) leave
+room for it; else it waits for a call in flight to end, or is SPEND_CAP_EXCEEDED.
+A lane's head= is its branch's tip after each turn, whoever committed. A turn that adds a
+file over "max_file_bytes" (default 10 MiB), or more than "max_turn_bytes" in all
+(default 100 MiB), counting the agent's own commits, is WORKSPACE_TOO_LARGE with the file
+named: nothing of it is committed, and commits the agent made are taken off the branch
+(git reset --mixed: its files stay in the worktree).
 
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
 (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view

@@ -29,7 +29,7 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
   const resumeCommand = resumeAdvice(loaded.file, root);
   const source: StoreSource = new StoreSource(
     store,
-    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null },
+    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd },
     {
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),

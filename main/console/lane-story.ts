@@ -12,6 +12,7 @@ import { reviewAttempts, reviewSummary } from './review-story.ts';
 import { readRunFiles, type RunFilesOptions } from './run-files.ts';
 import { stageSpans } from './stage-spans.ts';
 import { usd } from './story-values.ts';
+import { laneCost as costOfLane } from '../crew/lane-cost.ts';
 
 export interface LaneStoryInput {
   readonly crew: string;
@@ -102,8 +103,9 @@ function workspaceOf(progress: LaneProgress | undefined, input: LaneStoryInput):
   return { branch, head, worktree, diffStat: stat };
 }
 
+/** Every call of the lane, as its CREW_LANE line and the crew page count it: reviewers, observers, agent turns. */
 function laneCost(record: RunRecord | undefined, progress: LaneProgress | undefined): number {
-  return usd((record?.spend.spent ?? 0) + (progress?.agentUsd ?? 0));
+  return usd(costOfLane(progress ?? {}, record?.spend ?? null).usd);
 }
 
 /** The fix clause of a result code; null for a code the table does not have. */

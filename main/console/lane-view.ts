@@ -1,6 +1,8 @@
 import type { CallCode, LaneView } from '../../formats/console/snapshot.ts';
 import { LANE_STAGES, type LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
+import type { SpendRecord } from '../../formats/review/run-record.ts';
+import { laneCost } from '../crew/lane-cost.ts';
 
 /** Typed call ends a lane lists on the crew page; its page (`/lanes/<id>`) has them all. */
 const CALLS_SHOWN = 16;
@@ -11,22 +13,23 @@ const DETAIL_CHARS = 240;
 /**
  * One lane as the console lists it, from its saved progress: the live view and the view
  * of a store read by another process make it the same way, so both show the same page.
- * `reviewUsd` is its review run's spend; `markAt` the last admitted mark of one of its
+ * `review` is its review run's ledger (null: no run yet); `markAt` the last admitted mark of one of its
  * children this process saw (ISO), if any.
  */
-export function laneViewOf(progress: LaneProgress, reviewUsd: number | null, markAt?: string, calls: readonly CallCode[] = []): LaneView {
+export function laneViewOf(progress: LaneProgress, review: Pick<SpendRecord, 'spent' | 'unknown_n'> | null, markAt?: string, calls: readonly CallCode[] = []): LaneView {
   const stages = progress.stages ?? [];
   const started = stages.find((mark) => mark.stage !== 'queued');
   const since = stages[stages.length - 1]?.at ?? progress.updatedAt;
   const activityAt = markAt !== undefined && markAt > progress.updatedAt ? markAt : progress.updatedAt;
-  const cost = (reviewUsd ?? 0) + (progress.agentUsd ?? 0);
+  const cost = laneCost(progress, review);
   return {
     id: progress.lane,
     state: progress.stage,
     attempts: progress.attempts,
     code: progress.code,
     detail: progress.detail === null ? null : bounded(oneLine(progress.detail)),
-    costUsd: Math.round(cost * 1e6) / 1e6,
+    costUsd: Math.round(cost.usd * 1e6) / 1e6,
+    ...(cost.unpriced === 0 ? {} : { unpriced: cost.unpriced }),
     startedAt: progress.stage === 'queued' ? null : (started?.at ?? null),
     since,
     activityAt,
@@ -51,8 +54,8 @@ export function countByState(lanes: readonly LaneView[]): Record<string, number>
 /** The crew's pace, spend and cap from its lanes at `nowMs`. */
 export function crewFigures(
   lanes: readonly LaneView[],
-  options: { readonly startedAt: string | null; readonly nowMs: number; readonly capPerLaneUsd: number | null },
-): { lanesPerMinute: number | null; etaS: number | null; spend: { usd: number; capUsd: number | null } } {
+  options: { readonly startedAt: string | null; readonly nowMs: number; readonly capUsd: number | null; readonly reserveUsd?: number | undefined },
+): { lanesPerMinute: number | null; etaS: number | null; spend: { usd: number; capUsd: number | null; unpriced: number; reserveUsd?: number } } {
   const from = options.startedAt === null ? Number.NaN : Date.parse(options.startedAt);
   // Lanes that ended in this run of the crew: a crew started again is not credited with
   // earlier ends. An interrupted lane has not ended: it is left for the crew to continue.
@@ -62,10 +65,12 @@ export function crewFigures(
   const minutes = (options.nowMs - from) / 60_000;
   const lanesPerMinute = ended > 0 && minutes > 0 ? ended / minutes : null;
   const usd = lanes.reduce((sum, lane) => sum + (lane.costUsd ?? 0), 0);
+  const unpriced = lanes.reduce((sum, lane) => sum + (lane.unpriced ?? 0), 0);
   return {
     lanesPerMinute: lanesPerMinute === null ? null : Math.round(lanesPerMinute * 100) / 100,
     etaS: open === 0 ? 0 : lanesPerMinute === null ? null : Math.round((open / lanesPerMinute) * 60),
-    spend: { usd: Math.round(usd * 1e6) / 1e6, capUsd: options.capPerLaneUsd === null ? null : options.capPerLaneUsd * lanes.length },
+    // The cap is the crew's, over all its lanes: shown as the crew file says it.
+    spend: { usd: Math.round(usd * 1e6) / 1e6, capUsd: options.capUsd, unpriced, ...(options.reserveUsd === undefined ? {} : { reserveUsd: options.reserveUsd }) },
   };
 }
 

@@ -21,13 +21,15 @@ export function regionLines(s: CrewSnapshot, columns: number): string[] {
   const rate = s.lanesPerMinute === null ? '-' : s.lanesPerMinute.toFixed(2);
   const eta = s.etaS === null ? '-' : span(s.etaS);
   const cap = s.spend.capUsd === null ? 'no cap' : `cap $${s.spend.capUsd.toFixed(2)}`;
+  // Calls of unknown cost are said so, with what each counts against the cap.
+  const unpriced = (s.spend.unpriced ?? 0) === 0 ? '' : ` | ${s.spend.unpriced} unpriced call(s)${s.spend.capUsd === null || s.spend.reserveUsd === undefined ? '' : ` counted at $${s.spend.reserveUsd.toFixed(2)} each`}`;
   const p99 = s.renewalP99Ms === null ? '-' : `${s.renewalP99Ms.toFixed(2)} ms`;
   const paused = s.providers.filter((p) => p.pausedUntil !== null).map((p) => `${printable(p.provider)} ${resumes(p.pausedUntil!, s.now)}`);
   const lines = [
     `crew ${printable(s.crew)} | ${span(s.elapsedS)}${s.run === 'running' ? '' : ` | ${s.run}`}`,
     `lanes: ${states.length === 0 ? 'none' : states.join(', ')}`,
     `attempts: ${s.attempts.running} running, ${s.attempts.queued} queued | ${rate} lanes/min | ETA ${eta}`,
-    `spend: $${s.spend.usd.toFixed(2)} | ${cap}`,
+    `spend: $${s.spend.usd.toFixed(2)} | ${cap}${unpriced}`,
     ...(paused.length === 0 ? [] : [`rate limited: ${paused.join(', ')}`]),
     `marks: ${s.marksPerSecond.toFixed(0)}/s | renewal p99 ${p99}`,
     ...attentionLines(s),

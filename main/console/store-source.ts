@@ -4,7 +4,7 @@ import { isTerminalStage, type CrewRunRecord, type LaneProgress } from '../../fo
 import { holderAlive } from '../process/process-alive.ts';
 import { readCrewRun, type Store } from '../store/store.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
-import { reviewSpend } from './review-spend.ts';
+import { reviewLedger } from './review-spend.ts';
 import { cachedCallCodes } from './call-codes.ts';
 import { DEFAULT_STUCK_AFTER_S, HISTOGRAM_BOUNDS_MS } from './view-state.ts';
 
@@ -27,15 +27,15 @@ function lastChangeMs(startedAt: string | null, progress: readonly (LaneProgress
  * showed at its end. Subscribers are told to look again every `pollMs`.
  */
 export class StoreSource implements SnapshotSource {
-  private readonly spend: ReturnType<typeof reviewSpend>;
+  private readonly spend: ReturnType<typeof reviewLedger>;
   private readonly calls: ReturnType<typeof cachedCallCodes>;
 
   constructor(
     private readonly store: Store,
-    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capPerLaneUsd: number | null },
+    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capUsd: number | null; readonly reserveUsd?: number },
     private readonly options: { readonly stuckAfterS?: number; readonly pollMs?: number; readonly laneStory?: (id: string) => LaneStory | undefined } = {},
   ) {
-    this.spend = reviewSpend(store);
+    this.spend = reviewLedger(store);
     this.calls = cachedCallCodes(store);
   }
 
@@ -57,7 +57,7 @@ export class StoreSource implements SnapshotSource {
     // nor its lanes' quiet grows, and no lane is called stuck.
     const nowMs = state === 'running' ? Date.now() : done ? Date.parse(run!.endedAt!) : lastChangeMs(startedAt, progress);
     const final = done ? run!.final : null;
-    const figures = crewFigures(lanes, { startedAt, nowMs, capPerLaneUsd: run?.capPerLaneUsd ?? this.crew.capPerLaneUsd });
+    const figures = crewFigures(lanes, { startedAt, nowMs, capUsd: run === undefined ? this.crew.capUsd : (run.capUsd ?? null), reserveUsd: run?.reserveUsd ?? this.crew.reserveUsd });
     return {
       crew: this.crew.name,
       now: new Date(nowMs).toISOString(),

@@ -3,6 +3,7 @@ import type { LaneStory } from '../../formats/console/lane-story.ts';
 import type { CallCode, CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
+import type { SpendRecord } from '../../formats/review/run-record.ts';
 
 /** The live figures the dispatcher keeps. */
 export type LiveStats = DispatchStats;
@@ -16,16 +17,18 @@ const RATE_WINDOW_MS = 2_000;
 export interface CrewViewOptions {
   /** When the crew run started (ISO); default: when the view was made. */
   readonly startedAt?: string;
-  /** The crew's per-lane spend cap (limits.spend_cap_usd), if any. */
-  readonly capPerLaneUsd?: number | null;
+  /** The crew-wide spend cap (limits.spend_cap_usd), if any. */
+  readonly capUsd?: number | null;
+  /** What a call of unknown cost counts against the cap (limits.reserve_usd). */
+  readonly reserveUsd?: number;
   /** Seconds without a sign of life after which a running lane is stuck. */
   readonly stuckAfterS?: number;
   /** The command that runs failed lanes again. */
   readonly retryCommand?: string | null;
   /** The command that continues the crew's unfinished lanes, shown once it ended interrupted. */
   readonly resumeCommand?: string | null;
-  /** A lane's review run spend, read when its progress changes. */
-  readonly reviewUsd?: (progress: LaneProgress) => number | null;
+  /** A lane's review run ledger, read when its progress changes. */
+  readonly review?: (progress: LaneProgress) => Pick<SpendRecord, 'spent' | 'unknown_n'> | null;
   /** A lane's whole story, for its page. */
   readonly laneStory?: (id: string) => LaneStory | undefined;
   /** A lane's supervised calls that ended with a code, read when its progress changes. */
@@ -86,7 +89,7 @@ export class CrewView implements SnapshotSource {
 
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
-    this.lanes.set(progress.lane, laneViewOf(progress, this.options.reviewUsd?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []));
+    this.lanes.set(progress.lane, laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []));
   }
 
   finish(summary: string): void {
@@ -130,7 +133,7 @@ export class CrewView implements SnapshotSource {
       run: !this.done ? 'running' : unfinished ? 'interrupted' : 'done',
       source: 'live',
       byState: countByState(lanes),
-      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capPerLaneUsd: this.options.capPerLaneUsd ?? null }),
+      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capUsd: this.options.capUsd ?? null, reserveUsd: this.options.reserveUsd }),
       stuckAfterS: this.options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
       attempts: { running: stats.running, queued: stats.queued, started: stats.started, finished: stats.finished },
       marksPerSecond: span > 0 ? (stats.marks - first.marks) / span : 0,

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { isLanewardError } from '../../formats/codes/error.ts';
 import { parseAgentTurn, type AgentTurn } from '../../formats/crew/agent-turn.ts';
 import type { LaneSpec } from '../../formats/crew/file.ts';
 import { isPresetRunner } from '../../formats/providers/runner.ts';
@@ -21,6 +22,7 @@ import { makeDirs } from '../fs/make-dirs.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { LaneContext } from './lane-context.ts';
 import type { StepResult } from './ports.ts';
+import { observerCharge } from './lane-cost.ts';
 
 const MAX_TURN_BYTES = 256 * 1024;
 
@@ -78,7 +80,10 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   };
   const onSlot = () => save({ turnsDispatched: n, turnChild: null });
   const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
-  const outcome = await ctx.run(spec, { onSlot, onSpawn });
+  // The crew's cap is charged this turn's own cost: a resumed session's running total less
+  // what the lane's earlier turns of it were charged.
+  const charge = (ended: Outcome) => turnCost(lane, isPresetRunner(lane.runners.agent) ? ended.provider : null, progress, ctx).turnUsd;
+  const outcome = await ctx.run(spec, { onSlot, onSpawn, charge });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   // Saved behind: a crash before its commit leaves the turn dispatched and not done, and
   // the crew started again ingests it anew (its QA turns are keyed, never recorded twice).
@@ -95,19 +100,31 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
 async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progress: LaneProgress, n: number, outcome: Outcome | null): Promise<Ingested> {
   const files = turnFiles(progress, n);
   const user = await ctx.qa.turn(qaId, 'user', agentPrompt(lane, n, progress.guidance, files.result), false, `agent-${n}-user`);
-  if (!user.ok) return { end: user };
+  if (!user.ok) return { end: user, changes: observerCharge(progress, user) };
   // A preset's facts: from its outcome, or read back from its kept stream after a crash.
   const facts = isPresetRunner(lane.runners.agent) ? (outcome?.provider ?? streamFacts(lane.runners.agent.preset, files.stream)) : null;
   const session = facts?.sessionId ?? progress.session ?? null;
-  const { spent, sessionUsd } = turnCost(lane, facts, progress, ctx);
+  const { spent, sessionUsd, turnUsd } = turnCost(lane, facts, progress, ctx);
   // The call's own code stays in the lane's story, whether its result stood (PROVIDER_NO_EXIT) or not.
   const typed = withTurnEnd(progress, n, outcome?.code ?? null);
+  // A turn that ran and whose cost is unknown is counted so (the crew's cap counts it at its reservation).
+  const ran = outcome === null || outcome.providerStarted;
+  const unknown = ran && turnUsd === null ? { unpriced: (progress.unpriced ?? 0) + 1 } : {};
   if (outcome !== null && !finishedWork(outcome)) {
     // The session survives a failed turn: a retried lane continues it.
-    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd, ...typed } };
+    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd, ...typed, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) } };
+  }
+  // What the turn cost stays charged to the lane whatever its result was.
+  const paid = { session, agentUsd: spent, sessionUsd, ...typed, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) };
+  const worktree = ctx.workspace === undefined || progress.worktree == null ? null : progress.worktree;
+  if (worktree !== null && progress.head != null) {
+    // A turn too large for the crew's limits is refused before anything of it is committed
+    // (commits the agent made itself are taken off the branch); the lane ends typed.
+    const refused = await refusal(() => ctx.workspace!.guard(worktree, lane.id, n, progress.head!));
+    if (refused !== null) return { end: refused, changes: paid };
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
-  const changed = ctx.workspace === undefined || progress.worktree == null ? null : await ctx.workspace.changed(progress.worktree, progress.head ?? null);
+  const changed = worktree === null ? null : await ctx.workspace!.changed(worktree, progress.head ?? null);
   // A turn whose end nobody saw takes its reply only from a stream that reached its end:
   // the last message of one cut short is not the turn's answer.
   if (facts !== null && !existsSync(files.result) && (outcome !== null || facts.finished)) {
@@ -116,23 +133,28 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   }
   const read = tryReadBounded(files.result, MAX_TURN_BYTES);
   const parsed = read.ok ? parseAgentTurn(read.bytes) : `the turn result ${read.detail}`;
-  if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 }, changes: typed };
+  if (typeof parsed === 'string' && outcome !== null) return { end: { ok: false, code: 'AGENT_RESULT_INVALID', detail: `turn ${n}: ${parsed}`, attempts: 0 }, changes: paid };
   const turn: AgentTurn =
     typeof parsed === 'string'
       ? { text: `agent turn ${n} was running when the crew stopped and its end was never seen (${parsed}): what it changed is unknown, review the worktree`, diff: true, finish: false }
       : parsed;
   // A diff-bearing turn is committed on the lane's branch before QA hears of it: a crash
   // after this finds the work committed (a second commit of nothing is none).
-  const head = changed === true ? ((await ctx.workspace!.commit(progress.worktree!, lane.id, n)) ?? (await ctx.workspace!.head(progress.worktree!))) : null;
+  // The lane's head is its branch's tip after the turn, whoever committed: the agent's own
+  // commits, resets and amends included (a turn that left no file changed still moves it).
+  const head = worktree === null ? null : changed === true ? ((await ctx.workspace!.commit(worktree, lane.id, n)) ?? (await ctx.workspace!.head(worktree))) : await ctx.workspace!.head(worktree);
   const diff = changed ?? turn.diff;
   const assistant = await ctx.qa.turn(qaId, 'assistant', turn.text, diff, `agent-${n}-assistant`);
-  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, sessionUsd, ...typed, ...(head === null ? {} : { head }) } };
+  const observers = observerCharge({ ...progress, ...unknown }, user, assistant);
+  if (!assistant.ok) return { end: assistant, changes: { session, agentUsd: spent, sessionUsd, ...typed, ...unknown, ...observers, ...(head === null ? {} : { head }) } };
   return {
     changes: {
       ...typed,
       session,
       agentUsd: spent,
       sessionUsd,
+      ...unknown,
+      ...observers,
       ...(head === null ? {} : { head }),
       turnsDone: n,
       attempts: progress.attempts + assistant.attempts + user.attempts,
@@ -195,14 +217,26 @@ function agentPrompt(lane: LaneSpec, n: number, guidance: string | null, result:
  * stream reports the session's running total (claude, codex after a resume) is charged
  * the difference from the session's last figure, so no turn is paid twice.
  */
-function turnCost(lane: LaneSpec, facts: ProviderFacts | null, progress: LaneProgress, ctx: LaneContext): { spent: number; sessionUsd: number | null } {
+function turnCost(lane: LaneSpec, facts: ProviderFacts | null, progress: LaneProgress, ctx: LaneContext): { spent: number; sessionUsd: number | null; turnUsd: number | null } {
   const runner = lane.runners.agent;
   const before = progress.agentUsd ?? 0;
-  if (facts === null || !isPresetRunner(runner)) return { spent: before, sessionUsd: progress.sessionUsd ?? null };
+  if (facts === null || !isPresetRunner(runner)) return { spent: before, sessionUsd: progress.sessionUsd ?? null, turnUsd: null };
   const reported = costOf(facts, runner.model ?? PRESETS[runner.preset].defaultModel, ctx.prices);
-  if (reported === null) return { spent: before, sessionUsd: progress.sessionUsd ?? null };
+  if (reported === null) return { spent: before, sessionUsd: progress.sessionUsd ?? null, turnUsd: null };
   // The turn resumed the lane's session (whatever id the CLI gives the continuation).
   const resumed = progress.session != null;
   const previous = PRESETS[runner.preset].sessionTotals && resumed ? (progress.sessionUsd ?? 0) : 0;
-  return { spent: before + Math.max(0, reported - previous), sessionUsd: reported };
+  const turnUsd = Math.max(0, reported - previous);
+  return { spent: before + turnUsd, sessionUsd: reported, turnUsd };
+}
+
+/** A typed refusal of `body` as the lane's end; null when it passed. Anything untyped is thrown on. */
+async function refusal(body: () => Promise<void>): Promise<StepResult | null> {
+  try {
+    await body();
+    return null;
+  } catch (error) {
+    if (!isLanewardError(error) || (error.code !== 'WORKSPACE_TOO_LARGE' && error.code !== 'WORKSPACE_FAILED')) throw error;
+    return { ok: false, code: error.code, detail: error.message, attempts: 0 };
+  }
 }

@@ -12,8 +12,12 @@ import { crewRunRecord } from '../console/crew-run-record.ts';
 import { resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
-import { reviewSpend } from '../console/review-spend.ts';
+import { reviewLedger } from '../console/review-spend.ts';
 import { cachedCallCodes, laneCallCodes } from '../console/call-codes.ts';
+import { CrewSpend } from './crew-spend.ts';
+import { laneCost } from './lane-cost.ts';
+import { costOf } from '../providers/cost.ts';
+import { refusedOutcome } from '../../workers/supervise/outcome.ts';
 import { readLaneStory } from '../console/lane-story.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import { claimCrew } from './crew-driver.ts';
@@ -122,9 +126,13 @@ async function runClaimed(
     file: loaded.file,
     startedAt,
     retryCommand: retryAdvice(loaded.file, root),
-    capPerLaneUsd: crew.limits.spend_cap_usd ?? null,
+    capUsd: crew.limits.spend_cap_usd ?? null,
+    reserveUsd: crew.limits.reserve_usd,
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
   };
+  // One cap over every call of every lane; what earlier runs of the crew spent counts too.
+  const ledger = reviewLedger(store);
+  const spend = new CrewSpend(runFacts.capUsd, runFacts.reserveUsd, spentBefore(store, crew.crew, loaded.lanes.map((l) => l.id)));
   await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, null, null));
   const stop = new AbortController();
   let stoppedBy: string | null = null;
@@ -164,6 +172,22 @@ async function runClaimed(
   // that provider starts (nor is journaled as dispatched) until its retry-after passed.
   const gate = new ProviderGate();
   const run: Dispatcher['run'] = async (spec, runOptions) => {
+    // Under the crew's cap a call first holds its reservation; it is settled at the call's
+    // real cost (or counted at the reservation when that stays unknown) once it ended.
+    const hold = await spend.admit(stop.signal, { running: spec.adopt !== undefined });
+    if (hold === 'cancelled') return cancelledBeforeStart(spec, abortSignalName(stop.signal));
+    if (hold === 'refused') return refusedOutcome('SPEND_CAP_EXCEEDED', spec.action, spec.startedAt);
+    let cost: number | null = null;
+    try {
+      const outcome = await gatedRun(spec, runOptions);
+      // Nothing went out to a model from a call that never started: it cost nothing.
+      cost = !outcome.providerStarted ? 0 : runOptions?.charge !== undefined ? runOptions.charge(outcome) : costOf(outcome.provider, spec.model ?? null, crew.prices);
+      return outcome;
+    } finally {
+      hold.settle(cost);
+    }
+  };
+  const gatedRun: Dispatcher['run'] = async (spec, runOptions) => {
     const provider = spec.provider;
     if (provider !== undefined && !(await gate.admit(provider, stop.signal))) return cancelledBeforeStart(spec, abortSignalName(stop.signal));
     // Admitted marks are the lane's sign of life: a lane without them for minutes is stuck.
@@ -190,6 +214,7 @@ async function runClaimed(
     trust: loaded.trustFile,
     action: crew.actions.observer,
     timeoutMs: crew.limits.timeout_ms,
+    ...(crew.prices === undefined ? {} : { prices: crew.prices }),
   });
   // Settled here too: a pool that failed to start must not leave this an unhandled rejection.
   qaStarting.catch(() => undefined);
@@ -202,11 +227,12 @@ async function runClaimed(
     const dispatching = pool;
     const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => gate.view(), {
       startedAt,
-      capPerLaneUsd: crew.limits.spend_cap_usd ?? null,
+      capUsd: runFacts.capUsd,
+      reserveUsd: runFacts.reserveUsd,
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
       resumeCommand: resumeAdvice(loaded.file, root),
-      reviewUsd: reviewSpend(store),
+      review: ledger,
       callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
       laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), runDir: join(loaded.out, id) }),
@@ -241,7 +267,7 @@ async function runClaimed(
         orphans,
         review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
         ...(crew.prices === undefined ? {} : { prices: crew.prices }),
-        ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out) }),
+        ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
       },
       {
         cancel: stop.signal,
@@ -249,7 +275,10 @@ async function runClaimed(
           shown.update(progress);
           options.onLane?.(progress);
         },
-        onLaneEnd: (progress) => print(options.json ? JSON.stringify(laneObject(progress, laneCallCodes(store, progress))) : laneLine(progress, runFacts.retryCommand, resumeAdvice(loaded.file, root), laneCallCodes(store, progress))),
+        onLaneEnd: (progress) => {
+          const facts = { cost: laneCost(progress, ledger(progress)), calls: laneCallCodes(store, progress) };
+          print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runFacts.retryCommand, { ...facts, resume: resumeAdvice(loaded.file, root) }));
+        },
       },
     );
     ran = true;
@@ -286,7 +315,7 @@ async function runClaimed(
       stopped_by: stoppedBy,
       summary: { ...counts, attempts: stats.started },
       stats: { marks: stats.marks, renewal_p99_ms: percentile(stats.renewalLatencyMs, 0.99) },
-      lanes: lanes.map((lane) => laneObject(lane, laneCallCodes(store, lane))),
+      lanes: lanes.map((progress) => laneObject(progress, { cost: laneCost(progress, ledger(progress)), calls: laneCallCodes(store, progress) })),
       // Providers that rate limited the crew, and until when their latest pause ran.
       providers: gate.report(),
     };
@@ -306,4 +335,19 @@ async function runClaimed(
 function checkReportPath(file: string): void {
   if (statSync(file, { throwIfNoEntry: false })?.isDirectory() === true) throw new LanewardError('USAGE', `--report ${file} is a directory`, { path: file });
   if (statSync(dirname(file), { throwIfNoEntry: false })?.isDirectory() !== true) throw new LanewardError('USAGE', `--report ${file}: its directory does not exist`, { path: file });
+}
+
+/** What the crew's lanes spent in its earlier runs, and their calls of unknown cost, from the store. */
+function spentBefore(store: Store, crew: string, lanes: readonly string[]): { spentUsd: number; unpriced: number } {
+  const ledger = reviewLedger(store);
+  let spentUsd = 0;
+  let unpriced = 0;
+  for (const lane of lanes) {
+    const progress = store.crewLanes.get([crew, lane]);
+    if (progress === undefined) continue;
+    const cost = laneCost(progress, ledger(progress));
+    spentUsd += cost.usd;
+    unpriced += cost.unpriced;
+  }
+  return { spentUsd, unpriced };
 }

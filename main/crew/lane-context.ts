@@ -14,8 +14,15 @@ export interface WorkspacePort {
   changed(worktree: string, since: string | null): Promise<boolean>;
   /** Commits everything as the lane's turn `n`; the new head, or null when nothing changed. */
   commit(worktree: string, lane: string, n: number): Promise<string | null>;
-  /** The worktree's head commit. */
+  /** The worktree's head commit: the tip of the lane's branch, which {@link guard} checks it is on. */
   head(worktree: string): Promise<string>;
+  /**
+   * Refuses turn `n` before anything of it is committed when the worktree has left the
+   * lane's branch (WORKSPACE_FAILED) or the turn adds more than the crew's limits allow
+   * since the lane's last head `since` (WORKSPACE_TOO_LARGE, the file named; the agent's
+   * own commits taken off the branch).
+   */
+  guard(worktree: string, lane: string, n: number, since: string): Promise<void>;
   /** Removes a complete lane's worktree (its branch stays). */
   remove(worktree: string): Promise<void>;
 }

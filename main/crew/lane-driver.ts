@@ -5,7 +5,8 @@ import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { isTerminalStage, markStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
 import { work } from './agent-turns.ts';
 import type { LaneContext } from './lane-context.ts';
-import type { StepResult } from './ports.ts';
+import type { QaStep, StepResult } from './ports.ts';
+import { observerCharge } from './lane-cost.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 
 
@@ -60,8 +61,9 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
     if (behindFailed !== undefined) throw behindFailed.error;
   };
   const stage = (next: LaneStage) => advance({ stage: next });
-  const count = (step: StepResult) => {
+  const count = (step: QaStep | StepResult) => {
     progress.attempts += step.attempts;
+    if ('lines' in step) Object.assign(progress, observerCharge(progress, step));
   };
   // A step that did not succeed ends the lane with its code, unless the crew is being cancelled.
   const end = async (step: StepResult) => {

@@ -39,6 +39,10 @@ export interface QaStep extends StepResult {
   readonly guidance: string | null;
   /** The lines the QA machine emitted, in order. */
   readonly lines: readonly string[];
+  /** What the step's observer calls cost, from their streams (claude's figure, others' tokens at the prices). */
+  readonly usd?: number;
+  /** Its observer calls that ran and whose cost is unknown (no price for their model, or not a preset). */
+  readonly unpriced?: number;
 }
 
 /** The lane's QA state machine, hosted by the crew's QA service thread. */

@@ -10,6 +10,7 @@ import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { qaFinish, qaStart, qaStatus, qaStop, qaTurn, type QaConfig, type QaReport } from '../qa/index.ts';
 import { openStore, type Store } from '../store/store.ts';
 import type { QaStep } from './ports.ts';
+import { costOf, type Prices } from '../providers/cost.ts';
 
 /** How the crew's lanes call their observer: one action, one budget, for every lane. */
 export interface ObserverSettings {
@@ -17,6 +18,8 @@ export interface ObserverSettings {
   readonly trust: string;
   readonly action: string;
   readonly timeoutMs: number;
+  /** USD per million tokens by model: an observer preset whose stream gives tokens but no cost is charged at them. */
+  readonly prices?: Prices;
 }
 
 /** The QA service's surface, as the coordinator calls it through comlink. */
@@ -39,18 +42,26 @@ let observer: ObserverSettings;
 /** Runs one QA function, counting the observer children it starts through the crew's dispatcher. */
 async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
   let attempts = 0;
+  let usd = 0;
+  let unpriced = 0;
   const run: SuperviseFn = async (spec) => {
     // Only plain data crosses back to the coordinator: the options carry functions.
     const outcome = await supervise(spec);
-    // A lane counts the children that started, not those cancelled while they waited.
-    if (outcome.providerStarted) attempts += 1;
+    // A lane counts the children that started, not those cancelled while they waited, and
+    // is charged what they cost: an observer call is paid like any other.
+    if (outcome.providerStarted) {
+      attempts += 1;
+      const cost = costOf(outcome.provider, spec.model ?? null, observer.prices);
+      if (cost === null) unpriced += 1;
+      else usd += cost;
+    }
     return outcome;
   };
   try {
     const report = await body(run);
-    return toStep(report, attempts);
+    return { ...toStep(report, attempts), usd, unpriced };
   } catch (error) {
-    return { ok: false, code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, attempts, guidance: null, lines: [] };
+    return { ok: false, code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, attempts, guidance: null, lines: [], usd, unpriced };
   }
 }
 

@@ -58,7 +58,10 @@ export function crewReviewPort(context: {
             cancel: context.cancel,
             ...(orphans === undefined ? {} : { orphans }),
             timeoutMs: settings.limits.timeout_ms,
-            ...(settings.limits.spend_cap_usd === undefined ? {} : { spendCap: settings.limits.spend_cap_usd }),
+            // Reviewers are charged like every call of the crew: claude's cost, others' tokens
+            // at the crew's prices. The crew's cap covers them in the crew's own ledger (the
+            // dispatch wrapper in crew-run.ts), so the run itself holds no cap of its own.
+            ...(settings.prices === undefined ? {} : { prices: settings.prices }),
           },
           penv,
           run,

@@ -188,6 +188,19 @@ export interface WorktreeChanges {
 export async function worktreeChanges(path: string, options: { readonly since?: string } = {}): Promise<WorktreeChanges> {
   needDirectory(path, 'reading the changes');
   if (options.since !== undefined) needRevision(options.since, 'reading the changes since', path);
+  return withStagedWorktree(path, 'reading the changes', async (env) => {
+    const args = ['diff', '--cached', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', options.since ?? 'HEAD', '--'];
+    const diff = await gitOk(args, path, `reading the changes in ${path}`, env);
+    return numstat(diff.stdout);
+  });
+}
+
+/**
+ * Runs `body` with the worktree staged as `git add -A` would stage it, in a scratch copy
+ * of its index (`env` names it), never its own: read-only, it neither takes nor trips
+ * the index lock.
+ */
+export async function withStagedWorktree<T>(path: string, what: string, body: (env: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
   const gitDir = await gitDirOf(path);
   const scratch = join(gitDir, `laneward-changes.${process.pid}.${randomBytes(6).toString('hex')}.index`);
   try {
@@ -203,10 +216,8 @@ export async function worktreeChanges(path: string, options: { readonly since?: 
     }
     const env = { GIT_INDEX_FILE: scratch };
     if (!existsSync(scratch)) await gitOk(['read-tree', 'HEAD'], path, `reading ${path}`, env);
-    await gitOk(['add', '--all', '--', '.'], path, `reading the changes in ${path}`, env);
-    const args = ['diff', '--cached', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', options.since ?? 'HEAD', '--'];
-    const diff = await gitOk(args, path, `reading the changes in ${path}`, env);
-    return numstat(diff.stdout);
+    await gitOk(['add', '--all', '--', '.'], path, `${what} in ${path}`, env);
+    return await body(env);
   } finally {
     rmSync(scratch, { force: true });
     rmSync(`${scratch}.lock`, { force: true });
@@ -255,10 +266,7 @@ export async function commitTurn(path: string, turn: { readonly lane: string; re
   const message = turnMessage(turn.lane, turn.turn);
   needDirectory(path, `committing turn ${turn.turn} of lane ${turn.lane}`);
   return serialized(`worktree:${canonical(path)}`, async () => {
-    const gitDir = await gitDirOf(path);
-    const commonDir = await commonDirOf(path);
-    const symbolic = await git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: path });
-    clearStaleLocks(gitDir, commonDir, symbolic.status === 0 ? symbolic.stdout.trim() : null);
+    await clearTurnLocks(path);
     await gitOk(['add', '--all', '--', '.'], path, `staging turn ${turn.turn} of lane ${turn.lane}`);
     const staged = await git(['diff', '--cached', '--quiet', '--no-ext-diff', 'HEAD', '--'], { cwd: path });
     if (staged.status !== 0 && staged.status !== 1) throw failed(`reading the staged changes of turn ${turn.turn}: ${gitFailure(['diff'], staged)}`, path);
@@ -268,6 +276,17 @@ export async function commitTurn(path: string, turn: { readonly lane: string; re
     await gitOk(args, path, `committing turn ${turn.turn} of lane ${turn.lane}`);
     return headOf(path);
   });
+}
+
+/**
+ * The index, HEAD and branch locks a git killed in this worktree left (see clearStaleLocks
+ * for the precondition: nothing else runs git in it). Called inside the worktree's serialization.
+ */
+export async function clearTurnLocks(path: string): Promise<void> {
+  const gitDir = await gitDirOf(path);
+  const commonDir = await commonDirOf(path);
+  const symbolic = await git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: path });
+  clearStaleLocks(gitDir, commonDir, symbolic.status === 0 ? symbolic.stdout.trim() : null);
 }
 
 /** Whether HEAD is the commit `commitTurn` made for this message (by its message and identity). */

@@ -32,6 +32,12 @@ export interface RunOptions {
   readonly onSpawn?: (child: SpawnedChild) => void | Promise<void>;
   /** Called as the child's admitted marks are reported (a sign of life for whoever started it). */
   readonly onMarks?: (count: number) => void;
+  /**
+   * The call's own cost once it ended, when its caller knows better than the stream's
+   * figure (an agent turn that resumed a session whose stream reports the session's total).
+   * Read by a crew's spend cap; the dispatcher ignores it.
+   */
+  readonly charge?: (outcome: Outcome) => number | null;
 }
 
 /** The one way main runs a supervised child; an Outcome for every case, never a rejection for a provider failure. */

@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 
 /** What one git command did: its exit status (null: it never ran or was killed) and output. */
 export interface GitResult {
@@ -66,6 +66,23 @@ export function git(args: readonly string[], options: GitOptions): Promise<GitRe
         resolve({ status, stdout, stderr });
       },
     );
+  });
+}
+
+/** {@link git} with `input` written to its stdin (`cat-file --batch-check`); resolves, never rejects. */
+export function gitWithInput(args: readonly string[], input: string, options: GitOptions): Promise<GitResult> {
+  return new Promise((resolve) => {
+    const child = spawn('git', [...FIXED_CONFIG, ...args], { cwd: options.cwd, env: gitEnv(options.env ?? {}), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    let stdout = '';
+    let stderr = '';
+    let spawnError: string | undefined;
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.on('error', (error) => (spawnError = error.message));
+    // A git that exits before reading all of it (a bad argument) must not crash the caller.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+    child.on('close', (status) => resolve({ status, stdout, stderr, ...(spawnError === undefined ? {} : { spawnError }) }));
   });
 }
 

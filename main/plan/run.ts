@@ -174,7 +174,9 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   };
 
   const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null) => {
-    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail }, journaled(attempt, outcome));
+    // A call that failed after its stream gave its cost is charged that cost, not its reservation.
+    const usd = outcome?.cost_usd ?? null;
+    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail, ...(usd === null ? {} : { usageUsd: usd }) }, journaled(attempt, outcome));
     announce(attempt, outcome);
     emit({ type: 'report', command: 'fail', report });
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: status, code, outcome });
@@ -309,7 +311,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       // is no failure of the provider. The attempt is given up and its voice waits for a
       // fresh one, which the next plan run's first next mints; its phase never closes
       // without it.
-      const report = await cancelVoice(options.out, penv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`, journaled(attempt, facts));
+      const report = await cancelVoice(options.out, penv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`, journaled(attempt, facts), usd);
       announce(attempt, facts);
       emit({ type: 'report', command: 'fail', report });
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'cancelled', code: 'CANCELLED', outcome: facts });

@@ -41,7 +41,7 @@ export async function failVoice(
   out: string,
   penv: PlanEnv,
   attemptId: string,
-  failure: { readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string },
+  failure: { readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string; readonly usageUsd?: number },
   journal: readonly Command[] = [],
 ): Promise<PlanReport> {
   const located = locateRun(out, penv);
@@ -49,7 +49,7 @@ export async function failVoice(
 }
 
 /** Gives up an open attempt that this very `plan run` cancelled after its provider started (see core/voices.ts). */
-export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string, why: string, journal: readonly Command[] = []): Promise<PlanReport> {
+export async function cancelVoice(out: string, penv: PlanEnv, attemptId: string, why: string, journal: readonly Command[] = [], usageUsd: number | null = null): Promise<PlanReport> {
   const located = locateRun(out, penv);
-  return (await runCommand(located, penv, [...journal, { type: 'cancel', input: { attempt: attemptId, why } }], { open: false })).report;
+  return (await runCommand(located, penv, [...journal, { type: 'cancel', input: { attempt: attemptId, why, ...(usageUsd === null ? {} : { usageUsd }) } }], { open: false })).report;
 }

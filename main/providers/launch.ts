@@ -61,6 +61,7 @@ export function launchSpec(base: SupervisionSpec, launch: Launch, env: Readonly<
     env: { ...base.env, ...launch.env, ...env },
     ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
     ...(launch.provider === undefined ? {} : { provider: launch.provider }),
+    ...(launch.model === null ? {} : { model: launch.model }),
   };
 }
 

@@ -19,6 +19,8 @@ import { loadCrew } from '../crew/load-crew.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
+import { laneCost } from '../crew/lane-cost.ts';
+import { reviewLedger } from '../console/review-spend.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import { bullConnection, checkQueue, queueTarget, type QueueTarget } from './connection.ts';
 import { watchRedis } from './redis-watch.ts';
@@ -68,11 +70,12 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const target = queueTarget(options.queue);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   const store = openStore(root, { batched: true });
+  const ledger = reviewLedger(store);
   const runAs = runAsName(loaded.crew.crew, loaded.file, root);
   const bodies = loaded.lanes.map((lane) => laneJobBody(loaded, lane, runAs, options.retryFailed === true));
   await checkQueue(target);
   const retry = queuedRetry(loaded.file, target, options.key, root);
-  const runFacts = { crew: loaded.crew.crew, file: loaded.file, startedAt, retryCommand: retry, capPerLaneUsd: loaded.crew.limits.spend_cap_usd ?? null, stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S };
+  const runFacts = { crew: loaded.crew.crew, file: loaded.file, startedAt, retryCommand: retry, capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd, stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S };
   let live: TerminalView | undefined;
   let server: CrewServer | undefined;
   let stoppedBy: string | null = null;
@@ -145,7 +148,8 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const idOf = new Map(loaded.lanes.map((lane) => [laneJobId(runAs, lane.id), lane.id]));
   const view = new CrewView(loaded.crew.crew, () => ({ running: 0, queued: 0, started: 0, finished: 0, marks: 0, renewalLatencyMs: [] }), loaded.lanes.map((l) => l.id), () => [], {
     startedAt,
-    capPerLaneUsd: runFacts.capPerLaneUsd,
+    capUsd: runFacts.capUsd,
+    reserveUsd: runFacts.reserveUsd,
     stuckAfterS: runFacts.stuckAfterS,
     retryCommand: retry,
     // What a lane's page can show here: its progress and the run directory carried back (its journal stays on its worker).
@@ -219,7 +223,9 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       // A complete lane needs its mirror no more (a failed one keeps it: a retry continues it).
       if (progress.stage === 'complete') await redis.del(laneStreamKey(runAs, lane)).catch(() => undefined);
       view.update(progress);
-      print(options.json ? JSON.stringify(laneObject(progress)) : laneLine(progress, retry));
+      // Its review ledger is on the worker's store: here the cost is what the mirrored records hold.
+      const cost = laneCost(progress, ledger(progress));
+      print(options.json ? JSON.stringify(laneObject(progress, { cost })) : laneLine(progress, retry, { cost }));
     };
     await Promise.race([
       Promise.all(
@@ -279,7 +285,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       stopped_by: stoppedBy,
       summary: { ...counts, attempts: ended.reduce((sum, lane) => sum + lane.attempts, 0) },
       stats: { marks: 0, renewal_p99_ms: percentile([], 0.99) },
-      lanes: ended.map((lane) => laneObject(lane)),
+      lanes: ended.map((progress) => laneObject(progress, { cost: laneCost(progress, ledger(progress)) })),
       providers: [],
     };
     writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);

@@ -58,6 +58,8 @@ export function realCrew(
     readonly limits?: Record<string, unknown>;
     readonly actions?: Record<string, unknown>;
     readonly planText?: (i: number) => string;
+    /** USD per million tokens by model, over the default (gpt-5.5 at $1 in, $10 out). */
+    readonly prices?: Record<string, { input: number; output: number }>;
   },
 ): CrewFiles {
   mkdirSync(join(root, 'plans'), { recursive: true });
@@ -83,7 +85,7 @@ export function realCrew(
     },
     ...(options.workspace === undefined ? {} : { workspace: { repo: options.workspace } }),
     // codex reports tokens, not dollars: $1 in, $10 out per million (0.0015 per fake reply).
-    prices: { 'gpt-5.5': { input: 1, output: 10 } },
+    prices: { 'gpt-5.5': { input: 1, output: 10 }, ...options.prices },
     limits: { concurrency: 4, agent_turns: 4, timeout_ms: 20_000, ...options.limits },
     lanes,
   };

@@ -16,7 +16,8 @@ export type FailureCode =
   /** It finished (its terminal event came) but had to be torn down: its result stands (see {@link finishedWork}). */
   | 'PROVIDER_NO_EXIT'
   | 'PROVIDER_RATE_LIMITED';
-export type RefusalCode = 'DESCRIPTOR_INVALID' | 'PROGRESS_CHANNEL_UNAVAILABLE';
+/** Refused before anything was spawned: a descriptor that failed, or a crew's spend cap that has no room. */
+export type RefusalCode = 'DESCRIPTOR_INVALID' | 'PROGRESS_CHANNEL_UNAVAILABLE' | 'SPEND_CAP_EXCEEDED';
 /** Every code a supervision can end with. */
 export type OutcomeCode = TimeoutCode | FailureCode | RefusalCode | 'CANCELLED';
 
@@ -88,6 +89,7 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
   TEARDOWN_UNPROVEN: 'failed',
   DESCRIPTOR_INVALID: 'refused',
   PROGRESS_CHANNEL_UNAVAILABLE: 'refused',
+  SPEND_CAP_EXCEEDED: 'refused',
   CANCELLED: 'cancelled',
 };
 

@@ -64,6 +64,8 @@ export interface SupervisionSpec {
   readonly exitAfterTerminalMs?: number;
   /** The CLI whose stream is read for its session, final text, usage, cost and rate limits. */
   readonly provider?: PresetName;
+  /** The model a preset was asked for: prices its tokens when its stream gives no cost. */
+  readonly model?: string;
 }
 
 /** A process to adopt: pid and start time (clock ticks after boot, /proc/<pid>/stat field 22). */

@@ -64,15 +64,20 @@ export function recordOutcome(run: RunRecord, input: { readonly attempt: string;
 /**
  * Closes one voice of an open attempt as a typed failure: `failed` when the call may have
  * gone out (its reservation settles as unknown spend), `unavailable` when nothing was
- * sent (the reservation goes back). A failed outside voice leaves the phase native-only
+ * sent (the reservation goes back). A failed call whose cost its stream gave (`usageUsd`)
+ * settles at that cost, never at its reservation. A failed outside voice leaves the phase native-only
  * once native binds; a failed native voice leaves the phase open until the parent
  * redispatches it. Never retried here.
  */
-export function failVoice(run: RunRecord, input: { readonly attempt: string; readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string }, step: Step): void {
+export function failVoice(
+  run: RunRecord,
+  input: { readonly attempt: string; readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string; readonly usageUsd?: number },
+  step: Step,
+): void {
   run.commands += 1;
   const { attempt, phase } = openAttempt(run, input.attempt, 'fail');
   if (input.status === 'unavailable') release(run.spend, attempt);
-  else settle(run.spend, attempt, null);
+  else settle(run.spend, attempt, input.usageUsd ?? null);
   attempt.state = input.status;
   attempt.code = input.code;
   attempt.why = `${input.code}: ${input.detail}`;
@@ -86,13 +91,14 @@ export function failVoice(run: RunRecord, input: { readonly attempt: string; rea
 /**
  * Gives up an open attempt that its own driver cancelled after the provider started (an
  * interruption, or a sibling that broke): not a provider failure, so the voice is not
- * failed. The attempt is abandoned (its reservation settles as unknown spend) and its voice
+ * failed. The attempt is abandoned (its reservation settles at the cost its stream gave, else
+ * as unknown spend) and its voice
  * waits again with no attempt, which the next `plan next` fills.
  */
-export function cancelVoice(run: RunRecord, input: { readonly attempt: string; readonly why: string }, step: Step): void {
+export function cancelVoice(run: RunRecord, input: { readonly attempt: string; readonly why: string; readonly usageUsd?: number }, step: Step): void {
   run.commands += 1;
   const { attempt, phase } = openAttempt(run, input.attempt, 'be cancelled');
-  settle(run.spend, attempt, null);
+  settle(run.spend, attempt, input.usageUsd ?? null);
   attempt.state = 'abandoned';
   attempt.code = 'CANCELLED';
   attempt.why = `CANCELLED: ${input.why}`;
