@@ -49,7 +49,7 @@ describe('a crew whose calls end PROVIDER_NO_EXIT with their results standing', 
     const run = laneward(['crew', 'run', c.file, '--state', c.state, '--report', c.report], { cwd: c.dir, timeoutMs: 120_000 });
     expect([run.code, run.stderr]).toEqual([0, '']);
     const line = run.stdout.split('\n').find((l) => l.startsWith('CREW_LANE: '))!;
-    expect(line).toMatch(/^CREW_LANE: lane=lane-1 status=complete attempts=\d+ turns=1 run=\S+ call_codes=(\S+)$/);
+    expect(line).toMatch(/^CREW_LANE: lane=lane-1 status=complete attempts=\d+ turns=1 cost_usd=\S+ unpriced=\d+ run=\S+ call_codes=(\S+)$/);
     const codes = /call_codes=(\S+)$/.exec(line)![1]!.split(',');
     expect(codes).toContain('turn:1:PROVIDER_NO_EXIT');
     expect(codes).toContain('observer:1:PROVIDER_NO_EXIT');
