@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { BUNDLE, ensureBuilt, ERROR_LINE, ROOT } from './helpers/cli.ts';
+import { planEnv, writePlan } from './helpers/plan-driver.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+// A state root whose files are not an LMDB environment of laneward's, or are cut short,
+// is one typed line for every command that opens it, never a signal: lmdb maps the file
+// and trusts it (SIGSEGV, SIGBUS), and its binding faulted on any failed open.
+
+const root = tempRoot('store-corrupt');
+const plan = join(root, 'plan.md');
+const out = join(root, 'run');
+const good = join(root, 'good');
+let crewFile = '';
+
+interface Ran {
+  readonly status: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(args: readonly string[]): Ran {
+  const ran = spawnSync(process.execPath, [BUNDLE, ...args], { cwd: root, env: planEnv(), encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  return { status: ran.status, signal: ran.signal, stdout: ran.stdout, stderr: ran.stderr };
+}
+
+/** The commands that open a state root, each given the root. */
+const COMMANDS: readonly (readonly [string, (state: string) => string[]])[] = [
+  ['plan status', (state) => ['plan', 'status', '--out', out, '--state', state]],
+  ['plan next', (state) => ['plan', 'next', '--out', join(root, `next-${createHash('sha256').update(state).digest('hex').slice(0, 8)}`), '--state', state, '--plan', plan]],
+  ['crew status', (state) => ['crew', 'status', crewFile, '--state', state]],
+  ['qa status', (state) => ['qa', 'status', '--lane', 'lane-1', '--state', state]],
+];
+
+let n = 0;
+/** A copy of the good root with `spoil` applied to it. */
+function spoiled(spoil: (dir: string) => void): string {
+  const dir = join(root, `spoiled-${++n}`);
+  cpSync(good, dir, { recursive: true });
+  spoil(dir);
+  return dir;
+}
+
+const replace = (file: string, bytes: Buffer) => (dir: string) => {
+  rmSync(join(dir, file), { recursive: true, force: true });
+  writeFileSync(join(dir, file), bytes);
+};
+const sizeOfGood = () => statSync(join(good, 'data.mdb')).size;
+
+/** The one error line of a refused command: its code, and no signal. */
+function refusal(ran: Ran): string[] {
+  expect(ran.signal).toBeNull();
+  const lines = ran.stderr.split('\n').filter((line) => line !== '');
+  expect(lines).toHaveLength(1);
+  return lines.map((line) => ERROR_LINE.exec(line)?.[1] ?? `UNRENDERED: ${line}`);
+}
+
+beforeAll(() => {
+  ensureBuilt();
+  writePlan(plan);
+  // A root with a few runs in it, so a cut can fall inside its trees.
+  for (let i = 0; i < 6; i++) expect(run(['plan', 'next', '--out', i === 0 ? out : join(root, `more-${i}`), '--state', good, '--plan', plan]).status).toBe(0);
+  crewFile = writeDemoCrew({ dir: join(root, 'crew'), crew: 'corrupt', lanes: 1, broken: 0, concurrency: 1, fixtures: join(ROOT, 'fixtures'), instant: true });
+}, 120_000);
+
+describe('a state root whose files are not a laneward environment', () => {
+  const cases: readonly (readonly [string, () => (dir: string) => void])[] = [
+    ['a data.mdb of random bytes', () => replace('data.mdb', Buffer.from(Array.from({ length: sizeOfGood() }, (_, i) => (i * 2654435761) >>> 24)))],
+    ['a data.mdb of zeros', () => replace('data.mdb', Buffer.alloc(sizeOfGood()))],
+    ['a data.mdb shorter than a meta page', () => replace('data.mdb', readFileSync(join(good, 'data.mdb')).subarray(0, 100))],
+    ['a data.mdb cut to one page', () => (dir) => truncateSync(join(dir, 'data.mdb'), 4096)],
+    ['a data.mdb cut to three pages', () => (dir) => truncateSync(join(dir, 'data.mdb'), 3 * 4096)],
+    ['a data.mdb of another data version', () => (dir) => {
+      const bytes = readFileSync(join(dir, 'data.mdb'));
+      bytes.writeUInt32LE(1, 28);
+      writeFileSync(join(dir, 'data.mdb'), bytes);
+    }],
+    ['a data.mdb that is a FIFO', () => (dir) => {
+      rmSync(join(dir, 'data.mdb'));
+      expect(spawnSync('mkfifo', [join(dir, 'data.mdb')]).status).toBe(0);
+    }],
+    ['a data.mdb that is a directory', () => (dir) => {
+      rmSync(join(dir, 'data.mdb'));
+      mkdirSync(join(dir, 'data.mdb'));
+    }],
+    ['a data.mdb that is a symlink to a good one', () => (dir) => {
+      rmSync(join(dir, 'data.mdb'));
+      symlinkSync(join(good, 'data.mdb'), join(dir, 'data.mdb'));
+    }],
+    ['a lock.mdb that is a FIFO', () => (dir) => {
+      rmSync(join(dir, 'lock.mdb'));
+      expect(spawnSync('mkfifo', [join(dir, 'lock.mdb')]).status).toBe(0);
+    }],
+    ['a lock.mdb that is a directory', () => (dir) => {
+      rmSync(join(dir, 'lock.mdb'));
+      mkdirSync(join(dir, 'lock.mdb'));
+    }],
+    ['a lock.mdb that is a symlink to /dev/null', () => (dir) => {
+      rmSync(join(dir, 'lock.mdb'));
+      symlinkSync('/dev/null', join(dir, 'lock.mdb'));
+    }],
+  ];
+
+  for (const [command, args] of COMMANDS) {
+    test.each(cases)(`${command} on %s: STATE_CORRUPT on one line, exit 1, no signal`, (_, spoil) => {
+      const dir = spoiled(spoil());
+      const ran = run(args(dir));
+      expect(refusal(ran)).toEqual(['STATE_CORRUPT']);
+      expect(ran.status).toBe(1);
+      // plan next ends every run of it with its result line; nothing else is printed.
+      expect(ran.stdout.split('\n').filter((line) => line !== '' && line !== 'GSTACK_RESULT: skill=autoplan status=interrupted run=-')).toEqual([]);
+    });
+  }
+
+  test.each(COMMANDS)('%s on an LMDB environment of another program: STATE_CORRUPT, and its file left as it was', async (_, args) => {
+    const dir = join(root, `foreign-${++n}`);
+    mkdirSync(dir);
+    const { open } = createRequire(import.meta.url)('lmdb') as typeof import('lmdb');
+    const env = open({ path: dir });
+    env.putSync('settings', 'theirs');
+    const db = env.openDB({ name: 'runs' });
+    db.putSync('x', 'theirs too');
+    await env.close();
+    const before = createHash('sha256').update(readFileSync(join(dir, 'data.mdb'))).digest('hex');
+    const ran = run(args(dir));
+    expect(refusal(ran)).toEqual(['STATE_CORRUPT']);
+    expect(ran.status).toBe(1);
+    expect(createHash('sha256').update(readFileSync(join(dir, 'data.mdb'))).digest('hex')).toBe(before);
+  });
+
+  test('plan status on a lock.mdb of garbage: lmdb sets the lock file up again, and the run is read', () => {
+    const dir = spoiled(replace('lock.mdb', Buffer.alloc(8272, 0xa5)));
+    const ran = run(['plan', 'status', '--out', out, '--state', dir]);
+    expect(ran.signal).toBeNull();
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    expect(ran.stdout.split('\n')[0]).toMatch(/^RUN: \S+ status=awaiting_result /);
+  });
+
+  test('plan status on every cut of a real data.mdb: the run, or STATE_CORRUPT on one line, never a signal', () => {
+    const size = sizeOfGood();
+    const cuts = new Set<number>();
+    for (let at = 4096; at < size; at += 4096) cuts.add(at).add(at + 100);
+    const seen = new Map<string, number>();
+    for (const cut of cuts) {
+      const dir = spoiled((d) => truncateSync(join(d, 'data.mdb'), cut));
+      const ran = run(['plan', 'status', '--out', out, '--state', dir]);
+      expect(ran.signal, `cut at ${cut} of ${size}`).toBeNull();
+      const outcome = ran.status === 0 && ran.stderr === '' ? 'read' : refusal(ran).join();
+      seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
+      if (outcome !== 'read') expect([outcome, ran.status], `cut at ${cut} of ${size}`).toEqual(['STATE_CORRUPT', 1]);
+      rmSync(dir, { recursive: true });
+    }
+    // A cut below the newest pages always lands in the trees.
+    expect(seen.get('STATE_CORRUPT')).toBeGreaterThanOrEqual(cuts.size / 2);
+  }, 180_000);
+
+  test('plan next on a root whose data.mdb is empty (a create that stopped): a new environment, the run starts', () => {
+    const dir = join(root, `empty-${++n}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'data.mdb'), '');
+    const ran = run(['plan', 'next', '--out', join(root, `empty-run-${n}`), '--state', dir, '--plan', plan]);
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+  });
+});
