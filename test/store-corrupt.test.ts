@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, ERROR_LINE, ROOT } from './helpers/cli.ts';
@@ -169,5 +170,66 @@ describe('a state root whose files are not a laneward environment', () => {
     const ran = run(['plan', 'next', '--out', join(root, `empty-run-${n}`), '--state', dir, '--plan', plan]);
     expect(ran.stderr).toBe('');
     expect(ran.status).toBe(0);
+  });
+});
+
+/** Whether this machine lets a test mount a small tmpfs in its own namespaces. */
+const canMountTmpfs = (() => {
+  const probe = spawnSync('unshare', ['-rm', 'sh', '-c', 'mount -t tmpfs -o size=64k none "$1"', 'sh', tmpdir()], { encoding: 'utf8' });
+  return probe.status === 0;
+})();
+
+/** Whether the lmdb build prints nothing of its own to stderr (scripts/lmdb-guard.mjs). */
+const quietBuild = (() => {
+  try {
+    const entry = createRequire(import.meta.url).resolve('lmdb');
+    let dir = dirname(entry);
+    while (!existsSync(join(dir, 'binding.gyp')) && dirname(dir) !== dir) dir = dirname(dir);
+    return (JSON.parse(readFileSync(join(dir, 'build/Release/laneward-guard.json'), 'utf8')) as { quiet?: unknown }).quiet === true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('a state root on a full disk', () => {
+  /**
+   * Runs `laneward ARGS` in its own mount namespace with a tmpfs of `sizeKiB` at `disk`, filled
+   * to `freeKiB` before it starts (after `before`, laneward commands run first with room);
+   * then lists the state root. The tmpfs goes with the namespace.
+   */
+  function onSmallDisk(disk: string, sizeKiB: number, freeKiB: number, before: readonly (readonly string[])[], args: readonly string[]): Ran & { listing: string[] } {
+    mkdirSync(disk, { recursive: true });
+    const node = JSON.stringify(process.execPath);
+    const quote = (words: readonly string[]) => words.map((w) => `'${w.replace(/'/g, `'\\''`)}'`).join(' ');
+    const script = [
+      `mount -t tmpfs -o size=${sizeKiB}k none ${quote([disk])} || exit 90`,
+      ...before.map((b) => `${node} ${quote([BUNDLE, ...b])} >/dev/null 2>&1 || exit 91`),
+      `dd if=/dev/zero of=${quote([join(disk, 'fill')])} bs=1k count=$(( $(df -k --output=avail ${quote([disk])} | tail -1) - ${freeKiB} )) 2>/dev/null`,
+      `${node} ${quote([BUNDLE, ...args])}; status=$?`,
+      `echo "LISTING: $(ls -A ${quote([join(disk, 'state')])} 2>/dev/null | tr '\\n' ' ')"`,
+      'exit $status',
+    ].join('\n');
+    const ran = spawnSync('unshare', ['-rm', 'sh', '-c', script], { cwd: root, env: planEnv(), encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' });
+    const listing = /^LISTING: (.*)$/m.exec(ran.stdout)?.[1]?.trim().split(' ').filter((name) => name !== '') ?? ['(no listing)'];
+    return { status: ran.status, signal: ran.signal, stdout: ran.stdout, stderr: ran.stderr, listing };
+  }
+
+  test.skipIf(!canMountTmpfs).each([[4], [40], [200]])('plan next on a new state root with %i KiB free: STATE_UNAVAILABLE on one line, and nothing created', (freeKiB) => {
+    const disk = join(root, `disk-new-${freeKiB}`);
+    const ran = onSmallDisk(disk, 256, freeKiB, [], ['plan', 'next', '--out', join(root, `disk-run-${freeKiB}`), '--state', join(disk, 'state'), '--plan', plan]);
+    expect(ran.status).toBe(1);
+    expect(refusal(ran)).toEqual(['STATE_UNAVAILABLE']);
+    expect(ran.listing).toEqual([]);
+  });
+
+  test.skipIf(!canMountTmpfs || !quietBuild)('plan next on a state root whose disk filled up: STATE_UNAVAILABLE on one line, lmdb printing nothing of its own', () => {
+    const disk = join(root, 'disk-full');
+    const state = join(disk, 'state');
+    const big = join(root, 'big-plan.md');
+    writePlan(big, `# Plan\n\n## Implementation plan\n\n${'1. A long step of the plan.\n'.repeat(4000)}\n## Review record\n\n`);
+    const ran = onSmallDisk(disk, 2048, 0, [['plan', 'next', '--out', join(root, 'disk-full-1'), '--state', state, '--plan', plan]], ['plan', 'next', '--out', join(root, 'disk-full-2'), '--state', state, '--plan', big]);
+    expect(ran.status).toBe(1);
+    expect(refusal(ran)).toEqual(['STATE_UNAVAILABLE']);
+    expect(ran.listing).toEqual(['data.mdb', 'lock.mdb']);
   });
 });

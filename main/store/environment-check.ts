@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { closeSync, fstatSync, lstatSync, openSync, readSync, statfsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { errnoCode, LanewardError, toError } from '../../formats/codes/error.ts';
 
 /**
@@ -56,7 +56,7 @@ function inspect(dir: string, readOnly: boolean): LanewardError | null {
   if (lockKind instanceof LanewardError) return lockKind;
   if (dataKind === 'absent') {
     if (readOnly) return new LanewardError('STATE_UNAVAILABLE', 'the state root holds no state yet (no data.mdb), and a read-only open cannot create it', { path: dir });
-    return null;
+    return roomForNew(dir);
   }
   let fd: number;
   try {
@@ -71,6 +71,26 @@ function inspect(dir: string, readOnly: boolean): LanewardError | null {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What a new environment needs free before lmdb creates it: its lock file, two meta
+ * pages and the first commits, with room to spare. LMDB maps both files; a page of a
+ * mapped file the file system cannot back is a SIGBUS, and a create cut short by a full
+ * disk leaves a data.mdb of one meta page, which the next open would refuse as truncated.
+ */
+export const NEW_ROOT_BYTES = 1024 * 1024;
+
+function roomForNew(dir: string): LanewardError | null {
+  let free: number;
+  try {
+    const stat = statfsSync(dir);
+    free = stat.bavail * stat.bsize;
+  } catch {
+    return null; // no statfs here (a runtime without it): lmdb's own errors stand
+  }
+  if (free >= NEW_ROOT_BYTES) return null;
+  return new LanewardError('STATE_UNAVAILABLE', `its file system has ${free} bytes free, and a new state root needs ${NEW_ROOT_BYTES}; nothing was created in it`, { path: dir });
 }
 
 /** 'absent', 'file', or the refusal of a path that is there and is not a regular file. */
@@ -94,7 +114,7 @@ function checkData(fd: number, path: string, readOnly: boolean): LanewardError |
   const size = fstatSync(fd).size;
   // An empty data.mdb is what LMDB itself reads as a new environment (a create that
   // stopped before its first write): a writer initialises it, a reader finds nothing.
-  if (size === 0) return readOnly ? new LanewardError('STATE_UNAVAILABLE', 'data.mdb is empty: the state root holds no state yet', { path }) : null;
+  if (size === 0) return readOnly ? new LanewardError('STATE_UNAVAILABLE', 'data.mdb is empty: the state root holds no state yet', { path }) : roomForNew(dirname(path));
   const first = readAt(fd, 0, HEADER + META_BYTES);
   if (first.length < HEADER + META_BYTES) return corrupt(path, `is ${size} bytes, shorter than an LMDB meta page (truncated)`);
   const meta0 = metaOf(first, HEADER);
