@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, ERROR_LINE, ROOT } from './helpers/cli.ts';
 import { planEnv, writePlan } from './helpers/plan-driver.ts';
+import { qaCtx, start } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // A state root whose files are not an LMDB environment of laneward's, or are cut short,
@@ -231,5 +232,37 @@ describe('a state root on a full disk', () => {
     expect(ran.status).toBe(1);
     expect(refusal(ran)).toEqual(['STATE_UNAVAILABLE']);
     expect(ran.listing).toEqual(['data.mdb', 'lock.mdb']);
+  });
+});
+
+/** Whether this machine lets a test mount a directory read-only in its own namespaces. */
+const canMountReadOnly = (() => {
+  const probe = spawnSync('unshare', ['-rm', 'sh', '-c', 'mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp'], { encoding: 'utf8' });
+  return probe.status === 0;
+})();
+
+describe('qa status reads only', () => {
+  test.skipIf(!canMountReadOnly)('qa status on a state root on a read-only file system: its QA_STATUS line, exit 0', () => {
+    const ctx = qaCtx(join(root, 'qa-ro'));
+    expect(start(ctx, 'ro-1', 'pass').code).toBe(0);
+    const script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"';
+    const ran = spawnSync('unshare', ['-rm', 'sh', '-c', script, 'sh', ctx.state, process.execPath, BUNDLE, 'qa', 'status', '--lane', 'ro-1', '--state', ctx.state], {
+      encoding: 'utf8',
+      cwd: ctx.root,
+      env: planEnv(),
+      timeout: 60_000,
+      killSignal: 'SIGKILL',
+    });
+    expect(ran.stderr).toBe('');
+    expect(ran.status).toBe(0);
+    expect(ran.stdout.split('\n')[0]).toMatch(/^QA_STATUS: lane=ro-1 state=active ready=yes /);
+  });
+
+  test('qa status on a state root that does not exist: QA_NO_OBSERVER (exit 3), and nothing is created', () => {
+    const state = join(root, 'qa-none', 'state');
+    const ran = run(['qa', 'status', '--lane', 'none-1', '--state', state]);
+    expect(refusal(ran)).toEqual(['QA_NO_OBSERVER']);
+    expect(ran.status).toBe(3);
+    expect(existsSync(join(root, 'qa-none'))).toBe(false);
   });
 });
