@@ -266,3 +266,50 @@ describe('qa status reads only', () => {
     expect(existsSync(join(root, 'qa-none'))).toBe(false);
   });
 });
+
+describe('records of another shape or version', () => {
+  /** A copy of the good root where `db`'s record `key` is replaced by `value`. */
+  async function withRecord(db: 'runs' | 'lanes' | 'crew-lanes', key: string | [string, string], value: unknown): Promise<string> {
+    const dir = spoiled(() => undefined);
+    const { open } = createRequire(import.meta.url)('lmdb') as typeof import('lmdb');
+    const { Encoder } = createRequire(import.meta.url)('cbor-x') as typeof import('cbor-x');
+    const env = open({ path: dir, maxDbs: 16 });
+    const target = env.openDB({ name: db, encoder: { Encoder } } as { name: string });
+    await target.put(key, value);
+    await env.close();
+    return dir;
+  }
+  const runId = () => readFileSync(join(out, '.laneward-run'), 'utf8').split(/\s+/)[0]!;
+
+  test.each([
+    ['of a later version', (record: Record<string, unknown>) => ({ ...record, v: 2 })],
+    ['whose sequence is text', (record: Record<string, unknown>) => ({ ...record, seq: 'seven' })],
+    ['that is a string', () => 'not a record'],
+    ['that is a list', () => [1, 2, 3]],
+  ])('plan status on a run record %s: STATE_RECORD_INVALID on one line, exit 1', async (_, shape) => {
+    const { open } = createRequire(import.meta.url)('lmdb') as typeof import('lmdb');
+    const { Encoder } = createRequire(import.meta.url)('cbor-x') as typeof import('cbor-x');
+    const env = open({ path: good, maxDbs: 16, readOnly: true });
+    const record = env.openDB({ name: 'runs', encoder: { Encoder } } as { name: string }).get(runId()) as Record<string, unknown>;
+    await env.close();
+    expect(record.v).toBe(1);
+    const dir = await withRecord('runs', runId(), shape(record));
+    const ran = run(['plan', 'status', '--out', out, '--state', dir]);
+    expect(refusal(ran)).toEqual(['STATE_RECORD_INVALID']);
+    expect(ran.status).toBe(1);
+  });
+
+  test('qa status on a lane record of a later version: STATE_RECORD_INVALID on one line, exit 1', async () => {
+    const dir = await withRecord('lanes', 'lane-1', { version: 2, lane: 'lane-1' });
+    const ran = run(['qa', 'status', '--lane', 'lane-1', '--state', dir]);
+    expect(refusal(ran)).toEqual(['STATE_RECORD_INVALID']);
+    expect(ran.status).toBe(1);
+  });
+
+  test('crew status on a crew lane record of another shape: STATE_RECORD_INVALID on one line, exit 1', async () => {
+    const dir = await withRecord('crew-lanes', ['corrupt', 'lane-1'], { crew: 'corrupt', lane: 'lane-1', stage: 'somewhere' });
+    const ran = run(['crew', 'status', crewFile, '--state', dir]);
+    expect(refusal(ran)).toEqual(['STATE_RECORD_INVALID']);
+    expect(ran.status).toBe(1);
+  });
+});

@@ -6,6 +6,7 @@ import type { Database } from 'lmdb';
 import { LanewardError, oneLineMessage } from '../../formats/codes/error.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { checkEnvironment } from './environment-check.ts';
+import { checkedCbor, type DatabaseName } from './record-check.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, CrewRunRecord, LaneProgress } from '../../formats/crew/record.ts';
 import type { QaEvent } from '../../formats/qa/events.ts';
@@ -100,8 +101,8 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
     void env.close();
     throw new LanewardError('STATE_CORRUPT', `the state root is an LMDB environment that is not laneward's (its main database holds ${JSON.stringify(String(foreign[0]).slice(0, 64))}${foreign.length > 1 ? ` and ${foreign.length - 1} more` : ''})`, { path: dir });
   }
-  const db = <V, K extends string | [string, number] | [string, string]>(name: string) =>
-    env.openDB<V, K>({ name, encoder: CBOR } as { name: string });
+  const db = <V, K extends string | [string, number] | [string, string]>(name: DatabaseName) =>
+    env.openDB<V, K>({ name, encoder: checkedCbor(dir, name) } as { name: string });
   const store: Store = {
     root: dir,
     runs: db<RunRecord, string>('runs'),
