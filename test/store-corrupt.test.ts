@@ -110,8 +110,8 @@ describe('a state root whose files are not a laneward environment', () => {
     }],
   ];
 
-  for (const [command, args] of COMMANDS) {
-    test.each(cases)(`${command} on %s: STATE_CORRUPT on one line, exit 1, no signal`, (_, spoil) => {
+  describe.each(COMMANDS)('%s', (_, args) => {
+    test.each(cases)('on %s: STATE_CORRUPT on one line, exit 1, no signal', (_, spoil) => {
       const dir = spoiled(spoil());
       const ran = run(args(dir));
       expect(refusal(ran)).toEqual(['STATE_CORRUPT']);
@@ -119,7 +119,7 @@ describe('a state root whose files are not a laneward environment', () => {
       // plan next ends every run of it with its result line; nothing else is printed.
       expect(ran.stdout.split('\n').filter((line) => line !== '' && line !== 'GSTACK_RESULT: skill=autoplan status=interrupted run=-')).toEqual([]);
     });
-  }
+  });
 
   test.each(COMMANDS)('%s on an LMDB environment of another program: STATE_CORRUPT, and its file left as it was', async (_, args) => {
     const dir = join(root, `foreign-${++n}`);
