@@ -42,7 +42,7 @@ const CHECKED =
   '\t\t\tif (rc) {\n\t\t\t\tpthread_mutex_unlock(this->writingLock);\n\t\t\t\treturn throwLmdbError(info.Env(), rc);\n\t\t\t}\n' +
   '\t\t\tflags |= TXN_ABORTABLE;\n';
 
-/** Replaces `before` by `after` in `file` once; the patched text, whether just patched or already. */
+/** Replaces `before` by `after` in `file` once, unless it is patched already. */
 function patch(file, before, after, what) {
   let text = readFileSync(file, 'utf8');
   const found = text.split(before).length - 1;
@@ -53,14 +53,32 @@ function patch(file, before, after, what) {
   } else if (!text.includes(after)) {
     fail(`${file}: ${what} was found neither unpatched nor patched; check the lmdb version`);
   }
-  return text;
 }
 
-const hash = createHash('sha256')
-  .update(patch(source, UNGUARDED, GUARDED, 'the open that sets the last transaction id'))
-  .update(patch(binding, UNCHECKED, CHECKED, 'the write transaction begin'))
-  .digest('hex');
-const stamp = JSON.stringify({ guard: 'open-txnid', beginChecked: true, sourcesSha256: hash });
+// A failed open freed the environment's extended state, then closeEnv used it and freed it
+// again: every open that LMDB refused (a file that is not an environment, ENOSPC) was a
+// SIGSEGV instead of an error. Freed once now: by closeEnv, or here when no close follows.
+const DOUBLE_FREE =
+  '\tif (rc != 0) {\n\t\t#ifdef MDB_OVERLAPPINGSYNC\n\t\tdelete extended_env;\n\t\t#endif\n\t\tif (rc == EXISTING_ENV_FOUND) {\n\t\t\tmdb_env_close(env);\n';
+const FREED_ONCE =
+  '\tif (rc != 0) {\n\t\tif (rc == EXISTING_ENV_FOUND) {\n\t\t\t#ifdef MDB_OVERLAPPINGSYNC\n\t\t\tdelete extended_env;\n\t\t\t#endif\n\t\t\tmdb_env_close(env);\n';
+// LMDB prints some failures to stderr as well as returning them ("Write error: ..." with
+// no line break, glued to the front of laneward's error line on a full disk). Each is
+// returned as an error, which laneward prints on its one line: the prints go nowhere.
+const LOUD = '#include "lmdb.h"\n#include "midl.h"\n';
+const QUIET =
+  '#include "lmdb.h"\n' +
+  '/* laneward: every failure is returned as an error; nothing is printed to stderr. */\n' +
+  '#define fprintf(stream, ...) ((stream) == stderr ? 0 : fprintf(stream, __VA_ARGS__))\n' +
+  '#include "midl.h"\n';
+
+patch(source, UNGUARDED, GUARDED, 'the open that sets the last transaction id');
+patch(source, LOUD, QUIET, "the includes before LMDB's stderr messages");
+patch(binding, UNCHECKED, CHECKED, 'the write transaction begin');
+patch(binding, DOUBLE_FREE, FREED_ONCE, "the failed open's cleanup");
+// The sources as patched, whether just now or by an earlier run: the build they make.
+const hash = createHash('sha256').update(readFileSync(source)).update(readFileSync(binding)).digest('hex');
+const stamp = JSON.stringify({ guard: 'open-txnid', beginChecked: true, openFreesOnce: true, quiet: true, sourcesSha256: hash });
 if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
   process.stdout.write('lmdb-guard: guarded build present\n');
   process.exit(0);

@@ -6,7 +6,7 @@ import { openStore, readLaneJournal, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { prng } from './helpers/prng.ts';
 import { killAt, ownDescriptorUnder, watchOpen, type Watched } from './helpers/kill-aim.ts';
-import { settleTagged } from './helpers/procs.ts';
+import { killQuietly, settleTagged, taggedPids } from './helpers/procs.ts';
 import { callLog, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -65,7 +65,10 @@ function check(lane: string, where: string): LaneRecord {
 describe('qa turn killed at random instants', () => {
   test(`keeps the lane's old state or its new one (seed ${SEED})`, { timeout: 600_000 }, async () => {
     const lane = 'crash-1';
-    expect(start(ctx, lane, 'pass').code).toBe(0);
+    const log = join(root, 'crash-1.jsonl');
+    expect(start(ctx, lane, 'pass', ['--log', log]).code).toBe(0);
+    // The user and assistant turns the lane recorded, by their text.
+    const recorded: string[] = [];
     store = openStore(ctx.state);
     const random = prng(SEED);
     const [name, value] = ctx.tag.split('=') as [string, string];
@@ -106,6 +109,7 @@ describe('qa turn killed at random instants', () => {
       expect([0, 1], where).toContain(grew);
       if (grew === 1) tally.after++;
       else tally.before++;
+      if (grew === 1 && role !== 'reasoning') recorded.push(`TURN-${i}`);
     }
     process.stdout.write(`qa-crash: seed=${SEED} trials=${TRIALS}+ span_ms=${Math.round(span)} work_ms=${work === undefined ? 'unseen' : Math.round(work)} killed_before_commit=${tally.before} committed=${tally.after}\n`);
     // Both sides of the commit were hit, and the lane still works after every kill.
@@ -114,7 +118,11 @@ describe('qa turn killed at random instants', () => {
     expect(turn(ctx, lane, 'user', 'after the kills').code).toBe(0);
     expect(qa(ctx, ['finish', '--lane', lane]).code).toBe(0);
     expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', unsent: 0 });
-    check(lane, 'after finish');
+    const record = check(lane, 'after finish');
+    // No turn passed unjudged: each was in the prompt of a call whose verdict the lane recorded.
+    const judged = new Set(record.transcript.filter((x) => x.verdict !== 'error').map((x) => String(x.call)));
+    const prompts = callLog(log).filter((c) => judged.has(c.call)).map((c) => c.prompt);
+    expect(recorded.filter((text) => !prompts.some((p) => p.includes(`)\n${text}\n`))), `seed=${SEED}`).toEqual([]);
   });
 });
 
@@ -137,5 +145,82 @@ describe('qa turn run concurrently on one lane', () => {
     expect(sent.length).toBeGreaterThan(0);
     expect(new Set(sent).size).toBe(sent.length);
     check(lane, 'after concurrent turns');
+  });
+});
+
+describe('an observer call whose command was killed', () => {
+  const tagEnv = () => {
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    return { [name]: value, LANEWARD_QA_CADENCE: '2' };
+  };
+
+  /**
+   * Starts `qa <args>` whose observer call `call` is slow, waits until that observer has
+   * read its prompt (its log line), then SIGKILLs the command and the observer it left.
+   */
+  async function killMidObserver(lane: string, log: string, call: number, args: readonly string[]): Promise<void> {
+    const child = spawn(process.execPath, [BUNDLE, 'qa', ...args, '--lane', lane, '--state', ctx.state], { stdio: 'ignore', env: { ...process.env, ...tagEnv() } });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const end = Date.now() + 60_000;
+    while (!callLog(log).some((c) => c.call === String(call))) {
+      expect(Date.now(), `call ${call} never reached its observer`).toBeLessThan(end);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    // The observer outlives the killed command; it is this test's to end.
+    for (const pid of taggedPids(ctx.tag)) killQuietly(pid);
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  }
+
+  const turnHeading = (index: number, role: string, diff: boolean, text: string) => `### turn ${index} (${role}${diff ? ', carries a diff' : ''})\n${text}\n`;
+
+  test('qa turn killed mid-observer: the cross-check prompt holds its turns, and only its pass completes the lane', { timeout: 120_000 }, async () => {
+    const lane = 'killed-cadence-1';
+    const log = join(root, `${lane}.jsonl`);
+    // Call 1 is the bootstrap, call 2 the cadence check that is killed, call 3 the cross-check.
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2']).code).toBe(0);
+    expect(turn(ctx, lane, 'user', 'FIRST-TURN', { env: tagEnv() }).code).toBe(0);
+    await killMidObserver(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'DIFF-TURN', '--diff']);
+    expect(callLog(log).find((c) => c.call === '2')!.prompt).toContain(turnHeading(1, 'assistant', true, 'DIFF-TURN'));
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=killed-cadence-1 call=3 verdict=pass /m);
+    expect(finished.code).toBe(0);
+    const cross = callLog(log).filter((c) => c.mode === 'cross-check');
+    expect(cross.map((c) => c.call)).toEqual(['3']);
+    expect(cross[0]!.prompt).toContain(turnHeading(0, 'user', false, 'FIRST-TURN'));
+    expect(cross[0]!.prompt).toContain(turnHeading(1, 'assistant', true, 'DIFF-TURN'));
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', turns: 2, lastSent: 2, unsent: 0 });
+  });
+
+  test('qa turn killed mid-observer: the next cadence window sends its turns again, with the new ones', { timeout: 120_000 }, async () => {
+    const lane = 'killed-cadence-2';
+    const log = join(root, `${lane}.jsonl`);
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2']).code).toBe(0);
+    expect(turn(ctx, lane, 'user', 'T0', { env: tagEnv() }).code).toBe(0);
+    await killMidObserver(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'T1', '--diff']);
+    expect(turn(ctx, lane, 'user', 'T2', { env: tagEnv() }).code).toBe(0);
+    const closing = turn(ctx, lane, 'assistant', 'T3', { env: tagEnv() });
+    expect(closing.code).toBe(0);
+    expect(closing.stdout).toMatch(/^QA_UPDATE: lane=killed-cadence-2 call=3 turns=0-4 verdict=pass /m);
+    const prompt = callLog(log).find((c) => c.call === '3')!.prompt;
+    expect(prompt).toContain('## New turns (4)');
+    for (const [i, text] of ['T0', 'T1', 'T2', 'T3'].entries()) expect(prompt).toContain(turnHeading(i, i % 2 === 0 ? 'user' : 'assistant', i === 1, text));
+    // Judged once now: the cross-check is given no turn again.
+    expect(qa(ctx, ['finish', '--lane', lane], tagEnv()).code).toBe(0);
+    expect(callLog(log).find((c) => c.mode === 'cross-check')!.prompt).not.toContain('## New turns');
+  });
+
+  test('qa finish killed mid-cross-check: the next finish is given the same turns, and completes', { timeout: 120_000 }, async () => {
+    const lane = 'killed-cross-1';
+    const log = join(root, `${lane}.jsonl`);
+    // Call 2 is the first cross-check (no cadence window closes with one turn).
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2']).code).toBe(0);
+    expect(turn(ctx, lane, 'assistant', 'ONLY-TURN', { diff: true, env: tagEnv() }).code).toBe(0);
+    await killMidObserver(lane, log, 2, ['finish']);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=killed-cross-1 call=3 verdict=pass /m);
+    expect(finished.code).toBe(0);
+    expect(callLog(log).find((c) => c.call === '3')!.prompt).toContain(turnHeading(0, 'assistant', true, 'ONLY-TURN'));
   });
 });

@@ -109,7 +109,7 @@ describe('store opened and written by many processes at once', () => {
     ensureBuilt();
     const state = join(root, 'refused');
     // PREBUILDS_ONLY makes the package's loader skip the guarded build for its prebuilt one.
-    const r = spawnSync(process.execPath, [BUNDLE, 'qa', 'status', '--lane', 'a', '--state', state], { env: { ...env, PREBUILDS_ONLY: '1' }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [BUNDLE, 'qa', 'turn', '--lane', 'a', '--role', 'user', '--text', 'x', '--state', state], { env: { ...env, PREBUILDS_ONLY: '1' }, encoding: 'utf8' });
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/lacks the open-race guard.*\(STATE_UNAVAILABLE\)$/m);
     expect(r.stdout).toBe('');

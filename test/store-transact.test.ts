@@ -12,9 +12,11 @@ describe('transact', () => {
   const store = openStore(join(root, 'state'));
   afterEach(() => vi.restoreAllMocks());
 
+  // A record and events of the shape the store checks as it reads them back.
   const step = (marker: string) => (current: RunRecord | undefined) => {
-    const record = { ...(current ?? {}), seq: current?.seq ?? 0 } as RunRecord;
-    return { change: { record, events: [{ type: marker } as never] }, result: record.seq };
+    const base = { v: 1, run: 'r', commands: 0, state: 'awaiting_result', order: [], phases: {} };
+    const record = { ...base, ...(current ?? {}), seq: current?.seq ?? 0 } as unknown as RunRecord;
+    return { change: { record, events: [{ type: marker, at: '2026-01-01T00:00:00.000Z' } as never] }, result: record.seq };
   };
   const refuseBegin = () => {
     throw new Error('MDB_BAD_TXN: the writer lock\nwas refused');

@@ -367,6 +367,14 @@ export const RESULT_CODES = {
     summary: 'the state root cannot be opened or written',
     fix: 'pass a writable --state directory (or LANEWARD_STATE_ROOT)',
   },
+  STATE_RECORD_INVALID: {
+    summary: 'a record in the state root is not of a shape or version this laneward reads',
+    fix: 'run the laneward that wrote the state root, or start again with an empty --state directory',
+  },
+  STATE_CORRUPT: {
+    summary: 'the state root holds files that are not a laneward LMDB environment, or are truncated',
+    fix: 'move the state root aside and restore it from a copy, or start again with an empty --state directory',
+  },
   EXPORT_INVALID: {
     summary: 'the exported run directory does not validate',
     fix: 'report it with the validation lines; the run state is kept and export can be run again',

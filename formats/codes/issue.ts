@@ -1,3 +1,4 @@
+import { bounded } from '../text/bounded.ts';
 import { oneLine } from '../text/one-line.ts';
 import { RESULT_CODES, type ResultCode } from './codes.ts';
 
@@ -16,11 +17,13 @@ export function issue(code: ResultCode, path: string, message: string): Issue {
 
 /**
  * The one line format every error is printed in:
- * `<context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>)`.
+ * `<context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>)`. The detail and the
+ * path are each cut at PRINTED_VALUE_MAX characters (formats/text/bounded.ts), with their length named.
  */
 export function renderIssueLine(context: string, found: Issue): string {
   const info = RESULT_CODES[found.code];
-  const message = oneLine(found.message);
-  const where = found.path === '' ? message : `${message} at ${oneLine(found.path)}`;
+  // Each value bounded before it is escaped: a cut never splits an escape.
+  const message = oneLine(bounded(found.message));
+  const where = found.path === '' ? message : `${message} at ${oneLine(bounded(found.path))}`;
   return `${context}: ${info.summary} (${where}); fix: ${info.fix} (${found.code})`;
 }

@@ -68,6 +68,21 @@ export interface Frame {
   readonly text: string;
 }
 
+/** Turn indexes [from, to). */
+export type TurnRange = readonly [number, number];
+
+/**
+ * A delta handed to an observer call whose end is not recorded yet: the call, the turns
+ * it was given, and the process that runs it (pid and start tick). A reservation whose
+ * process is gone was never judged: the next decision gives its turns out again.
+ */
+export interface Reservation {
+  readonly call: number;
+  readonly mode: QaMode;
+  readonly ranges: readonly TurnRange[];
+  readonly owner: { readonly pid: number; readonly ticks: string };
+}
+
 /** A lane's QA state, one CBOR record in the `lanes` db. */
 export interface LaneRecord {
   readonly version: 1;
@@ -87,10 +102,16 @@ export interface LaneRecord {
   /** Reasoning turns seen since the last stop/reset: counted only. */
   reasoningTurns: number;
   /**
-   * Turns [0, lastSent) are handed to an observer call and are never sent again: a call
-   * reserves its delta when it is decided, and gives it back only if its observer never ran.
+   * Turns [0, lastSent) were handed to an observer call: a call reserves its delta when it
+   * is decided ({@link reserved}), and it is given out again only if its observer never
+   * ran or its process died before recording the call's end.
    */
   lastSent: number;
+  /**
+   * The deltas of calls still running, or whose process died before recording their end
+   * (absent in records written before these were kept: none open then).
+   */
+  reserved?: Reservation[];
   /** Turns (user and assistant) since the last cadence check. */
   sinceCadence: number;
   /** Diff-bearing turns since the last review request, and their indexes. */

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { EXIT } from '../../formats/codes/codes.ts';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
 import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
@@ -9,11 +11,12 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { configuredStateRoot } from '../plan/settings.ts';
 import { stateRootFor } from '../plan/run-binding.ts';
+import { openStateRoot } from '../plan/state-root.ts';
 import { qaReset, qaStop } from '../qa/clear.ts';
 import { qaFinish } from '../qa/finish.ts';
 import { qaConfigFromEnv } from '../qa/qa-config.ts';
 import { qaStart } from '../qa/start.ts';
-import { qaStatus } from '../qa/status.ts';
+import { noLane, qaStatus } from '../qa/status.ts';
 import { inProcessSupervise } from '../qa/supervise-fn.ts';
 import { qaTurn } from '../qa/turn.ts';
 import type { QaReport } from '../qa/report.ts';
@@ -61,8 +64,12 @@ function need(values: Record<string, unknown>, name: string): string {
   return value;
 }
 
+function rootOf(values: { state?: string | undefined }): string {
+  return stateRootFor(configuredStateRoot(values.state, process.env, process.cwd()), undefined, process.cwd());
+}
+
 function storeOf(values: { state?: string | undefined }): Store {
-  return openStore(stateRootFor(configuredStateRoot(values.state, process.env, process.cwd()), undefined, process.cwd()));
+  return openStore(rootOf(values));
 }
 
 /** Prints a report (lines, or one JSON object) and returns its exit status. */
@@ -193,8 +200,10 @@ const STATUS = command({
   positionals: false,
   run: async ({ values }, io) => {
     const lane = need(values, 'lane');
-    const store = storeOf(values);
-    const result = qaStatus(store, lane);
+    // Reads only, as plan status does: a root with no store holds no lane and is not
+    // created, and a root on a read-only file system is opened read-only.
+    const root = rootOf(values);
+    const result = existsSync(join(root, 'data.mdb')) ? qaStatus(openStateRoot(root, 'read'), lane) : noLane(lane);
     const json = values.json === true;
     if (!json && result.status !== null) io.out(renderStatusLine(result.status));
     return print(io, 'laneward qa status', json, result);

@@ -1,6 +1,7 @@
 import type { ObserverCallFacts } from '../../formats/qa/events.ts';
-import type { Exchange, LaneRecord } from '../../formats/qa/record.ts';
+import type { Exchange, LaneRecord, TurnRange } from '../../formats/qa/record.ts';
 import type { ObserverResult } from './observer-call.ts';
+import { releaseDelta, turnsIn } from './reservations.ts';
 
 /** Frames kept per lane: the newest, so a long lane's record stays bounded. */
 export const FRAMES_KEPT = 1_000;
@@ -8,16 +9,16 @@ export const FRAMES_KEPT = 1_000;
 /**
  * Records one finished observer call in the lane (inside the caller's transaction): the
  * exchange joins the transcript and the frames are kept (the newest {@link FRAMES_KEPT}).
- * The delta [from, to) was reserved when the call was decided: once the observer ran it
- * counts as sent whatever it answered, and the turns' text is dropped; when the observer
- * never ran (and no later call reserved more), the reservation is given back.
+ * The delta (`ranges`) was reserved when the call was decided: once the observer ran it
+ * counts as sent whatever it answered, and the turns' text is dropped (unless another
+ * open reservation still holds them); when the observer never ran, it is given back.
  */
-export function applyCall(record: LaneRecord, result: ObserverResult, from: number, to: number): Exchange {
+export function applyCall(record: LaneRecord, result: ObserverResult, ranges: readonly TurnRange[]): Exchange {
   const exchange: Exchange = {
     call: result.call,
     mode: result.mode,
-    from,
-    to,
+    from: ranges[0]?.[0] ?? record.lastSent,
+    to: ranges.at(-1)?.[1] ?? record.lastSent,
     verdict: result.verdict?.verdict ?? 'error',
     code: result.code,
     note: result.verdict?.note ?? result.detail,
@@ -26,11 +27,9 @@ export function applyCall(record: LaneRecord, result: ObserverResult, from: numb
   record.transcript.push(exchange);
   record.frames.push(...result.frames);
   if (record.frames.length > FRAMES_KEPT) record.frames.splice(0, record.frames.length - FRAMES_KEPT);
-  if (result.started) {
-    for (const turn of record.turns.slice(from, to)) turn.text = null;
-  } else if (record.lastSent === to) {
-    record.lastSent = from;
-  }
+  const sent = releaseDelta(record, result.call, result.started);
+  const held = new Set(turnsIn(record, (record.reserved ?? []).flatMap((r) => r.ranges)).map((t) => t.index));
+  for (const turn of turnsIn(record, sent)) if (!held.has(turn.index)) turn.text = null;
   return exchange;
 }
 

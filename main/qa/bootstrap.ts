@@ -25,7 +25,7 @@ export async function bootstrap(store: Store, lane: string, run: SuperviseFn, pr
   return transactLane(store, lane, (record) => {
     // A stop or reset while the call ran cleared the history it would join.
     if (record === undefined || record.epoch !== begun.epoch) return { change: null, result: report(lane, 'QA_NOT_BOOTSTRAPPED', prior, record) };
-    applyCall(record, result, begun.at, begun.at);
+    applyCall(record, result, []);
     let event: QaEvent;
     if (result.verdict?.verdict === 'pass') {
       record.ready = true;

@@ -31,6 +31,7 @@ async function clear(store: Store, lane: string, reason: 'stop' | 'reset'): Prom
     record.turns = [];
     record.reasoningTurns = 0;
     record.lastSent = 0;
+    record.reserved = [];
     record.sinceCadence = 0;
     record.unreviewedDiffs = [];
     record.transcript = [];

@@ -1,10 +1,11 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
-import type { Exchange, ObserverConfig, Turn } from '../../formats/qa/record.ts';
+import type { Exchange, ObserverConfig, Turn, TurnRange } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { applyCall, callFacts } from './apply-call.ts';
 import { checkLaneId } from './lane-id.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
+import { orphanedCalls, reserveDelta, turnsIn } from './reservations.ts';
 import { report, type QaReport } from './report.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
 
@@ -14,7 +15,7 @@ export interface QaFinishOptions {
 
 interface Begun {
   readonly report?: QaReport;
-  readonly call?: { readonly call: number; readonly epoch: number; readonly from: number; readonly bootstrapLen: number; readonly to: number; readonly observer: ObserverConfig; readonly delta: readonly Turn[]; readonly transcript: readonly Exchange[] };
+  readonly call?: { readonly call: number; readonly epoch: number; readonly ranges: readonly TurnRange[]; readonly bootstrapLen: number; readonly observer: ObserverConfig; readonly delta: readonly Turn[]; readonly transcript: readonly Exchange[] };
 }
 
 /**
@@ -27,6 +28,7 @@ interface Begun {
  */
 export async function qaFinish(store: Store, lane: string, options: QaFinishOptions, run: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
+  const orphaned = orphanedCalls(store.lanes.get(lane));
   const begun = await transactLane<Begun>(store, lane, (record) => {
     if (record === undefined || record.state === 'stopped') {
       const event: QaEvent = { type: 'completion_refused', lane, code: 'QA_NO_OBSERVER' };
@@ -39,17 +41,18 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
       return { change: { record, events: [event] }, result: { report: report(lane, 'QA_NOT_BOOTSTRAPPED', [event], record, `lane ${lane} has no passing bootstrap`) } };
     }
     record.calls += 1;
+    // Every turn no recorded verdict covers is judged here: the unsent ones, those of a
+    // call whose process died before recording its end, and those a live call still holds.
+    const ranges = reserveDelta(record, record.calls, 'cross-check', orphaned, { includeLive: true });
     const call = {
       call: record.calls,
       epoch: record.epoch,
-      from: record.lastSent,
+      ranges,
       bootstrapLen: record.bootstrapLen,
-      to: record.turns.length,
       observer: record.observer,
-      delta: record.turns.slice(record.lastSent),
+      delta: turnsIn(record, ranges),
       transcript: record.transcript.slice(record.bootstrapLen),
     };
-    record.lastSent = call.to;
     return { change: { record, events: [] }, result: { call } };
   });
   const { call } = begun;
@@ -62,7 +65,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
     if (record === undefined || record.epoch !== call.epoch) {
       return { change: null, result: report(lane, 'QA_NOT_BOOTSTRAPPED', [], record, `lane ${lane} was stopped or reset during the cross-check`) };
     }
-    applyCall(record, result, call.from, call.to);
+    applyCall(record, result, call.ranges);
     const passed = result.verdict?.verdict === 'pass';
     if (passed) record.state = 'complete';
     const event: QaEvent = {

@@ -6,6 +6,12 @@ import { report, type QaReport } from './report.ts';
 export function qaStatus(store: Store, lane: string): QaReport {
   checkLaneId(lane);
   const record = store.lanes.get(lane);
-  if (record === undefined) return report(lane, 'QA_NO_OBSERVER', [], undefined, `no lane ${lane} in this state root`);
+  if (record === undefined) return noLane(lane);
   return report(lane, null, [], record);
+}
+
+/** The report on a lane the state root does not hold (or a root that holds no store). */
+export function noLane(lane: string): QaReport {
+  checkLaneId(lane);
+  return report(lane, 'QA_NO_OBSERVER', [], undefined, `no lane ${lane} in this state root`);
 }

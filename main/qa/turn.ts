@@ -1,5 +1,5 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
-import type { LaneRecord, ObserverConfig, Turn, TurnRole } from '../../formats/qa/record.ts';
+import type { LaneRecord, ObserverConfig, Turn, TurnRange, TurnRole } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { applyCall, callFacts } from './apply-call.ts';
 import { sweepStaleCalls } from './call-dirs.ts';
@@ -7,6 +7,7 @@ import { checkLaneId } from './lane-id.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
 import type { QaConfig } from './qa-config.ts';
+import { orphanedCalls, reserveDelta, turnsIn } from './reservations.ts';
 import { report, type QaReport } from './report.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
 
@@ -35,13 +36,13 @@ export function closedLane(lane: string, record: LaneRecord | undefined): QaRepo
  * window closes and the observer is ready, the observer reviews the turns not yet sent
  * (the delta), and its verdict is recorded in a second transaction; a window that closes
  * before readiness is reported paused. A process killed between the two leaves the turn
- * recorded and the delta reserved (so never sent twice); the next window sends what
- * came after it.
+ * recorded and the delta reserved by a process that is gone: nobody judged it, so the
+ * next window sends it again with what came after it (and the cross-check holds it).
  */
 /** What the ingesting transaction decided: its report, and the cadence check due, if any. */
 interface Taken {
   readonly report: QaReport;
-  readonly due?: { readonly call: number; readonly epoch: number; readonly from: number; readonly to: number; readonly observer: ObserverConfig; readonly delta: readonly Turn[] };
+  readonly due?: { readonly call: number; readonly epoch: number; readonly ranges: readonly TurnRange[]; readonly observer: ObserverConfig; readonly delta: readonly Turn[] };
 }
 
 export async function qaTurn(store: Store, lane: string, options: QaTurnOptions, run: SuperviseFn): Promise<QaReport> {
@@ -49,6 +50,7 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   // Calls of a killed process left their directories: gone before this command makes any.
   sweepStaleCalls(store.root, lane);
   const { config } = options;
+  const orphaned = orphanedCalls(store.lanes.get(lane));
   const taken = await transactLane<Taken>(store, lane, (record) => {
     const refused = closedLane(lane, record);
     if (refused !== undefined || record === undefined) return { change: null, result: { report: refused! } };
@@ -75,10 +77,11 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
     if (record.sinceCadence >= config.cadence) {
       if (record.ready) {
         // The window closes and the delta is reserved now, in this transaction: a second
-        // command on the lane while this call runs cannot send the same turns again.
+        // command on the lane while this call runs cannot send the same turns again. A
+        // delta a killed command reserved was never judged: it is sent again with this one.
         record.calls += 1;
-        due = { call: record.calls, epoch: record.epoch, from: record.lastSent, to: record.turns.length, observer: record.observer, delta: record.turns.slice(record.lastSent) };
-        record.lastSent = due.to;
+        const ranges = reserveDelta(record, record.calls, 'cadence', orphaned);
+        due = { call: record.calls, epoch: record.epoch, ranges, observer: record.observer, delta: turnsIn(record, ranges) };
         record.sinceCadence = 0;
       } else if (record.sinceCadence % config.cadence === 0) {
         events.push({ type: 'cadence_paused', lane, turns: record.sinceCadence });
@@ -94,11 +97,11 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   return transactLane(store, lane, (record) => {
     if (record === undefined || record.epoch !== due.epoch) return { change: null, result: taken.report };
     // A failed check is reported, never retried: its window closed when it was decided.
-    applyCall(record, result, due.from, due.to);
+    const exchange = applyCall(record, result, due.ranges);
     const event: QaEvent =
       result.verdict === null
         ? { type: 'observer_failed', lane, mode: 'cadence', call: due.call, code: result.code ?? 'QA_VERDICT_MALFORMED', detail: result.detail, ...facts }
-        : { type: 'update', lane, call: due.call, from: due.from, to: due.to, verdict: result.verdict.verdict, note: result.verdict.note, guidance: result.verdict.guidance ?? null, ...facts };
+        : { type: 'update', lane, call: due.call, from: exchange.from, to: exchange.to, verdict: result.verdict.verdict, note: result.verdict.note, guidance: result.verdict.guidance ?? null, ...facts };
     // A cadence failure does not fail the turn, but a cancelled command is cancelled.
     const code = result.code === 'CANCELLED' ? 'CANCELLED' : null;
     return { change: { record, events: [event] }, result: report(lane, code, [...taken.report.events, event], record, code === null ? '' : result.detail) };

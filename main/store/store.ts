@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import type { Database } from 'lmdb';
 import { LanewardError, oneLineMessage } from '../../formats/codes/error.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
+import { checkEnvironment } from './environment-check.ts';
+import { checkedCbor, type DatabaseName } from './record-check.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, CrewRunRecord, LaneProgress } from '../../formats/crew/record.ts';
 import type { QaEvent } from '../../formats/qa/events.ts';
@@ -83,11 +85,24 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
   }
 }
 
+/** The named databases a laneward environment holds, and nothing else. */
+const DATABASES = new Set(['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'crew-runs', 'lanes', 'laneJournal']);
+
 function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: boolean }): Store {
   const { open } = load('lmdb') as typeof import('lmdb');
-  const env = open({ path: realpathSync(dir), maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
-  const db = <V, K extends string | [string, number] | [string, string]>(name: string) =>
-    env.openDB<V, K>({ name, encoder: CBOR } as { name: string });
+  const path = realpathSync(dir);
+  // Before lmdb maps anything: a file it would fault on is refused here, on one line.
+  checkEnvironment(path, { readOnly: options.readOnly === true });
+  const env = open({ path, maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
+  // Another program's LMDB environment is not ours to add databases to: its main database
+  // names only laneward's databases (none in a new one).
+  const foreign = [...env.getKeys({ limit: 64 })].filter((key) => typeof key !== 'string' || !DATABASES.has(key));
+  if (foreign.length > 0) {
+    void env.close();
+    throw new LanewardError('STATE_CORRUPT', `the state root is an LMDB environment that is not laneward's (its main database holds ${JSON.stringify(String(foreign[0]).slice(0, 64))}${foreign.length > 1 ? ` and ${foreign.length - 1} more` : ''})`, { path: dir });
+  }
+  const db = <V, K extends string | [string, number] | [string, string]>(name: DatabaseName) =>
+    env.openDB<V, K>({ name, encoder: checkedCbor(dir, name) } as { name: string });
   const store: Store = {
     root: dir,
     runs: db<RunRecord, string>('runs'),

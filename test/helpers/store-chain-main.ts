@@ -15,9 +15,10 @@ const store = openStore(root);
 if (mode === 'write') {
   const seen = await transact(store, key!, (current) => {
     const seq = current?.seq ?? 0;
-    // Only seq matters here: the record is the store's envelope for the journal count.
-    const record = { ...(current ?? {}), seq } as RunRecord;
-    return { change: { record, events: [{ type: 'probe', marker } as unknown as JournalEvent] }, result: seq };
+    // Only seq matters here: the record is the store's envelope for the journal count,
+    // with the fields every run record has (the store checks them as it reads).
+    const record = { v: 1, run: key, commands: 0, state: 'awaiting_result', order: [], phases: {}, ...(current ?? {}), seq } as unknown as RunRecord;
+    return { change: { record, events: [{ type: 'probe', at: new Date().toISOString(), marker } as unknown as JournalEvent] }, result: seq };
   });
   if (seen !== Number(expected)) {
     process.stdout.write(`STALE ${key} expected=${expected} read=${seen}\n`);
