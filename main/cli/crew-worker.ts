@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
+import { isLanewardError } from '../../formats/codes/error.ts';
 import { interruptSignal } from '../interrupt.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command } from './command.ts';
@@ -61,6 +62,12 @@ export const crewWorkerCommand = command({
         },
         io,
       );
+    } catch (error) {
+      // Stopped while Redis did not answer: its lanes ended (their children with them) and
+      // the line is printed; a BullMQ client that gave up may still hold the event loop, so
+      // the process ends regardless once the line had time to go out.
+      if (interrupt.signal.aborted && isLanewardError(error) && error.code === 'QUEUE_UNAVAILABLE') setTimeout(() => process.exit(exitStatus('QUEUE_UNAVAILABLE')), 2_000).unref();
+      throw error;
     } finally {
       interrupt.release();
     }
