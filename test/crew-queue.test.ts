@@ -189,7 +189,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     await redis.restart();
     const again = start(args, crew.dir);
     expect(await again.exited, again.out() + again.err()).toBe(0);
-    expect(again.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 /);
+    expect(again.out().trim().split('\n').at(-1), two.map((w) => w.out() + w.err()).join('\n---\n')).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 /);
     expect(await stopAll(two)).toEqual([0, 0]);
   }, 240_000);
 

@@ -220,7 +220,15 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
       } catch (error) {
         // The coordinator reads the code from the reason's first word.
         const code = isLanewardError(error) ? error.code : 'INTERNAL';
-        io.out(`CREW_WORKER: job=${oneLine(String(job.id))} status=${RELEASED.has(error as Error) ? 'released' : 'refused'} code=${code}`);
+        if (RELEASED.has(error as Error)) {
+          // Named as BullMQ's own "the processor moved the job itself": its slot is freed
+          // and the job is left as it is (no holder's result was written: it has none).
+          io.out(`CREW_WORKER: job=${oneLine(String(job.id))} status=released code=${code}`);
+          const release = new Error(`${code}: ${oneLine(toError(error).message)}`);
+          release.name = 'WaitingError';
+          throw release;
+        }
+        io.out(`CREW_WORKER: job=${oneLine(String(job.id))} status=refused code=${code}`);
         throw new Error(`${code}: ${oneLine(toError(error).message)}`);
       }
     },
