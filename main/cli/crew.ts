@@ -37,7 +37,10 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
                   into out and validated here; the same lines and exit statuses. Redis
                   unreachable at the start, or for --queue-timeout (default 10s) later, is
                   QUEUE_UNAVAILABLE (exit 1): the lanes run on, and the same command later
-                  picks up their results. Not with a crew that names a workspace.
+                  picks up their results. Its state root keeps a copy of every lane's
+                  mirror: a job Redis lost is queued again from it (CREW_REQUEUED on
+                  stderr), and a lane it holds finished is not queued at all. Not with a
+                  crew that names a workspace.
   --report FILE   the crew's JSON report, written atomically at the end
   --retry-failed  run failed lanes again, as new attempts (never replaying a started
                   call; a lane failed exporting exports again, any other re-bootstraps its
