@@ -520,6 +520,45 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(await stopAll([w])).toEqual([0]);
   }, 180_000);
 
+  test('a Redis at its maxmemory for a while is waited out: the lanes that had not started complete, none is failed by it, no prompt twice', async () => {
+    const own = await startRedis();
+    const { default: Redis } = await import('ioredis');
+    const admin = new Redis(own.url);
+    try {
+      const crew = queuedCrew(4, { instant: false });
+      const log = join(crew.dir, 'starts.log');
+      const two = ['w1', 'w2'].map((name) => {
+        const w = start(['crew', 'worker', '--queue', own.url, '--trust', crew.pub, '--state', join(crew.dir, name), '--lock', '3s', '--concurrency', '1'], crew.dir, slow(log));
+        workers.push(w);
+        return w;
+      });
+      const run = start(['crew', 'run', crew.file, '--queue', own.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '60s'], crew.dir);
+      await until(() => promptsOf(log).length > 0, 60_000, 'a lane to start a child');
+      // The fault: no write fits for ten seconds (two lanes queued that never started yet among them).
+      // The lanes workers had taken when it came (their jobs active); the others were queued.
+      const active = await admin.lrange(`bull:${LANE_QUEUE}:active`, 0, -1);
+      await admin.config('SET', 'maxmemory', '1');
+      const startedBefore = new Set(active.map((id) => /\.(lane-\d+)$/.exec(id)?.[1]));
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      await admin.config('SET', 'maxmemory', '0');
+      expect(await run.exited, run.out() + run.err()).toBeLessThanOrEqual(1);
+      const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+      expect(ends).toHaveLength(4);
+      expect(startedBefore.size).toBeLessThanOrEqual(2);
+      for (const line of ends) {
+        const lane = /lane=(\S+)/.exec(line)![1];
+        // A lane that had not started is never failed by it; one whose lock lapsed meanwhile
+        // moved to the other worker, where what was in flight is EXECUTION_UNKNOWN, never run twice.
+        expect(line, two.map((w) => w.out()).join("\n")).toMatch(startedBefore.has(lane) ? / status=(complete|failed code=EXECUTION_UNKNOWN) / : / status=complete /);
+      }
+      expect(twice(promptsOf(log))).toBe(0);
+      expect(await stopAll(two)).toEqual([0, 0]);
+    } finally {
+      admin.disconnect();
+      await own.close();
+    }
+  }, 240_000);
+
   test('a crew worker whose Redis is gone stops on SIGTERM: QUEUE_UNAVAILABLE (exit 1), its lane\'s children gone', async () => {
     const own = await startRedis();
     try {

@@ -20,7 +20,7 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { bullConnection, checkQueue, queueTarget, type QueueTarget } from './connection.ts';
+import { bullConnection, checkQueue, queueTarget, whileOutOfMemory, type QueueTarget } from './connection.ts';
 import { watchRedis } from './redis-watch.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { laneStreamKey } from './lane-mirror.ts';
@@ -198,11 +198,12 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     const nonceOf = new Map<string, string>();
     /** Queues the lane's job anew: its mirror put back first, then its ledger entry, then the job. */
     const enqueue = async (lane: string): Promise<number> => {
-      const put = await guard(copy.putBack(redis, copiedOf.get(lane)!));
+      // A Redis at its maxmemory refuses these writes: waited out, the lane is never failed by it.
+      const put = await guard(whileOutOfMemory(() => copy.putBack(redis, copiedOf.get(lane)!), stop.signal));
       const nonce = newNonce();
       nonceOf.set(lane, nonce);
-      await guard(writeLedger(redis, { runAs, lane, nonce, finished: false }, key));
-      await guard(queue.add('lane', signJob({ ...bodyOf.get(lane)!, nonce }, key), { jobId: laneJobId(runAs, lane), attempts: 1, removeOnComplete: false, removeOnFail: false }));
+      await guard(whileOutOfMemory(() => writeLedger(redis, { runAs, lane, nonce, finished: false }, key), stop.signal));
+      await guard(whileOutOfMemory(() => queue.add('lane', signJob({ ...bodyOf.get(lane)!, nonce }, key), { jobId: laneJobId(runAs, lane), attempts: 1, removeOnComplete: false, removeOnFail: false }), stop.signal));
       return put;
     };
     // A job an earlier run of this crew left finished reports no event now: read from Redis.
@@ -298,7 +299,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       lanes.set(lane, progress);
       await store.crewLanes.put([loaded.crew.crew, lane], progress);
       // Its result is taken: no job of the lane runs any more, a copy of one included.
-      await writeLedger(redis, { runAs, lane, nonce: nonceOf.get(lane) ?? '', finished: true }, key).catch(() => undefined);
+      await whileOutOfMemory(() => writeLedger(redis, { runAs, lane, nonce: nonceOf.get(lane) ?? '', finished: true }, key), stop.signal).catch(() => undefined);
       // A complete lane needs its mirror no more (a failed one keeps it: a retry continues
       // it); this coordinator's copy stays.
       if (progress.stage === 'complete') await redis.del(laneStreamKey(runAs, lane)).catch(() => undefined);

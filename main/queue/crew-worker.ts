@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
@@ -107,11 +107,9 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     checkCurrent(await readLedger(redis, body.runAs, body.lane, trust), body);
     const qaId = crewQaLaneId(body.runAs, body.lane);
     const dir = join(root, 'queue', qaId);
-    // The job this worker last ran to its end for the lane: the same job again is a copy.
-    const finishedFile = join(dir, 'finished-job');
-    if (existsSync(finishedFile) && readFileSync(finishedFile, 'utf8') === body.nonce) {
-      throw new LanewardError('JOB_INVALID', `lane ${body.lane}: this worker already ran this job to its end (this one is a copy); it ran nothing`);
-    }
+    // A job of a lane this worker ran to its end (its result never reached Redis, or the
+    // coordinator lost it) runs the lane as a crew run again does: it starts nothing and
+    // answers the same result.
     let lane = running.get(qaId);
     if (lane !== undefined) lane.retoken(token);
     else {
@@ -120,10 +118,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
       const entry: RunningLane = { result, retoken: (t) => mirrorOf?.retoken(t), release: () => undefined };
       lane = entry;
       running.set(qaId, entry);
-      void result.then(
-        () => writeFileAtomic(finishedFile, body.nonce, 0o644, true),
-        () => undefined,
-      ).finally(() => {
+      void result.catch(() => undefined).finally(() => {
         if (running.get(qaId) === entry) running.delete(qaId);
       });
     }

@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { readBinding } from '../plan/index.ts';
+import { whileOutOfMemory } from './connection.ts';
 import type { Store } from '../store/store.ts';
 
 // One codec for keys and values, self-contained records (no shared structures), as the store keeps them.
@@ -137,7 +138,8 @@ export class LaneMirror {
     let written: number | string;
     for (;;) {
       const token = this.token;
-      written = (await this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), token, ...args)) as number | string;
+      // A Redis at its maxmemory is waited out: the lane starts nothing meanwhile.
+      written = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), token, ...args))) as number | string;
       const between = written === -2 || (typeof written === 'string' && (this.token !== token || ours(written)));
       if (!between || performance.now() >= vacantUntil) break;
       if (this.token === token) this.lane.onVacant?.();
