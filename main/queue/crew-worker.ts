@@ -251,24 +251,22 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     probe.on('error', () => undefined);
     let answered = performance.now();
     let tick = answered;
-    let stalled = 0;
     try {
       while (closing) {
         await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
-        const now = performance.now();
-        // Only the time this process ran counts against Redis (see redis-watch.ts).
-        stalled += Math.max(0, now - tick - 2 * PROBE_MS);
-        tick = now;
+        // Only time this process ran counts against Redis (see redis-watch.ts).
+        if (performance.now() - tick > 3 * PROBE_MS) answered = performance.now();
         try {
-          await probe.ping();
+          // A Redis that takes the ping and never answers is as silent as one that is gone.
+          await Promise.race([probe.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to a ping')), PROBE_MS))]);
           answered = performance.now();
-          stalled = 0;
         } catch (error) {
-          if (performance.now() - answered - stalled > CLOSE_GRACE_MS) {
+          if (performance.now() - answered > CLOSE_GRACE_MS) {
             silentRedis = queueUnavailable(target, error);
             return;
           }
         }
+        tick = performance.now();
       }
     } finally {
       probe.disconnect();
