@@ -43,6 +43,14 @@ export interface LaneJobResult {
   readonly worker: string;
 }
 
+/**
+ * How often a lane's job may lose its holder before BullMQ fails it. A lost holder is
+ * never the lane's fault (its state is fenced and resumed from its mirror), and a job now
+ * also loses it while a paused worker, a Redis restart or a Redis out of memory is waited
+ * out: one stall failed such lanes INTERNAL ("job stalled more than allowable limit").
+ * Bounded still, so a lane that brings down every worker that takes it ends.
+ */
+const MAX_STALLS = 5;
 /** How long a stopping worker waits for a Redis that does not answer. */
 const CLOSE_GRACE_MS = 5_000;
 /** How often a stopping worker asks Redis whether it is there. */
@@ -227,7 +235,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
         throw new Error(`${code}: ${oneLine(toError(error).message)}`);
       }
     },
-    { connection: bull.connection, concurrency: options.concurrency, lockDuration: options.lockMs, stalledInterval: Math.max(1_000, Math.floor(options.lockMs / 2)), maxStalledCount: 1, name },
+    { connection: bull.connection, concurrency: options.concurrency, lockDuration: options.lockMs, stalledInterval: Math.max(1_000, Math.floor(options.lockMs / 2)), maxStalledCount: MAX_STALLS, name },
   );
   worker.on('error', (error) => io.err(`CREW_WORKER: queue error: ${oneLine(toError(error).message)}`));
   io.err(`CREW_WORKER: queue=${target.url} worker=${name} concurrency=${options.concurrency} state=${oneLine(root)}`);
