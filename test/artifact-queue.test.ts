@@ -218,11 +218,33 @@ describe.skipIf(SKIP !== undefined)('laneward artifact validate --queue', () => 
     expect((await queue.getJobs(['wait'])).map((job) => job.id)).toEqual([]);
   });
 
+  test('should fail the batch ARCHIVE_UNREADABLE, exit 1 and no summary, when a worker\'s --root does not hold the archive', async () => {
+    // On a Redis of its own: the shared workers, whose roots are right, take none of its jobs.
+    const own = await startRedis();
+    const wrong = join(root, 'wrong-mount');
+    mkdirSync(wrong, { recursive: true });
+    const worker = start(['artifact', 'worker', '--queue', own.url, '--trust', trust, '--jobs', '1', '--root', wrong]);
+    try {
+      await until(() => worker.stderr.includes('ARTIFACT_WORKER: queue='), 30_000, 'the worker ready');
+      const result = await run(['artifact', 'validate', archive, '--queue', own.url, '--key', key, '--runs-per-job', '50']);
+      expect([result.code, codesOf(result.stderr)]).toEqual([1, ['ARCHIVE_UNREADABLE']]);
+      expect(result.stdout).not.toContain('ARTIFACT_SUMMARY');
+      expect(worker.stdout).toMatch(/^ARTIFACT_WORKER: job=\S+ failed=ARCHIVE_UNREADABLE$/m);
+    } finally {
+      killQuietly(worker.process.pid!);
+      await own.close();
+    }
+  });
+
   test('should collect the jobs a killed coordinator left queued rather than queue them twice', async () => {
+    // The empty directory beside the archive makes the batch's root the one the third
+    // worker mounts elsewhere (with the archive alone, its --root would not hold the runs).
+    const local = await run(['artifact', 'validate', archive, empty, '--jobs', '2']);
     await queue.pause();
-    const args = ['artifact', 'validate', archive, '--queue', redis.url, '--key', key, '--runs-per-job', '30'];
+    const args = ['artifact', 'validate', archive, empty, '--queue', redis.url, '--key', key, '--runs-per-job', '30'];
     const first = start(args);
-    // 300 runs, 30 per job: ten jobs queued, none taken while the queue is paused.
+    // 300 runs, 30 per job: ten jobs queued, none taken while the queue is paused (the empty
+    // directory is reported by the coordinator itself, as one more invalid run).
     const queuedIds = async () => (await queue.getJobs(['wait'])).map((job) => job.id!);
     let ids: string[] = [];
     while (ids.length < 10 && first.process.exitCode === null) ids = await queuedIds();
@@ -233,7 +255,8 @@ describe.skipIf(SKIP !== undefined)('laneward artifact validate --queue', () => 
     await queue.resume();
     expect(await again.exited).toBe(1);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(lines(again.stdout).at(-1)).toMatch(/^ARTIFACT_SUMMARY: runs=300 /);
+    expect(lines(again.stdout).at(-1), again.stderr).toMatch(/^ARTIFACT_SUMMARY: runs=301 /);
+    expect(lines(again.stdout).at(-1)).toBe(lines(local.stdout).at(-1));
     // Each of the ten validated once, by whichever worker took it, and nothing else queued.
     expect(workers.flatMap(jobsDone).filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
     expect(await queue.getJobCountByTypes('wait', 'active', 'completed')).toBe(0);

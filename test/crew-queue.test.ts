@@ -189,7 +189,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     await redis.restart();
     const again = start(args, crew.dir);
     expect(await again.exited, again.out() + again.err()).toBe(0);
-    expect(again.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 /);
+    expect(again.out().trim().split('\n').at(-1), two.map((w) => w.out() + w.err()).join('\n---\n')).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 /);
     expect(await stopAll(two)).toEqual([0, 0]);
   }, 240_000);
 
@@ -234,16 +234,19 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   }, 300_000);
 
   test('a forged result is refused at the coordinator: no line of its making, nothing written outside the lane', async () => {
-    const crew = queuedCrew(2);
+    const crew = queuedCrew(4);
     const { Worker } = await import('bullmq');
     const { queueTarget } = await import('../main/queue/connection.ts');
     // A rogue taker of the queue: answers every lane with what a worker never sends.
     const answers = [
       { progress: { stage: 'complete', code: 'X\nCREW_SUMMARY: forged', attempts: 1, turnsDispatched: 0, turnsDone: 0, lostTurns: [], detail: null, updatedAt: 'now', lane: 'lane-9' }, files: [] },
       { progress: { stage: 'complete', code: null, attempts: 1, turnsDispatched: 0, turnsDone: 0, lostTurns: [], detail: null, updatedAt: 'now' }, files: [{ path: '../../escaped.txt', data: 'eA==' }] },
+      // Complete, with no run directory: a lane is complete only with a valid one carried back.
+      { progress: { stage: 'complete', code: null, attempts: 1, turnsDispatched: 0, turnsDone: 0, lostTurns: [], detail: null, updatedAt: 'now' }, files: 'none' },
+      { progress: { stage: 'complete', code: null, attempts: 1, turnsDispatched: 0, turnsDone: 0, lostTurns: [], detail: null, updatedAt: 'now' }, files: null },
     ];
     let n = 0;
-    const rogue = new Worker(LANE_QUEUE, async () => answers[n++ % 2], { connection: queueTarget(redis.url).connection, concurrency: 1 });
+    const rogue = new Worker(LANE_QUEUE, async () => answers[n++ % answers.length], { connection: queueTarget(redis.url).connection, concurrency: 1 });
     try {
       // Spawned, not run synchronously: the rogue taker lives in this process's event loop.
       const run = start(coordinator(crew), crew.dir);
@@ -251,7 +254,9 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       const lines = run.out().trim().split('\n');
       expect(lines.filter((l) => l.startsWith('CREW_SUMMARY: '))).toHaveLength(1);
       const ends = lines.filter((l) => l.startsWith('CREW_LANE: ')).map((l) => /lane=(\S+) status=(\S+) code=(\S+)/.exec(l)?.slice(1).join(' ')).sort();
-      expect(ends).toEqual(['lane-1 failed JOB_INVALID', 'lane-2 failed JOB_INVALID']);
+      expect(ends).toEqual(['lane-1 failed JOB_INVALID', 'lane-2 failed JOB_INVALID', 'lane-3 failed JOB_INVALID', 'lane-4 failed JOB_INVALID']);
+      expect(lines.at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 complete=0 failed=4 /);
+      expect(readdirSync(join(crew.dir, 'runs')).filter((name) => name.startsWith('lane-'))).toEqual([]);
       expect(existsSync(join(crew.dir, 'escaped.txt'))).toBe(false);
       expect(existsSync(join(crew.dir, 'runs', 'escaped.txt'))).toBe(false);
     } finally {
@@ -363,6 +368,219 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const r = laneward(coordinator(crew), { cwd: crew.dir });
     expect([r.code, codesOf(r.stderr), r.stdout]).toEqual([2, ['USAGE'], '']);
   });
+
+  /** Every prompt file the fixture children logged as started, the worker's directory made one (w1, w2... are machines). */
+  const promptsOf = (log: string) =>
+    (existsSync(log) ? readFileSync(log, 'utf8') : '')
+      .split('\n')
+      .filter((l) => l.startsWith('start '))
+      .map((l) => l.split(' ').slice(2).join(' ').replace(/\/w\d\//, '/w/'));
+  const twice = (prompts: readonly string[]) => prompts.length - new Set(prompts).size;
+  const slow = (log: string, ms = 300) => ({ LANEWARD_FIXTURE_DELAY_MS: String(ms), LANEWARD_FIXTURE_LOG: log, REVIEWER_LOG: log, REVIEWER_DELAY_MS: '100' });
+  const jobFailure = async (queue: import('bullmq').Queue, id: string) => {
+    const end = Date.now() + 60_000;
+    for (;;) {
+      const state = await queue.getJobState(id);
+      if (state === 'failed') return (await queue.getJob(id))!.failedReason;
+      if (state === 'completed') return `completed: ${JSON.stringify((await queue.getJob(id))!.returnvalue?.progress?.stage)}`;
+      if (Date.now() > end) throw new Error(`job ${id} did not end (${state})`);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // polls the job's state; nothing is inferred from the pause
+    }
+  };
+
+  test('a copy of a signed job runs nothing: under another id while its lane runs, or again under its own once the lane ended', async () => {
+    const crew = queuedCrew(1, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const w1 = worker(crew, 'w1', ['--concurrency', '1'], slow(log));
+    const run = start(coordinator(crew), crew.dir);
+    await until(() => promptsOf(log).length > 0, 60_000, 'the lane to start a child');
+    const { Queue } = await import('bullmq');
+    const { queueTarget } = await import('../main/queue/connection.ts');
+    const queue = new Queue(LANE_QUEUE, { connection: queueTarget(redis.url).connection });
+    try {
+      const id = `lane.${runAsName(crew.name, crew.file, join(crew.dir, 'coord'))}.lane-1`;
+      const original = (await queue.getJob(id))!;
+      // A worker that never held the lane, free while the first one is busy with it.
+      const w2 = worker(crew, 'w2', [], slow(log));
+      await queue.add('lane', original.data, { jobId: 'copied-while-running', attempts: 1 });
+      expect((await jobFailure(queue, 'copied-while-running')).split(':')[0]).toBe('JOB_INVALID');
+      expect(await run.exited, run.out() + run.err()).toBe(0);
+      expect(run.out()).toMatch(/^CREW_LANE: lane=lane-1 status=complete /m);
+      await stopAll([w1]);
+      const before = promptsOf(log);
+      // Its job removed (what a hand or a cleanup does) and the copy added under the same id.
+      await original.remove();
+      await queue.add('lane', original.data, { jobId: id, attempts: 1 });
+      await queue.add('lane', original.data, { jobId: 'copied-after', attempts: 1 });
+      expect((await jobFailure(queue, id)).split(':')[0]).toBe('JOB_INVALID');
+      expect((await jobFailure(queue, 'copied-after')).split(':')[0]).toBe('JOB_INVALID');
+      expect(w2.out()).not.toMatch(/lane=lane-1 status=/);
+      expect(promptsOf(log)).toEqual(before);
+      expect(existsSync(join(crew.dir, 'w2', 'queue'))).toBe(false);
+      expect(await stopAll([w2])).toEqual([0]);
+    } finally {
+      await queue.close();
+    }
+  }, 180_000);
+
+  test('redis FLUSHALL mid-crew: noticed, every lane resumed from the coordinator\'s copy, no prompt started twice', async () => {
+    const crew = queuedCrew(4, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const two = [worker(crew, 'w1', [], slow(log)), worker(crew, 'w2', [], slow(log))];
+    const run = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
+    await until(() => promptsOf(log).length >= 3, 60_000, 'the lanes to start children');
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    await client.flushall();
+    client.disconnect();
+    const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 150_000))]);
+    if (code === 'still waiting') run.child.kill('SIGKILL');
+    expect(code, run.out() + run.err()).toBeLessThanOrEqual(1);
+    expect(run.err()).toMatch(/^CREW_REQUEUED: lane=lane-\d+ records=\d+$/m);
+    // Every lane ended: complete, or (a lane resumed on the other worker from its mirror)
+    // with what was in flight when Redis lost it EXECUTION_UNKNOWN, never started again.
+    const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+    expect(ends).toHaveLength(4);
+    for (const line of ends) expect(line, two.map((w) => w.out() + w.err()).join("\n---\n")).toMatch(/ status=(complete|failed code=EXECUTION_UNKNOWN) /);
+    expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 /);
+    const prompts = promptsOf(log);
+    expect(twice(prompts), prompts.join('\n')).toBe(0);
+    expect(await stopAll(two)).toEqual([0, 0]);
+  }, 240_000);
+
+  test('finished jobs removed by hand, then crew clean --queue: the same crew run --queue starts nothing and every lane is complete', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const w = worker(crew, 'w1', [], slow(log, 50));
+    const first = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 120_000 });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const started = promptsOf(log);
+    expect(started.length).toBeGreaterThan(0);
+    const { Queue } = await import('bullmq');
+    const { queueTarget } = await import('../main/queue/connection.ts');
+    const queue = new Queue(LANE_QUEUE, { connection: queueTarget(redis.url).connection });
+    const runAs = runAsName(crew.name, crew.file, join(crew.dir, 'coord'));
+    try {
+      await queue.remove(`lane.${runAs}.lane-1`);
+    } finally {
+      await queue.close();
+    }
+    const again = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 120_000 });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout.split('\n').filter((l) => / status=complete /.test(l))).toHaveLength(2);
+    const clean = laneward(['crew', 'clean', crew.file, '--queue', redis.url, '--state', join(crew.dir, 'coord')], { cwd: crew.dir });
+    expect([clean.code, clean.stdout.trim().split('\n')]).toEqual([0, [
+      `CREW_CLEAN: lane=lane-1 job=lane.${runAs}.lane-1 status=removed state=unknown`,
+      `CREW_CLEAN: lane=lane-2 job=lane.${runAs}.lane-2 status=removed state=completed`,
+      'CREW_CLEAN_SUMMARY: jobs=2 removed=2 kept=0',
+    ]]);
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    try {
+      expect((await client.keys(`*${runAs}*`)).sort()).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
+    const third = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 120_000 });
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    expect(third.stdout.split('\n').filter((l) => / status=complete /.test(l))).toHaveLength(2);
+    expect(promptsOf(log)).toEqual(started);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 240_000);
+
+  test('a lone worker paused past its lock takes its own lane back and continues it: complete, no ATTEMPT_IN_FLIGHT, no prompt twice', async () => {
+    const crew = queuedCrew(1, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const w = worker(crew, 'w1', ['--lock', '2s'], slow(log, 600));
+    const run = start(coordinator(crew), crew.dir);
+    await until(() => promptsOf(log).length > 0, 60_000, 'the lane to start a child');
+    w.child.kill('SIGSTOP');
+    // The fault itself: stopped for three lock periods, so its lock lapses.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    w.child.kill('SIGCONT');
+    expect(await run.exited, run.out() + run.err()).toBe(0);
+    expect(run.out()).toMatch(/^CREW_LANE: lane=lane-1 status=complete /m);
+    expect(run.out() + w.out()).not.toContain('ATTEMPT_IN_FLIGHT');
+    expect(twice(promptsOf(log))).toBe(0);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 180_000);
+
+  test('a coordinator stopped (SIGSTOP) for longer than --queue-timeout while Redis answers: it goes on and completes', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const w = worker(crew, 'w1', [], { LANEWARD_FIXTURE_DELAY_MS: '300' });
+    const run = start([...coordinator(crew), '--queue-timeout', '2s'], crew.dir);
+    await until(() => existsSync(join(crew.dir, 'w1', 'queue')), 60_000, 'a lane to start');
+    run.child.kill('SIGSTOP');
+    // The fault itself: the coordinator does not run for three queue timeouts.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    run.child.kill('SIGCONT');
+    expect(await run.exited, run.out() + run.err()).toBe(0);
+    expect(codesOf(run.err())).toEqual([]);
+    expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=2 complete=2 /);
+    expect(await stopAll([w])).toEqual([0]);
+  }, 180_000);
+
+  test('a Redis at its maxmemory for a while is waited out: the lanes that had not started complete, none is failed by it, no prompt twice', async () => {
+    const own = await startRedis();
+    const { default: Redis } = await import('ioredis');
+    const admin = new Redis(own.url);
+    try {
+      const crew = queuedCrew(4, { instant: false });
+      const log = join(crew.dir, 'starts.log');
+      const two = ['w1', 'w2'].map((name) => {
+        const w = start(['crew', 'worker', '--queue', own.url, '--trust', crew.pub, '--state', join(crew.dir, name), '--lock', '3s', '--concurrency', '1'], crew.dir, slow(log));
+        workers.push(w);
+        return w;
+      });
+      const run = start(['crew', 'run', crew.file, '--queue', own.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '60s'], crew.dir);
+      await until(() => promptsOf(log).length > 0, 60_000, 'a lane to start a child');
+      // The fault: no write fits for ten seconds (two lanes queued that never started yet among them).
+      // The lanes workers had taken when it came (their jobs active); the others were queued.
+      const active = await admin.lrange(`bull:${LANE_QUEUE}:active`, 0, -1);
+      await admin.config('SET', 'maxmemory', '1');
+      const startedBefore = new Set(active.map((id) => /\.(lane-\d+)$/.exec(id)?.[1]));
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      await admin.config('SET', 'maxmemory', '0');
+      expect(await run.exited, run.out() + run.err()).toBeLessThanOrEqual(1);
+      const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+      expect(ends).toHaveLength(4);
+      expect(startedBefore.size).toBeLessThanOrEqual(2);
+      for (const line of ends) {
+        const lane = /lane=(\S+)/.exec(line)![1];
+        // A lane that had not started is never failed by it; one whose lock lapsed meanwhile
+        // moved to the other worker, where what was in flight is EXECUTION_UNKNOWN, never run twice.
+        expect(line, two.map((w) => w.out()).join("\n")).toMatch(startedBefore.has(lane) ? / status=(complete|failed code=EXECUTION_UNKNOWN) / : / status=complete /);
+      }
+      expect(twice(promptsOf(log))).toBe(0);
+      expect(await stopAll(two)).toEqual([0, 0]);
+    } finally {
+      admin.disconnect();
+      await own.close();
+    }
+  }, 240_000);
+
+  test('a crew worker whose Redis is gone stops on SIGTERM: QUEUE_UNAVAILABLE (exit 1), its lane\'s children gone', async () => {
+    const own = await startRedis();
+    try {
+      const crew = queuedCrew(1, { instant: false });
+      const log = join(crew.dir, 'starts.log');
+      const w = start(['crew', 'worker', '--queue', own.url, '--trust', crew.pub, '--state', join(crew.dir, 'w1'), '--lock', '3s'], crew.dir, slow(log, 2_000));
+      workers.push(w);
+      const run = start(['crew', 'run', crew.file, '--queue', own.url, '--key', crew.key, '--state', join(crew.dir, 'coord'), '--queue-timeout', '60s'], crew.dir);
+      await until(() => promptsOf(log).length > 0, 60_000, 'the lane to start a child');
+      await own.stop(true);
+      w.child.kill('SIGTERM');
+      const code = await Promise.race([w.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 45_000))]);
+      expect(code, w.out() + w.err()).toBe(1);
+      expect(codesOf(w.err().split('\n').filter((l) => l.startsWith('laneward ')).join('\n'))).toEqual(['QUEUE_UNAVAILABLE']);
+      // What its lane had started is gone with it: only the coordinator is left.
+      expect(killStrays(join(crew.dir, 'w1'))).toEqual([]);
+      run.child.kill('SIGTERM');
+      await run.exited;
+    } finally {
+      await own.close();
+    }
+  }, 180_000);
 
   test.each([
     [['crew', 'run', 'c.json', '--queue', 'redis://127.0.0.1:1'], 'USAGE'],

@@ -162,6 +162,10 @@ export const RESULT_CODES = {
     summary: 'a queued job was malformed, unsigned, signed by an untrusted key, or named a path outside its place; it was refused and ran nothing',
     fix: 'enqueue jobs only with laneward (crew run --queue, artifact validate --queue) signed by a key the worker trusts (--trust)',
   },
+  ARCHIVE_UNREADABLE: {
+    summary: 'an artifact worker cannot read a run a job names under its --root (not there, or not readable): its mount is not the batch\'s archive, and it validated nothing',
+    fix: 'point the worker\'s --root at where this machine mounts the batch\'s root (the directory the coordinator\'s runs are under), or let it read there',
+  },
   LANE_TAKEN: {
     summary: 'another worker holds this lane now (this worker\'s lock on its job expired): this one stopped it and wrote nothing more',
     fix: 'nothing to do for the lane, which runs on; keep workers renewing their locks (a machine stalled longer than --lock loses its lanes)',

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
+import { isLanewardError } from '../../formats/codes/error.ts';
 import { interruptSignal } from '../interrupt.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command } from './command.ts';
@@ -17,11 +18,15 @@ signed actions are checked with it too); anything else is refused JOB_INVALID an
 nothing. A lane whose lock is not renewed for --lock (default 30s) is taken for lost:
 the next worker that takes it ends it EXECUTION_UNKNOWN (what the lost worker started may
 have run; it is never started again) unless its own state root holds the lane, which it
-then resumes. SIGTERM or SIGINT: no new lane; the running ones finish; exit 0.
+then resumes. A job is run only while its coordinator's signed ledger entry names it:
+a copy of one runs nothing (JOB_INVALID). SIGTERM or SIGINT: no new lane; the running
+ones finish; exit 0 (a Redis that does not answer for 5 s meanwhile: the lanes are
+stopped, exit 1 QUEUE_UNAVAILABLE).
 
 Lines: CREW_WORKER: queue=<url> worker=<pid@host> ... on stderr at start, then on stdout
 CREW_WORKER: job=<id> lane=<id> status=<stage> [code=<CODE>] per lane, or
-CREW_WORKER: job=<id> status=refused code=<CODE>.
+CREW_WORKER: job=<id> status=refused code=<CODE>, or CREW_WORKER: job=<id>
+status=released code=LANE_TAKEN (its job lost its holder; the lane waits for it).
 Exit status: 0 stopped by a signal after its lanes ended, 1 Redis unreachable
 (QUEUE_UNAVAILABLE) or a state root that cannot be opened, 2 a bad command line (USAGE).`;
 
@@ -61,6 +66,12 @@ export const crewWorkerCommand = command({
         },
         io,
       );
+    } catch (error) {
+      // Stopped while Redis did not answer: its lanes ended (their children with them) and
+      // the line is printed; a BullMQ client that gave up may still hold the event loop, so
+      // the process ends regardless once the line had time to go out.
+      if (interrupt.signal.aborted && isLanewardError(error) && error.code === 'QUEUE_UNAVAILABLE') setTimeout(() => process.exit(exitStatus('QUEUE_UNAVAILABLE')), 2_000).unref();
+      throw error;
     } finally {
       interrupt.release();
     }

@@ -37,7 +37,10 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
                   into out and validated here; the same lines and exit statuses. Redis
                   unreachable at the start, or for --queue-timeout (default 10s) later, is
                   QUEUE_UNAVAILABLE (exit 1): the lanes run on, and the same command later
-                  picks up their results. Not with a crew that names a workspace.
+                  picks up their results. Its state root keeps a copy of every lane's
+                  mirror: a job Redis lost is queued again from it (CREW_REQUEUED on
+                  stderr), and a lane it holds finished is not queued at all. Not with a
+                  crew that names a workspace.
   --report FILE   the crew's JSON report, written atomically at the end
   --retry-failed  run failed lanes again, as new attempts (never replaying a started
                   call; a lane failed exporting exports again, any other re-bootstraps its
@@ -86,11 +89,12 @@ file over "max_file_bytes" (default 10 MiB), or more than "max_turn_bytes" in al
 named: nothing of it is committed, and commits the agent made are taken off the branch
 (git reset --mixed: its files stay in the worktree).
 
-laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left
-(see laneward crew clean --help). laneward crew status CREW.json and laneward crew view
+laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left,
+and with --queue URL what a queued crew left in Redis (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view
 CREW.json --serve PORT show a crew from its state root, finished or running elsewhere.`;
 
 export const CREW_CLEAN_HELP = `usage: laneward crew clean CREW.json [--force] [--json]
+       laneward crew clean CREW.json --queue redis://HOST:PORT [--state DIR] [--json]
 
 Removes the git worktrees a crew's lanes left under its out (<out>/<lane id>/worktree,
 in the repository the crew file's "workspace" names), whichever way each lane ended,
@@ -108,7 +112,16 @@ CREW_CLEAN_SUMMARY: worktrees=<n> removed=<n> kept=<n>
 Exit status: 0 every worktree removed (or none left), 1 some kept because git failed
 (WORKSPACE_FAILED), 2 a bad crew file, one naming no workspace, or a bad command line
 (CREW_INVALID, USAGE), 3 some kept for uncommitted changes or a lock (WORKSPACE_DIRTY),
-or a crew running in the same out (CREW_BUSY).`;
+or a crew running in the same out (CREW_BUSY).
+
+With --queue: removes from that Redis what the crew, as run by crew run --queue on the
+state root --state names, left there: each lane's finished job, its mirror and its
+ledger entry. A job still queued or running is kept (code=CREW_BUSY). The coordinator's
+state root keeps the lanes' results, so the same crew run --queue afterwards starts
+nothing complete. Lines, by lane: CREW_CLEAN: lane=<id> job=<id>
+status=removed|absent|kept state=<job state> [code=CREW_BUSY], then
+CREW_CLEAN_SUMMARY: jobs=<n> removed=<n> kept=<n>. Exit status: 0 nothing kept, 1 Redis
+unreachable (QUEUE_UNAVAILABLE), 3 a job kept or a crew running in the same out (CREW_BUSY).`;
 
 const run = command({
   name: 'run',
@@ -163,12 +176,23 @@ const run = command({
 const clean = command({
   name: 'clean',
   help: CREW_CLEAN_HELP,
-  options: { force: { type: 'boolean' }, json: { type: 'boolean' } },
+  options: { force: { type: 'boolean' }, json: { type: 'boolean' }, queue: { type: 'string' }, state: { type: 'string' } },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew clean takes exactly one CREW.json');
+    if (values.queue === undefined && values.state !== undefined) throw usage('--state goes with --queue');
+    if (values.queue !== undefined && values.force === true) throw usage('--force is for worktrees; --queue never removes a job still queued or running');
     const loaded = loadCrew(positionals[0]!, process.cwd());
-    const done = await crewClean(loaded, { force: values.force === true });
     const json = values.json === true;
+    if (values.queue !== undefined) {
+      const { cleanQueue } = await import('../queue/queue-clean.ts');
+      const jobs = await cleanQueue(loaded, { queue: values.queue, state: values.state, env: process.env, cwd: process.cwd() });
+      for (const j of jobs) io.out(json ? jsonLine(j) : `CREW_CLEAN: lane=${j.lane} job=${oneLine(j.job)} status=${j.status} state=${j.state}${j.status === 'kept' ? ' code=CREW_BUSY' : ''}`);
+      const kept = jobs.filter((j) => j.status === 'kept').length;
+      const summary = { jobs: jobs.length, removed: jobs.filter((j) => j.status === 'removed').length, kept };
+      io.out(json ? jsonLine({ summary }) : `CREW_CLEAN_SUMMARY: jobs=${summary.jobs} removed=${summary.removed} kept=${summary.kept}`);
+      return exitStatus(kept === 0 ? null : 'CREW_BUSY');
+    }
+    const done = await crewClean(loaded, { force: values.force === true });
     for (const w of done) io.out(json ? jsonLine(w) : cleanLine(w));
     const removed = done.filter((w) => w.status !== 'kept').length;
     const summary = { worktrees: done.length, removed, kept: done.length - removed };

@@ -101,3 +101,26 @@ export function bullConnection(target: QueueTarget): BullConnection {
     giveUp: () => void (given = true),
   };
 }
+
+/** Whether Redis refused a write for being at its maxmemory (it answers, and will take it once it has room). */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('OOM ');
+}
+
+/** How often a write Redis refused for want of memory is tried again. */
+const OOM_RETRY_MS = 500;
+
+/**
+ * `write()`, tried again for as long as Redis refuses it for want of memory: a Redis at its
+ * maxmemory is waited out (nothing is failed by it), until `cancel` aborts.
+ */
+export async function whileOutOfMemory<T>(write: () => Promise<T>, cancel?: AbortSignal): Promise<T> {
+  for (;;) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isOutOfMemory(error) || cancel?.aborted === true) throw error;
+      await new Promise((resolve) => setTimeout(resolve, OOM_RETRY_MS));
+    }
+  }
+}

@@ -22,7 +22,7 @@ import { openStore } from '../store/store.ts';
 import { laneCost } from '../crew/lane-cost.ts';
 import { reviewLedger } from '../console/review-spend.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
-import { bullConnection, checkQueue, queueTarget, type QueueTarget } from './connection.ts';
+import { bullConnection, checkQueue, queueTarget, whileOutOfMemory, type QueueTarget } from './connection.ts';
 import { watchRedis } from './redis-watch.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { laneStreamKey } from './lane-mirror.ts';
@@ -31,6 +31,9 @@ import { jobOutcomes } from './job-outcomes.ts';
 import type { LaneJobResult } from './crew-worker.ts';
 import { DEFAULT_MAX_ARTIFACT_BYTES, unpackRunDir } from './run-dir-transfer.ts';
 import { signJob } from './signed-job.ts';
+import { newNonce, writeLedger } from './lane-ledger.ts';
+import { MirrorCopy } from './mirror-copy.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 
 /** The longest the coordinator waits for its BullMQ clients to close. */
 const CLOSE_MS = 2_000;
@@ -158,23 +161,89 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   try {
     await store.crewRuns.put(loaded.crew.crew, crewRunRecord(runFacts, null, null));
     await guard(events.waitUntilReady());
+    // The lanes' mirrors, copied into this coordinator's store as they grow: what a Redis
+    // that lost its data no longer holds is put back from here before a lane is queued again.
+    const copiedOf = new Map(loaded.lanes.map((lane) => [lane.id, { qa: crewQaLaneId(runAs, lane.id), stream: laneStreamKey(runAs, lane.id) }]));
+    const copy = new MirrorCopy(store, [...copiedOf.values()]);
+    closers.push(() => copy.close());
+    await guard(copy.catchUp(redis));
+    copy.follow(bull.connection);
+    // A lane this coordinator already took a result of is not queued again (its job may be
+    // gone from Redis, removed or cleaned): a complete one whose run directory is here and
+    // valid, or a failed one when no retry is asked for.
+    const held = new Map<string, LaneProgress>();
+    for (const lane of loaded.lanes) {
+      const dir = join(loaded.out, lane.id);
+      const progress = store.crewLanes.get([loaded.crew.crew, lane.id]);
+      if (progress === undefined || progress.runDir !== dir) continue;
+      if (progress.stage === 'failed' && options.retryFailed !== true) held.set(lane.id, progress);
+      else if (progress.stage === 'complete') {
+        try {
+          if (validateRun(dir).valid) held.set(lane.id, progress);
+        } catch {
+          // Not a run directory here: the lane is asked of the queue again.
+        }
+      }
+    }
     // A failed lane runs again only when asked: its job is removed and added anew.
     if (options.retryFailed === true) {
       for (const lane of loaded.lanes) {
+        if (held.has(lane.id)) continue;
         const job = await guard(queue.getJob(laneJobId(runAs, lane.id)));
         if (job !== undefined && ((await guard(job.isFailed())) || (job.returnvalue as LaneJobResult | null)?.progress?.stage === 'failed')) await guard(job.remove());
       }
     }
+    const queued = loaded.lanes.filter((lane) => !held.has(lane.id));
     // Every lane's outcome is awaited from before its job can finish, on one pair of listeners.
     const outcomes = jobOutcomes(events);
-    const outcomeOf = new Map(loaded.lanes.map((lane) => [lane.id, outcomes.expect(laneJobId(runAs, lane.id))]));
-    await guard(queue.addBulk(
-      loaded.lanes.map((lane, i) => ({
-        name: 'lane',
-        data: signJob(bodies[i], key),
-        opts: { jobId: laneJobId(runAs, lane.id), attempts: 1, removeOnComplete: false, removeOnFail: false },
-      })),
-    ));
+    const arrived = new Set<string>();
+    const outcomeOf = new Map(queued.map((lane) => [lane.id, outcomes.expect(laneJobId(runAs, lane.id)).finally(() => arrived.add(lane.id))]));
+    const bodyOf = new Map(loaded.lanes.map((lane, i) => [lane.id, bodies[i]!]));
+    const nonceOf = new Map<string, string>();
+    /** Queues the lane's job anew: its mirror put back first, then its ledger entry, then the job. */
+    const enqueue = async (lane: string): Promise<number> => {
+      // A Redis at its maxmemory refuses these writes: waited out, the lane is never failed by it.
+      const put = await guard(whileOutOfMemory(() => copy.putBack(redis, copiedOf.get(lane)!), stop.signal));
+      const nonce = newNonce();
+      nonceOf.set(lane, nonce);
+      await guard(whileOutOfMemory(() => writeLedger(redis, { runAs, lane, nonce, finished: false }, key), stop.signal));
+      await guard(whileOutOfMemory(() => queue.add('lane', signJob({ ...bodyOf.get(lane)!, nonce }, key), { jobId: laneJobId(runAs, lane), attempts: 1, removeOnComplete: false, removeOnFail: false }), stop.signal));
+      return put;
+    };
+    // A job an earlier run of this crew left finished reports no event now: read from Redis.
+    // One still queued or running is followed; one Redis does not hold is queued.
+    for (const lane of queued) {
+      const id = laneJobId(runAs, lane.id);
+      const state = await guard(queue.getJobState(id));
+      if (state === 'completed' || state === 'failed') {
+        const stored = await guard(queue.getJob(id));
+        outcomes.settle(id, state === 'completed' ? { ok: true, value: stored?.returnvalue } : { ok: false, reason: stored?.failedReason ?? '' });
+      } else if (state === 'unknown') await enqueue(lane.id);
+    }
+    // Redis losing its data (FLUSHALL, a restart without persistence, jobs removed by hand)
+    // loses the jobs and no event says so: a job Redis no longer holds is noticed within a
+    // quarter of the queue timeout, and queued again from this coordinator's copy.
+    const checkMs = Math.max(100, Math.min(1_000, Math.floor((options.queueTimeoutMs ?? 10_000) / 4)));
+    let checking = false;
+    const lostCheck = setInterval(() => {
+      if (checking || stop.signal.aborted) return;
+      const open = queued.filter((lane) => !arrived.has(lane.id));
+      if (open.length === 0) return;
+      checking = true;
+      void (async () => {
+        const pipeline = redis.pipeline();
+        for (const lane of open) pipeline.exists(`bull:${LANE_QUEUE}:${laneJobId(runAs, lane.id)}`);
+        const replies = (await pipeline.exec()) ?? [];
+        for (const [i, lane] of open.entries()) {
+          if (replies[i]?.[1] !== 0 || arrived.has(lane.id) || stop.signal.aborted) continue;
+          const put = await enqueue(lane.id);
+          io.err(`CREW_REQUEUED: lane=${lane.id} records=${put}`);
+        }
+      })()
+        .catch(() => undefined)
+        .finally(() => (checking = false));
+    }, checkMs);
+    closers.push(() => clearInterval(lostCheck));
     live = io.stderrIsTTY ? startTerminalView(io, view, 250) : undefined;
     if (options.serve !== undefined) {
       const port = options.serve;
@@ -187,7 +256,7 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
     }
     events.on('progress', ({ jobId, data }) => {
       const lane = idOf.get(jobId);
-      const progress = lane === undefined ? null : laneProgressFrom(data, loaded.crew.crew, lane, join(loaded.out, lane));
+      const progress = lane === undefined || lanes.has(lane) ? null : laneProgressFrom(data, loaded.crew.crew, lane, join(loaded.out, lane));
       if (progress !== null) view.update(progress);
     });
     const print = (line: string) => (live === undefined ? io.out(line) : live.print(() => io.out(line)));
@@ -195,22 +264,37 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       const now = new Date().toISOString();
       return { crew: loaded.crew.crew, lane, stage: 'failed', runDir: dir, turnsDispatched: 0, turnsDone: 0, lostTurns: [], guidance: null, attempts: 0, stoppedIn: null, code, detail, updatedAt: now, stages: [{ stage: 'failed', at: now }] };
     };
+    const report = (progress: LaneProgress) => {
+      lanes.set(progress.lane, progress);
+      view.update(progress);
+      // Its review ledger is on the worker's store: here the cost is what the mirrored records hold.
+      const cost = laneCost(progress, ledger(progress));
+      print(options.json ? JSON.stringify(laneObject(progress, { cost })) : laneLine(progress, retry, { cost }));
+    };
+    for (const progress of held.values()) report(progress);
     const settle = async (lane: string, result: LaneJobResult | null, failure: string | null) => {
+      if (lanes.has(lane)) return;
       const dir = join(loaded.out, lane);
       let progress: LaneProgress;
       if (result === null || typeof result !== 'object') {
         const code = /^([A-Z][A-Z_]+): /.exec(failure ?? '')?.[1] ?? 'INTERNAL';
         progress = failedLane(lane, dir, code, oneLine(failure ?? 'the lane job ended with no result'));
       } else {
+        // Checked whole: a lane's progress, and a run directory that is a list of files, or
+        // none (a failed lane's that was too large); a complete lane carries one that is valid here.
         const reported = laneProgressFrom(result.progress, loaded.crew.crew, lane, dir);
-        progress = reported ?? failedLane(lane, dir, 'JOB_INVALID', 'the worker\'s result for this lane is not a lane\'s progress');
-        if (reported !== null && Array.isArray(result.files)) {
+        const files: unknown = (result as { files?: unknown }).files;
+        if (reported === null) progress = failedLane(lane, dir, 'JOB_INVALID', 'the worker\'s result for this lane is not a lane\'s progress');
+        else if (files !== null && !Array.isArray(files)) progress = failedLane(lane, dir, 'JOB_INVALID', 'the worker\'s result for this lane carries a run directory that is not a list of files');
+        else if (files === null && reported.stage === 'complete') progress = failedLane(lane, dir, 'JOB_INVALID', 'the worker\'s result says the lane is complete and carries no run directory');
+        else progress = reported;
+        if (reported !== null && progress === reported && Array.isArray(files)) {
           try {
-            unpackRunDir(result.files, dir, options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES);
-            const report = validateRun(dir);
-            if (!report.valid && progress.stage === 'complete') {
-              const code = Object.keys(report.codes)[0] ?? 'ARTIFACT_SCHEMA';
-              progress = { ...progress, stage: 'failed', code, detail: `its run directory, carried back, is not valid here (${Object.entries(report.codes).map(([c, n]) => `${c}=${n}`).join(' ')})` };
+            unpackRunDir(files as LaneJobResult['files'] & unknown[], dir, options.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES);
+            const validation = validateRun(dir);
+            if (!validation.valid && progress.stage === 'complete') {
+              const code = Object.keys(validation.codes)[0] ?? 'ARTIFACT_SCHEMA';
+              progress = { ...progress, stage: 'failed', code, detail: `its run directory, carried back, is not valid here (${Object.entries(validation.codes).map(([c, n]) => `${c}=${n}`).join(' ')})` };
             }
           } catch (error) {
             const code = isLanewardError(error) ? error.code : 'INTERNAL';
@@ -220,26 +304,19 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
       }
       lanes.set(lane, progress);
       await store.crewLanes.put([loaded.crew.crew, lane], progress);
-      // A complete lane needs its mirror no more (a failed one keeps it: a retry continues it).
+      // Its result is taken: no job of the lane runs any more, a copy of one included.
+      await whileOutOfMemory(() => writeLedger(redis, { runAs, lane, nonce: nonceOf.get(lane) ?? '', finished: true }, key), stop.signal).catch(() => undefined);
+      // A complete lane needs its mirror no more (a failed one keeps it: a retry continues
+      // it); this coordinator's copy stays.
       if (progress.stage === 'complete') await redis.del(laneStreamKey(runAs, lane)).catch(() => undefined);
-      view.update(progress);
-      // Its review ledger is on the worker's store: here the cost is what the mirrored records hold.
-      const cost = laneCost(progress, ledger(progress));
-      print(options.json ? JSON.stringify(laneObject(progress, { cost })) : laneLine(progress, retry, { cost }));
+      report(progress);
     };
     await Promise.race([
       Promise.all(
-        loaded.lanes.map(async (lane) => {
+        queued.map(async (lane) => {
           let result: LaneJobResult | null = null;
           let failure: string | null = null;
           try {
-            // A job an earlier run of this crew left finished reports no event now: read from Redis.
-            const id = laneJobId(runAs, lane.id);
-            const state = await guard(queue.getJobState(id));
-            if (state === 'completed' || state === 'failed') {
-              const stored = await guard(queue.getJob(id));
-              outcomes.settle(id, state === 'completed' ? { ok: true, value: stored?.returnvalue } : { ok: false, reason: stored?.failedReason ?? '' });
-            } else if (state === 'unknown') outcomes.settle(id, { ok: false, reason: 'JOB_INVALID: the job of this lane is gone from the queue' });
             const outcome = await guard(outcomeOf.get(lane.id)!);
             if (outcome.ok) result = outcome.value as LaneJobResult;
             else failure = outcome.reason;

@@ -1,3 +1,4 @@
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
@@ -8,8 +9,10 @@ import { crewRun, type CrewOutput } from '../crew/crew-run.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
-import { checkQueue, queueTarget } from './connection.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { bullConnection, checkQueue, queueTarget, queueUnavailable } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE, writeLaneCrew } from './lane-job.ts';
+import { checkCurrent, readLedger } from './lane-ledger.ts';
 import { packRunDir, type CarriedFile } from './run-dir-transfer.ts';
 import { openJob } from './signed-job.ts';
 import { LaneMirror, readLaneStream } from './lane-mirror.ts';
@@ -40,6 +43,24 @@ export interface LaneJobResult {
   readonly worker: string;
 }
 
+/**
+ * How often a lane's job may lose its holder before BullMQ fails it. A lost holder is
+ * never the lane's fault (its state is fenced and resumed from its mirror), and a job now
+ * also loses it while a paused worker, a Redis restart or a Redis out of memory is waited
+ * out: one stall failed such lanes INTERNAL ("job stalled more than allowable limit").
+ * Bounded still, so a lane that brings down every worker that takes it ends.
+ */
+const MAX_STALLS = 5;
+/** How long a stopping worker waits for a Redis that does not answer. */
+const CLOSE_GRACE_MS = 5_000;
+/** How often a stopping worker asks Redis whether it is there. */
+const PROBE_MS = 500;
+/** The longest a worker that gave Redis up waits for its BullMQ clients to close. */
+const CLOSE_MS = 2_000;
+
+/** The errors a processor ends with when it lets its job go while its lane waits for the job to come back. */
+const RELEASED = new WeakSet<Error>();
+
 const silent: CrewOutput = { out: () => undefined, err: () => undefined, errRaw: () => undefined, stderrIsTTY: false };
 
 /**
@@ -66,12 +87,62 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
   const { Worker } = await import('bullmq');
 
   const { default: Redis } = await import('ioredis');
-  const redis = new Redis(target.connection);
+  // Given up on when a stopping worker's Redis does not answer: a client that keeps
+  // reconnecting keeps the process alive, and its parked commands (a lane's mirror
+  // flush, which a child waits for) fail only once it stops trying.
+  const bull = bullConnection(target);
+  const redis = new Redis(bull.connection);
   redis.on('error', () => undefined);
 
+  // The lanes running in this process, by QA id. A job of a lane this worker still runs
+  // (its lock lapsed while the process was paused or Redis lost it, and the job came back
+  // here) is the same lane: the running one goes on under the new lock and the new job
+  // gets its result, rather than a second run finding the first one's attempts in flight.
+  // A run whose job has no holder releases its job's slot (see LaneMirror's vacancy), so
+  // the job can come back here at all.
+  interface RunningLane {
+    readonly result: Promise<LaneJobResult>;
+    retoken(token: string): void;
+    /** Ends the wait of the processor that holds the lane now (its job lost its holder). */
+    release(): void;
+  }
+  const running = new Map<string, RunningLane>();
+  /** Each running lane's stop: a worker stopping while Redis does not answer stops them. */
+  const stops = new Set<AbortController>();
+
   const runLane = async (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: string): Promise<LaneJobResult> => {
-    const body = checkLaneJob(openJob(job.data, trust));
-    const dir = join(root, 'queue', crewQaLaneId(body.runAs, body.lane));
+    const body = checkLaneJob(openJob(job.data, trust), String(job.id));
+    checkCurrent(await readLedger(redis, body.runAs, body.lane, trust), body);
+    const qaId = crewQaLaneId(body.runAs, body.lane);
+    const dir = join(root, 'queue', qaId);
+    // A job of a lane this worker ran to its end (its result never reached Redis, or the
+    // coordinator lost it) runs the lane as a crew run again does: it starts nothing and
+    // answers the same result.
+    let lane = running.get(qaId);
+    if (lane !== undefined) lane.retoken(token);
+    else {
+      let mirrorOf: LaneMirror | undefined;
+      const result = runOwned(job, token, body, dir, (mirror) => (mirrorOf = mirror), () => running.get(qaId)?.release());
+      const entry: RunningLane = { result, retoken: (t) => mirrorOf?.retoken(t), release: () => undefined };
+      lane = entry;
+      running.set(qaId, entry);
+      void result.catch(() => undefined).finally(() => {
+        if (running.get(qaId) === entry) running.delete(qaId);
+      });
+    }
+    const held = lane;
+    const released = new Promise<never>((_, reject) => {
+      held.release = () => {
+        const error = new LanewardError('LANE_TAKEN', `lane ${body.lane}: its job has no holder now (its lock lapsed, or Redis lost it); the lane waits here, starting nothing, for it to come back`);
+        RELEASED.add(error);
+        reject(error);
+      };
+    });
+    released.catch(() => undefined);
+    return Promise.race([held.result, released]);
+  };
+
+  const runOwned = async (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, onMirror: (mirror: LaneMirror) => void, onVacant: () => void): Promise<LaneJobResult> => {
     const file = writeLaneCrew(dir, body, trustFile);
     // A signed body whose settings or runners do not make a crew is the job's fault, not a crew file's.
     try {
@@ -81,19 +152,29 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
       throw error;
     }
     // A lane another worker started continues here from its mirrored journal; one this
-    // state root holds (the same machine, back) continues from its own.
-    if (store.crewLanes.get([body.runAs, body.lane]) === undefined) {
+    // state root holds (the same machine, back) continues from its own, unless another
+    // worker took it from here since (what is here is behind its mirror then).
+    const takenFile = join(dir, 'taken');
+    const stale = existsSync(takenFile);
+    if (stale || store.crewLanes.get([body.runAs, body.lane]) === undefined) {
       const records = await readLaneStream(redis, body.runAs, body.lane);
-      if (records.length > 0) await restoreLane(store, records, { lane: body.lane, dir, root, trust: trustFile });
+      if (records.length > 0) await restoreLane(store, records, { lane: body.lane, dir, root, trust: trustFile, replace: stale });
+      if (stale) rmSync(takenFile, { force: true });
     }
-    const mirror = new LaneMirror(redis, store, { crew: body.runAs, id: body.lane, lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`, token });
+    // A job without a holder is waited for up to two lock periods: time for the stalled
+    // check to put it back and a worker to take it.
+    const mirror = new LaneMirror(redis, store, { crew: body.runAs, id: body.lane, lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`, token, vacantMs: 2 * options.lockMs, ours: (holder) => holder.startsWith(`${worker.id}:`), onVacant });
+    onMirror(mirror);
     const stop = new AbortController();
+    stops.add(stop);
     let taken: unknown;
     const flush = async () => {
       try {
         await mirror.flush();
       } catch (error) {
-        // Taken over, or Redis unreachable: nothing more starts on this lane here.
+        // Taken over, or Redis unreachable: nothing more starts on this lane here, and what
+        // this worker holds of it is behind its mirror from now on.
+        if (taken === undefined && isLanewardError(error) && error.code === 'LANE_TAKEN') writeFileAtomic(takenFile, '', 0o644, true);
         taken ??= error;
         stop.abort('SIGTERM');
         throw error;
@@ -119,6 +200,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
       },
       silent,
     );
+    stops.delete(stop);
     if (taken !== undefined) throw taken;
     await flush();
     const progress = result.lanes.find((lane) => lane.lane === body.lane);
@@ -141,11 +223,19 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
       } catch (error) {
         // The coordinator reads the code from the reason's first word.
         const code = isLanewardError(error) ? error.code : 'INTERNAL';
+        if (RELEASED.has(error as Error)) {
+          // Named as BullMQ's own "the processor moved the job itself": its slot is freed
+          // and the job is left as it is (no holder's result was written: it has none).
+          io.out(`CREW_WORKER: job=${oneLine(String(job.id))} status=released code=${code}`);
+          const release = new Error(`${code}: ${oneLine(toError(error).message)}`);
+          release.name = 'WaitingError';
+          throw release;
+        }
         io.out(`CREW_WORKER: job=${oneLine(String(job.id))} status=refused code=${code}`);
         throw new Error(`${code}: ${oneLine(toError(error).message)}`);
       }
     },
-    { connection: target.connection, concurrency: options.concurrency, lockDuration: options.lockMs, stalledInterval: Math.max(1_000, Math.floor(options.lockMs / 2)), maxStalledCount: 1, name },
+    { connection: bull.connection, concurrency: options.concurrency, lockDuration: options.lockMs, stalledInterval: Math.max(1_000, Math.floor(options.lockMs / 2)), maxStalledCount: MAX_STALLS, name },
   );
   worker.on('error', (error) => io.err(`CREW_WORKER: queue error: ${oneLine(toError(error).message)}`));
   io.err(`CREW_WORKER: queue=${target.url} worker=${name} concurrency=${options.concurrency} state=${oneLine(root)}`);
@@ -153,8 +243,60 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     if (options.cancel.aborted) done();
     options.cancel.addEventListener('abort', () => done(), { once: true });
   });
-  // Takes nothing new; waits for the running lanes to end.
-  await worker.close();
+  // Takes nothing new; waits for the running lanes to end. BullMQ's close also waits for
+  // Redis (to take the lanes' results), and a lane waits for it before each child starts
+  // (its mirror): while Redis does not answer, neither ever ends. So a stopping worker
+  // watches Redis: silent for CLOSE_GRACE_MS, the lanes are stopped as a cancelled crew
+  // stops them and the worker ends QUEUE_UNAVAILABLE (their jobs are taken up again, from
+  // their mirrors, once their locks lapse).
+  let silentRedis: LanewardError | undefined;
+  const closed = worker.close();
+  let closing = true;
+  void closed.finally(() => (closing = false));
+  const gone = (async () => {
+    // Commands fail at once while it is down (nothing parks); it keeps reconnecting.
+    const probe = new Redis({ ...target.connection, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => PROBE_MS });
+    probe.on('error', () => undefined);
+    let answered = performance.now();
+    let tick = answered;
+    try {
+      while (closing) {
+        await new Promise((resolve) => setTimeout(resolve, PROBE_MS));
+        // Only time this process ran counts against Redis (see redis-watch.ts).
+        if (performance.now() - tick > 3 * PROBE_MS) answered = performance.now();
+        try {
+          // A Redis that takes the ping and never answers is as silent as one that is gone.
+          await Promise.race([probe.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to a ping')), PROBE_MS))]);
+          answered = performance.now();
+        } catch (error) {
+          if (performance.now() - answered > CLOSE_GRACE_MS) {
+            silentRedis = queueUnavailable(target, error);
+            return;
+          }
+        }
+        tick = performance.now();
+      }
+    } finally {
+      probe.disconnect();
+    }
+  })();
+  await Promise.race([closed, gone]);
+  if (silentRedis !== undefined) {
+    bull.giveUp();
+    // Its parked commands fail once it next tries to reconnect and is told not to (a
+    // disconnect while it waits to reconnect would leave them parked for ever).
+    await new Promise<void>((resolve) => {
+      if (redis.status === 'end') return resolve();
+      const timer = setTimeout(resolve, CLOSE_MS);
+      redis.once('end', () => (clearTimeout(timer), resolve()));
+    });
+    redis.disconnect();
+    for (const stop of stops) stop.abort('SIGTERM');
+    while (running.size > 0) await Promise.allSettled([...running.values()].map((r) => r.result));
+    await Promise.race([worker.close(true).catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CLOSE_MS))]);
+    void worker.disconnect().catch(() => undefined);
+    throw silentRedis;
+  }
   redis.disconnect();
   return 0;
 }

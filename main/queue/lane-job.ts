@@ -39,6 +39,11 @@ export interface LaneJobBody {
   readonly actions: { readonly text: string; readonly signature: string };
   /** A failed lane run again (crew run --queue --retry-failed): as new attempts, never a replay. */
   readonly retry?: boolean;
+  /**
+   * This job of the lane, one per job its coordinator queued: a worker runs it only while
+   * the lane's ledger entry names it (see lane-ledger.ts), so a copy runs nothing.
+   */
+  readonly nonce: string;
 }
 
 const laneName = v.pipe(
@@ -55,6 +60,7 @@ const bodySchema = v.strictObject({
   plan: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
   actions: v.strictObject({ text: v.pipe(v.string(), v.maxLength(MAX_TEXT)), signature: v.pipe(v.string(), v.maxLength(256)) }),
   retry: v.optional(v.boolean()),
+  nonce: v.pipe(v.string(), v.regex(/^[0-9a-f]{32}$/, 'a nonce of 32 hex digits')),
 });
 
 /** The job id of a lane: one per (crew as run, lane), so enqueuing a crew again adds nothing twice. */
@@ -68,7 +74,7 @@ export function runAsName(crew: string, file: string, root: string): string {
 }
 
 /** The job of one lane of a loaded crew (CREW_INVALID for a plan or actions file it cannot read). */
-export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, runAs: string, retry = false): LaneJobBody {
+export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, runAs: string, retry = false): Omit<LaneJobBody, 'nonce'> {
   const crew = loaded.crew;
   const read = (file: string, what: string) => {
     try {
@@ -98,15 +104,22 @@ export function laneJobBody(loaded: LoadedCrew, lane: LaneSpec, runAs: string, r
   };
 }
 
-/** A job body checked for its shape and its names (JOB_INVALID names what is wrong). */
-export function checkLaneJob(value: unknown): LaneJobBody {
+/**
+ * A job body checked for its shape and its names, and for being the job of its lane: a
+ * body under another job id is a copy (JOB_INVALID names what is wrong).
+ */
+export function checkLaneJob(value: unknown, jobId?: string): LaneJobBody {
   const parsed = v.safeParse(bodySchema, value);
   if (!parsed.success) {
     const issue = parsed.issues[0]!;
     const where = issue.path?.map((p) => String(p.key)).join('.') ?? 'the body';
     throw new LanewardError('JOB_INVALID', `the lane job's ${where}: ${issue.message}`);
   }
-  return parsed.output as LaneJobBody;
+  const body = parsed.output as LaneJobBody;
+  if (jobId !== undefined && jobId !== laneJobId(body.runAs, body.lane)) {
+    throw new LanewardError('JOB_INVALID', `job ${jobId} carries the body of job ${laneJobId(body.runAs, body.lane)} (a copy); it ran nothing`);
+  }
+  return body;
 }
 
 /**

@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { readBinding } from '../plan/index.ts';
+import { whileOutOfMemory } from './connection.ts';
 import type { Store } from '../store/store.ts';
 
 // One codec for keys and values, self-contained records (no shared structures), as the store keeps them.
@@ -10,6 +11,9 @@ const cbor = new Encoder({ useRecords: false, structuredClone: false });
 
 /** The databases a lane's state lives in, by the name its stream records carry. */
 type MirroredDb = 'crewLanes' | 'runs' | 'journal' | 'blobs' | 'lanes' | 'laneJournal';
+
+/** How often a flush that found its job without a holder asks again. */
+const VACANT_POLL_MS = 200;
 
 /** The Redis stream a lane's records are mirrored to. */
 export function laneStreamKey(crew: string, lane: string): string {
@@ -19,8 +23,13 @@ export function laneStreamKey(crew: string, lane: string): string {
 // Appends the records only while the job's lock still holds this worker's token: a worker
 // whose lane was taken over (its lock expired and another worker holds the job) writes
 // nothing more, ever.
+// Another token answers the holder's. No lock at all (-2) is not another worker's: the job
+// is between holders (its lock lapsed while this process was paused, or Redis lost it and
+// the coordinator queues it again).
 const FENCED_XADD = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+local holder = redis.call('GET', KEYS[1])
+if holder == false then return -2 end
+if holder ~= ARGV[1] then return holder end
 local n = 0
 for i = 2, #ARGV, 3 do
   redis.call('XADD', KEYS[2], '*', 'db', ARGV[i], 'key', ARGV[i + 1], 'value', ARGV[i + 2])
@@ -43,11 +52,20 @@ export class LaneMirror {
   private run: string | null = null;
   private chain: Promise<void> = Promise.resolve();
 
+  private token: string;
+
   constructor(
     private readonly redis: Redis,
     private readonly store: Store,
-    private readonly lane: { readonly crew: string; readonly id: string; readonly lockKey: string; readonly token: string },
-  ) {}
+    private readonly lane: { readonly crew: string; readonly id: string; readonly lockKey: string; readonly token: string; readonly vacantMs?: number; readonly ours?: (token: string) => boolean; readonly onVacant?: () => void },
+  ) {
+    this.token = lane.token;
+  }
+
+  /** The job came back to this worker under a new lock: what follows is written under it. */
+  retoken(token: string): void {
+    this.token = token;
+  }
 
   /** Sends what changed; rejects with LANE_TAKEN once the job's lock is another worker's. Flushes run one after another. */
   flush(): Promise<void> {
@@ -111,8 +129,23 @@ export class LaneMirror {
     // The progress last: a reader that has it has everything it points to.
     if (progress !== undefined) version('crewLanes', [crew, id], progress);
     if (args.length === 0) return;
-    const written = (await this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), this.lane.token, ...args)) as number;
-    if (written < 0) throw new LanewardError('LANE_TAKEN', `lane ${id} of crew ${crew} is held by another worker now: this one stops it and writes nothing more`);
+    // A job without a holder is waited for (nothing of the lane starts meanwhile): it comes
+    // back to this worker (retoken) or another takes it (LANE_TAKEN).
+    // So is one this worker holds under a token the lane has not been handed yet (the job
+    // came back here and its new processor is about to retoken the lane).
+    const vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
+    const ours = this.lane.ours ?? (() => false);
+    let written: number | string;
+    for (;;) {
+      const token = this.token;
+      // A Redis at its maxmemory is waited out: the lane starts nothing meanwhile.
+      written = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), token, ...args))) as number | string;
+      const between = written === -2 || (typeof written === 'string' && (this.token !== token || ours(written)));
+      if (!between || performance.now() >= vacantUntil) break;
+      if (this.token === token) this.lane.onVacant?.();
+      if (this.token === token) await new Promise((resolve) => setTimeout(resolve, VACANT_POLL_MS));
+    }
+    if (typeof written === 'string' || written < 0) throw new LanewardError('LANE_TAKEN', `lane ${id} of crew ${crew} is held by another worker now: this one stops it and writes nothing more`);
     this.journalSeq = journalSeq;
     this.laneSeq = laneSeq;
     for (const attempt of blobs) this.blobsSent.add(attempt);

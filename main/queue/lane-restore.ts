@@ -35,7 +35,7 @@ function moved<T>(value: T, from: string, to: string): T {
  * EXECUTION_UNKNOWN, a dispatched turn is a lost turn, and nothing is started twice. Its
  * run directory gets its binding. False when the stream holds no progress of the lane.
  */
-export async function restoreLane(store: Store, records: readonly MirroredRecord[], target: { readonly lane: string; readonly dir: string; readonly root: string; readonly trust: string }): Promise<boolean> {
+export async function restoreLane(store: Store, records: readonly MirroredRecord[], target: { readonly lane: string; readonly dir: string; readonly root: string; readonly trust: string; readonly replace?: boolean }): Promise<boolean> {
   const last = new Map<string, MirroredRecord>();
   const journal: MirroredRecord[] = [];
   for (const record of records) {
@@ -51,6 +51,26 @@ export async function restoreLane(store: Store, records: readonly MirroredRecord
   const place = <T>(value: T): T => moved(value, from, target.dir);
   let run: string | null = null;
   await writeTransaction(store, store.crewLanes, () => {
+    // `replace`: this store ran the lane until another worker took it; what it holds of
+    // the lane is behind the mirror and goes first (a record only it holds would be a
+    // journal out of step with the run record).
+    if (target.replace === true) {
+      const crewKey = progressRecord.key as [string, string];
+      const runs = new Set<string>();
+      for (const record of records) if (record.db === 'runs') runs.add(record.key as string);
+      for (const run of runs) {
+        for (const key of store.journal.getKeys({ start: [run, 0], end: [run, Number.MAX_SAFE_INTEGER] })) void store.journal.remove(key);
+        for (const key of store.blobs.getKeys({ start: [run, ''], end: [run, '\uffff'] })) void store.blobs.remove(key);
+        void store.runs.remove(run);
+      }
+      for (const record of records) {
+        if (record.db !== 'lanes') continue;
+        const qa = record.key as string;
+        for (const key of store.laneJournal.getKeys({ start: [qa, 0], end: [qa, Number.MAX_SAFE_INTEGER] })) void store.laneJournal.remove(key);
+        void store.lanes.remove(qa);
+      }
+      void store.crewLanes.remove(crewKey);
+    }
     for (const record of journal) {
       if (record.db === 'journal') void store.journal.put(record.key as [string, number], place(record.value) as never);
       else void store.laneJournal.put(record.key as [string, number], place(record.value) as never);

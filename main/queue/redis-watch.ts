@@ -13,7 +13,8 @@ export interface RedisWatch {
 
 /**
  * Watches the queue's Redis on a connection of its own and calls `lost` once, with
- * QUEUE_UNAVAILABLE, when nothing has answered a ping for the target's connect timeout.
+ * QUEUE_UNAVAILABLE, when nothing has answered a ping for the target's connect timeout
+ * while this process ran (its own stalls are not Redis's silence).
  * BullMQ's own connections reconnect forever and park their commands meanwhile, so
  * without this a coordinator or a worker whose Redis is gone would wait forever. A ping
  * rather than the socket's close: a peer that vanished from the network closes nothing.
@@ -38,11 +39,18 @@ export async function watchRedis(target: QueueTarget, lost: (error: LanewardErro
     throw queueUnavailable(target, error);
   }
   let alive = performance.now();
+  // A process stopped (SIGSTOP) or starved on a loaded machine hears no answer however
+  // well Redis does: after a tick that came more than two periods late, Redis gets its
+  // whole grace again from now.
+  let tick = alive;
   let done = false;
   // Not unref'd: while BullMQ's connections wait out a reconnect, nothing else may hold
   // the event loop, and a process whose loop empties exits 0 with its batch unfinished.
   const timer = setInterval(() => {
-    if (performance.now() - alive > graceMs) {
+    const now = performance.now();
+    if (now - tick > 2 * PING_MS) alive = now;
+    tick = now;
+    if (now - alive > graceMs) {
       stop();
       lost(queueUnavailable(target, lastError));
       return;

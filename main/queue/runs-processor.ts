@@ -1,4 +1,7 @@
 import type { KeyObject } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
+import { dirname } from 'node:path';
+import { LanewardError } from '../../formats/codes/error.ts';
 import type { Job } from 'bullmq';
 import type { Piscina } from 'piscina';
 import type { RunReport } from '../../workers/validate/report.ts';
@@ -33,12 +36,29 @@ export function runsProcessor(options: ProcessorOptions, pool: Piscina, refuse: 
       root = options.root ?? body.root;
       runs = body.runs;
       paths = runs.map((rel) => containedRun(root, rel));
+      // A run the coordinator found that this machine cannot see is this worker's mount,
+      // not the run: validated, it would count as invalid and change the batch's summary.
+      for (const [k, path] of paths.entries()) readableRun(path, runs[k]!, root);
     } catch (error) {
       throw refuse(error);
     }
     const reports = await validatePaths(pool, paths, poolError);
     return { root, reports: runs.map((path, k) => ({ path, report: reports[k]! })) };
   };
+}
+
+/**
+ * ARCHIVE_UNREADABLE unless the directory holding `path` (a run directory or its
+ * manifest) is there to read on this machine. The path itself may be missing or broken:
+ * that is the run's own fault, which its report names as a single process's would.
+ */
+function readableRun(path: string, rel: string, root: string): void {
+  try {
+    accessSync(dirname(path), constants.R_OK | constants.X_OK);
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new LanewardError('ARCHIVE_UNREADABLE', `run ${JSON.stringify(rel)} cannot be read under ${root} on this worker (its directory: ${why})`, { path });
+  }
 }
 
 /** Validates `paths` on the pool; a run that throws is an INTERNAL report of its own. */

@@ -44,6 +44,7 @@ const SHAPES = {
       transcript: v.array(v.looseObject({})),
     }),
   laneJournal: () => event,
+  'queue-mirror': () => v.looseObject({ id: text, db: text, key: v.instance(Uint8Array), value: v.instance(Uint8Array) }),
 } satisfies Record<string, () => v.GenericSchema>;
 
 export type DatabaseName = keyof typeof SHAPES;

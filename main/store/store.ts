@@ -32,6 +32,7 @@ export type { PhaseTiming };
  *   crew-runs crew -> CrewRunRecord (the crew's latest run: when, and how it ended)
  *   lanes    lane id -> LaneRecord (a lane's QA state machine)
  *   laneJournal [lane id, seq] -> QaEvent (every QA event of the lane, in order)
+ *   queue-mirror [lane QA id, n] -> MirrorCopy (a queued crew's coordinator: its lanes' mirrored records, to put back in a Redis that lost them)
  */
 export interface Store {
   readonly root: string;
@@ -45,8 +46,18 @@ export interface Store {
   readonly crewRuns: Database<CrewRunRecord, string>;
   readonly lanes: Database<LaneRecord, string>;
   readonly laneJournal: Database<QaEvent, [string, number]>;
+  /** Absent from a root no queued crew wrote to, when opened read-only. */
+  readonly queueMirror: Database<MirrorCopy, [string, number]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
   readonly batched: boolean;
+}
+
+/** One entry of a lane's Redis stream as its coordinator copied it: its id there and its fields' bytes. */
+export interface MirrorCopy {
+  readonly id: string;
+  readonly db: string;
+  readonly key: Uint8Array;
+  readonly value: Uint8Array;
 }
 
 const opened = new Map<string, Store>();
@@ -86,7 +97,7 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
 }
 
 /** The named databases a laneward environment holds, and nothing else. */
-const DATABASES = new Set(['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'crew-runs', 'lanes', 'laneJournal']);
+const DATABASES = new Set(['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'crew-runs', 'lanes', 'laneJournal', 'queue-mirror']);
 
 function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: boolean }): Store {
   const { open } = load('lmdb') as typeof import('lmdb');
@@ -114,15 +125,16 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
     crewRuns: db<CrewRunRecord, string>('crew-runs'),
     lanes: db<LaneRecord, string>('lanes'),
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
+    queueMirror: db<MirrorCopy, [string, number]>('queue-mirror'),
     batched: options.batched === true,
   };
   // A reader cannot create a named database: on a root whose writer has not created them
   // all yet (a crew that is starting), lmdb leaves them undefined. Refused, not cached, so
   // the reader's next open finds them.
   // crew-runs came later than the rest: a root an earlier laneward wrote lacks it, and is
-  // read without it (readCrewRun answers undefined).
+  // read without it (readCrewRun answers undefined). queue-mirror came later still.
   const missing = Object.entries(store)
-    .filter(([name, value]) => value === undefined && name !== 'crewRuns')
+    .filter(([name, value]) => value === undefined && name !== 'crewRuns' && name !== 'queueMirror')
     .map(([name]) => name);
   if (missing.length > 0) {
     void env.close();
