@@ -199,7 +199,10 @@ describe('an observer call whose command was killed', () => {
     expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2']).code).toBe(0);
     expect(turn(ctx, lane, 'user', 'T0', { env: tagEnv() }).code).toBe(0);
     await killMidObserver(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'T1', '--diff']);
-    expect(turn(ctx, lane, 'user', 'T2', { env: tagEnv() }).code).toBe(0);
+    // Its observer was killed too, its stream cut short: the call is lost, and said so.
+    const next = turn(ctx, lane, 'user', 'T2', { env: tagEnv() });
+    expect(next.stdout).toMatch(/^QA_OBSERVER_FAILED: lane=killed-cadence-2 mode=cadence call=2 code=EXECUTION_UNKNOWN /m);
+    expect(next.code).toBe(0);
     const closing = turn(ctx, lane, 'assistant', 'T3', { env: tagEnv() });
     expect(closing.code).toBe(0);
     expect(closing.stdout).toMatch(/^QA_UPDATE: lane=killed-cadence-2 call=3 turns=0-4 verdict=pass /m);
@@ -287,6 +290,20 @@ describe('an observer call whose command was killed while its observer carried o
     expect(again.code).toBe(0);
     expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1']);
     expect(statusOf(ctx, lane)).toMatchObject({ state: 'active', ready: true, calls: 1 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
+
+  test('qa finish killed mid-cross-check, its observer left running: the next finish adopts it and completes, the cross-check sent once', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-cross-1';
+    const log = join(root, `${lane}.jsonl`);
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
+    expect(turn(ctx, lane, 'assistant', 'ONLY-TURN', { diff: true, env: tagEnv() }).code).toBe(0);
+    await killCommandOnly(lane, log, 2, ['finish']);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cross-1 call=2 verdict=pass /m);
+    expect(finished.code).toBe(0);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1', 'cross-check 2']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', calls: 2, unsent: 0 });
     expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
   });
 });

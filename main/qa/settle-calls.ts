@@ -10,11 +10,11 @@ import { adoptionSpec } from '../dispatch/orphans.ts';
 import { streamEnd } from '../providers/stream-facts.ts';
 import { holderAlive } from '../process/process-alive.ts';
 import { transactLane, type Store } from '../store/store.ts';
-import { applyCall, callFacts } from './apply-call.ts';
+import { callFacts } from './apply-call.ts';
 import { removeCallDir } from './call-dirs.ts';
 import { callFiles, callSpec, concludeCall, type ObserverResult } from './observer-call.ts';
 import { recordEnd } from './record-end.ts';
-import { takeOver } from './reservations.ts';
+import { releaseDelta, takeOver } from './reservations.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
 
 /**
@@ -51,7 +51,9 @@ export async function settleOrphanedCalls(store: Store, lane: string, run: Super
         const { event: recorded } = recordEnd(record, result, reservation.ranges, at);
         return { change: { record, events: [recorded] }, result: recorded };
       }
-      applyCall(record, result, reservation.ranges);
+      // Lost: its turns go back to the next decision, and the transcript (what the
+      // cross-check reads) gains no exchange, as nothing was judged; the journal says so.
+      releaseDelta(record, result.call, false);
       const lost: QaEvent = { type: 'observer_failed', lane, mode: result.mode, call: result.call, code: 'EXECUTION_UNKNOWN', detail: result.detail, ...callFacts(result, at) };
       return { change: { record, events: [lost] }, result: lost };
     });
