@@ -248,27 +248,25 @@ describe('an observer call whose command was killed while its observer carried o
     expect(taggedPids(ctx.tag).length, 'the observer outlives its command').toBeGreaterThan(0);
   }
 
-  for (const how of ['adopted while it runs', 'read after it ended'] as const) {
-    test(`qa turn killed mid-observer, its observer ${how}: its delta is judged once, by that call`, { timeout: 120_000 }, async () => {
-      const lane = how === 'adopted while it runs' ? 'orphan-cadence-1' : 'orphan-cadence-2';
-      const log = join(root, `${lane}.jsonl`);
-      // Call 1 is the bootstrap, call 2 the cadence check whose command is killed, call 3 the cross-check.
-      expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
-      expect(turn(ctx, lane, 'user', 'FIRST-TURN', { env: tagEnv() }).code).toBe(0);
-      await killCommandOnly(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'DIFF-TURN', '--diff']);
-      if (how === 'read after it ended') expect(await settleTagged(ctx.tag, 30_000)).toEqual([]);
-      const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
-      // The killed command's call is recorded by the next one, with its verdict on both turns.
-      expect(finished.stdout).toMatch(/^QA_UPDATE: lane=orphan-cadence-\d call=2 turns=0-2 verdict=pass /m);
-      expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cadence-\d call=3 verdict=pass /m);
-      expect(finished.code).toBe(0);
-      // Each turn reached the observer once: the cross-check is given none again.
-      expect(callLog(log).map((c) => c.call)).toEqual(['1', '2', '3']);
-      expect(callLog(log).find((c) => c.call === '3')!.prompt).not.toContain('## New turns');
-      expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', turns: 2, lastSent: 2, unsent: 0 });
-      expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
-    });
-  }
+  test.each(['adopted while it runs', 'read after it ended'] as const)('qa turn killed mid-observer, its observer %s: its delta is judged once, by that call', { timeout: 120_000 }, async (how) => {
+    const lane = how === 'adopted while it runs' ? 'orphan-cadence-1' : 'orphan-cadence-2';
+    const log = join(root, `${lane}.jsonl`);
+    // Call 1 is the bootstrap, call 2 the cadence check whose command is killed, call 3 the cross-check.
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
+    expect(turn(ctx, lane, 'user', 'FIRST-TURN', { env: tagEnv() }).code).toBe(0);
+    await killCommandOnly(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'DIFF-TURN', '--diff']);
+    if (how === 'read after it ended') expect(await settleTagged(ctx.tag, 30_000)).toEqual([]);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    // The killed command's call is recorded by the next one, with its verdict on both turns.
+    expect(finished.stdout).toMatch(/^QA_UPDATE: lane=orphan-cadence-\d call=2 turns=0-2 verdict=pass /m);
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cadence-\d call=3 verdict=pass /m);
+    expect(finished.code).toBe(0);
+    // Each turn reached the observer once: the cross-check is given none again.
+    expect(callLog(log).map((c) => c.call)).toEqual(['1', '2', '3']);
+    expect(callLog(log).find((c) => c.call === '3')!.prompt).not.toContain('## New turns');
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', turns: 2, lastSent: 2, unsent: 0 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
 
   test('qa start killed mid-bootstrap, its observer left running: the next start adopts it and is ready, the bootstrap sent once', { timeout: 120_000 }, async () => {
     const lane = 'orphan-bootstrap-1';
