@@ -304,4 +304,42 @@ describe('an observer call whose command was killed while its observer carried o
     expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', calls: 2, unsent: 0 });
     expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
   });
+
+  test('qa finish killed mid-cross-check, its observer failing on: the next finish reports that failure, nothing sent again', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-cross-2';
+    const log = join(root, `${lane}.jsonl`);
+    expect(start(ctx, lane, 'fail', ['--log', log, '--fail-modes', 'cross-check', '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
+    expect(turn(ctx, lane, 'assistant', 'ONLY-TURN', { diff: true, env: tagEnv() }).code).toBe(0);
+    await killCommandOnly(lane, log, 2, ['finish']);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cross-2 call=2 verdict=fail /m);
+    expect(finished.stderr).toMatch(/\(QA_CROSS_CHECK_FAILED\)$/m);
+    expect(finished.code).toBe(3);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1', 'cross-check 2']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'active', calls: 2, unsent: 0 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
+
+  test('qa start killed mid-bootstrap, its observer failing on: the next start reports that failure, the bootstrap sent once', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-bootstrap-2';
+    const log = join(root, `${lane}.jsonl`);
+    const template = ['node', `${OBSERVERS}/fail.mjs`, '{prompt}', '{result}', '--log', log, '--fail-modes', 'bootstrap', '--slow-call', '1', '--slow-ms', '700'].join(' ');
+    const args = ['start', '--lane', lane, '--observer', template, '--actions', ctx.actions.file, '--trust', ctx.actions.trust, '--action', 'observe', '--timeout-ms', '20000', '--state', ctx.state];
+    const child = spawn(process.execPath, [BUNDLE, 'qa', ...args], { stdio: 'ignore', env: { ...process.env, ...tagEnv() } });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const end = Date.now() + 60_000;
+    while (!callLog(log).some((c) => c.call === '1')) {
+      expect(Date.now(), 'the bootstrap never reached its observer').toBeLessThan(end);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(taggedPids(ctx.tag).length).toBeGreaterThan(0);
+    const again = start(ctx, lane, 'fail', ['--log', log, '--fail-modes', 'bootstrap']);
+    expect(again.stdout).toMatch(/^QA_OBSERVER_FAILED: lane=orphan-bootstrap-2 mode=bootstrap call=1 code=QA_BOOTSTRAP_FAILED /m);
+    expect(again.code).toBe(3);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'active', ready: false, calls: 1 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
 });

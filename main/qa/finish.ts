@@ -34,9 +34,12 @@ interface Begun {
 export async function qaFinish(store: Store, lane: string, options: QaFinishOptions, run: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
   const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
+  // A cross-check settled here answered this finish (a lost one is an observer_failed event):
+  // its pass completed the lane, its fail aborts completion, and nothing is sent again.
   const crossChecked = settled.findLast((e) => e.type === 'cross_check');
-  if (crossChecked?.type === 'cross_check' && crossChecked.completion === 'allowed' && store.lanes.get(lane)?.state === 'complete') {
-    return report(lane, null, settled, store.lanes.get(lane));
+  if (crossChecked?.type === 'cross_check') {
+    const code = crossChecked.code as QaReport['code'];
+    return report(lane, code, settled, store.lanes.get(lane), code === null ? '' : (crossChecked.guidance ?? crossChecked.note));
   }
   sweepStaleCalls(store.root, lane, keptDirs(store.lanes.get(lane)));
   const orphaned = orphanedCalls(store.lanes.get(lane));

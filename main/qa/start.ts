@@ -54,7 +54,10 @@ export async function qaStart(store: Store, lane: string, options: QaStartOption
   // the lane is ready and this start is its end, its prompt never sent a second time.
   const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
   const now = store.lanes.get(lane);
-  if (settled.some((e) => e.type === 'ready') && now?.state === 'active' && now.ready) return report(lane, null, settled, now);
+  // A bootstrap settled here is this start's answer (ready, or its failure), unless it was lost.
+  const answered = settled.findLast((e) => e.type === 'ready' || (e.type === 'observer_failed' && e.mode === 'bootstrap' && e.code !== 'EXECUTION_UNKNOWN'));
+  if (answered?.type === 'ready' && now?.state === 'active' && now.ready) return report(lane, null, settled, now);
+  if (answered?.type === 'observer_failed') return report(lane, answered.code as QaReport['code'], settled, now, answered.detail);
   // Calls of a killed process left their directories: gone before this command makes any.
   sweepStaleCalls(store.root, lane, keptDirs(now));
   const { observer } = options;
