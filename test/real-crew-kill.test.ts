@@ -19,6 +19,8 @@ let root: string;
 let server: ModelServer;
 /** Which requests the server holds back before answering (the kill lands inside that pause). */
 let pause: 'review' | 'agent' | 'observer' | 'none' = 'none';
+/** The observer mode whose opening requests are held back when `pause` is 'observer'. */
+let pauseMode = 'bootstrap';
 
 const isReview = (prompt: string) => prompt.includes('## RESULT FORMAT');
 const isObserver = (prompt: string) => prompt.includes('laneward QA observer');
@@ -31,7 +33,7 @@ beforeAll(async () => {
     const reply = crewReply(request, 2);
     const opening = request.turn === 0 && request.toolResult === undefined;
     if (pause === 'review' && opening && isReview(request.allUserText)) return pauseThen(3_000, reply);
-    if (pause === 'observer' && opening && isObserver(request.allUserText) && / mode bootstrap$/m.test(request.allUserText)) return pauseThen(3_000, reply);
+    if (pause === 'observer' && opening && isObserver(request.allUserText) && observerOf(request.allUserText)?.[2] === pauseMode) return pauseThen(3_000, reply);
     if (pause === 'agent' && /^# Lane \S+, turn 1$/m.test(request.allUserText) && request.toolResult === undefined && !isObserver(request.allUserText)) return pauseThen(2_000, reply);
     return reply;
   });
@@ -178,13 +180,14 @@ describe('a crew of real CLIs SIGKILLed and started again', () => {
     await until(() => liveUnder(dir).length === 0, 15_000, 'no CLI of the test left');
   }, 420_000);
 
-  test('during an observer call: the orphaned bootstrap is adopted or read, each observer prompt reaches the model once, its spend is charged', async () => {
+  test.each(['bootstrap', 'cadence', 'cross-check'])('during an observer call (%s): the orphan is adopted or read, each observer prompt reaches the model once, its spend is charged', async (mode) => {
     const from = server.requests.length;
-    const { dir, crew } = crewIn('killed-observer');
+    const { dir, crew } = crewIn(`killed-observer-${mode}`);
     pause = 'observer';
-    // Killed once both lanes' bootstrap prompts are held by the server.
-    const held = () => calls(from).filter((r) => r.model.turn === 0 && / mode bootstrap$/m.test(r.model.allUserText) && isObserver(r.model.allUserText)).length >= 2;
-    await killWhen(dir, crew, held, 'both bootstrap prompts');
+    pauseMode = mode;
+    // Killed once both lanes' prompts of that mode are held by the server.
+    const held = () => calls(from).filter((r) => r.model.turn === 0 && isObserver(r.model.allUserText) && observerOf(r.model.allUserText)?.[2] === mode).length >= 2;
+    await killWhen(dir, crew, held, `both ${mode} prompts`);
     expect(liveUnder(dir).length).toBeGreaterThan(0);
     pause = 'none';
     const report = join(dir, 'report.json');
@@ -196,7 +199,7 @@ describe('a crew of real CLIs SIGKILLed and started again', () => {
     const observed = calls(from).filter((r) => r.model.turn === 0 && isObserver(r.model.allUserText)).map((r) => r.model.allUserText);
     const modes = observed.map((text) => `${/lane-\d+$/.exec(observerOf(text)?.[1] ?? '')?.[0]} ${observerOf(text)?.[2]}`);
     const twice = observed.filter((o, i) => observed.indexOf(o) !== i).length;
-    process.stdout.write(`real-crew-kill observer: prompts=${observed.length} twice=${twice} bill=${JSON.stringify(observerBill(from))}\n`);
+    process.stdout.write(`real-crew-kill observer ${mode}: prompts=${observed.length} twice=${twice} bill=${JSON.stringify(observerBill(from))}\n`);
     expect(modes.filter((m) => m.endsWith(' bootstrap')).sort()).toEqual(['lane-1 bootstrap', 'lane-2 bootstrap']);
     expect(observed.filter((o, i) => observed.indexOf(o) !== i)).toEqual([]);
     expect(modes.filter((m) => m.endsWith(' cross-check')).sort()).toEqual(['lane-1 cross-check', 'lane-2 cross-check']);
