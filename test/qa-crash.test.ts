@@ -7,7 +7,7 @@ import { BUNDLE, ensureBuilt } from './helpers/cli.ts';
 import { prng } from './helpers/prng.ts';
 import { killAt, ownDescriptorUnder, watchOpen, type Watched } from './helpers/kill-aim.ts';
 import { killQuietly, settleTagged, taggedPids } from './helpers/procs.ts';
-import { callLog, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
+import { callLog, OBSERVERS, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // SIGKILLs `qa turn` at random instants (some while its cadence check runs the observer)
@@ -199,7 +199,10 @@ describe('an observer call whose command was killed', () => {
     expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2']).code).toBe(0);
     expect(turn(ctx, lane, 'user', 'T0', { env: tagEnv() }).code).toBe(0);
     await killMidObserver(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'T1', '--diff']);
-    expect(turn(ctx, lane, 'user', 'T2', { env: tagEnv() }).code).toBe(0);
+    // Its observer was killed too, its stream cut short: the call is lost, and said so.
+    const next = turn(ctx, lane, 'user', 'T2', { env: tagEnv() });
+    expect(next.stdout).toMatch(/^QA_OBSERVER_FAILED: lane=killed-cadence-2 mode=cadence call=2 code=EXECUTION_UNKNOWN /m);
+    expect(next.code).toBe(0);
     const closing = turn(ctx, lane, 'assistant', 'T3', { env: tagEnv() });
     expect(closing.code).toBe(0);
     expect(closing.stdout).toMatch(/^QA_UPDATE: lane=killed-cadence-2 call=3 turns=0-4 verdict=pass /m);
@@ -222,5 +225,121 @@ describe('an observer call whose command was killed', () => {
     expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=killed-cross-1 call=3 verdict=pass /m);
     expect(finished.code).toBe(0);
     expect(callLog(log).find((c) => c.call === '3')!.prompt).toContain(turnHeading(0, 'assistant', true, 'ONLY-TURN'));
+  });
+});
+
+describe('an observer call whose command was killed while its observer carried on', () => {
+  const tagEnv = () => {
+    const [name, value] = ctx.tag.split('=') as [string, string];
+    return { [name]: value, LANEWARD_QA_CADENCE: '2' };
+  };
+
+  /** Starts `qa <args>`, waits until observer call `call` read its prompt, then SIGKILLs the command alone: its observer runs on. */
+  async function killCommandOnly(lane: string, log: string, call: number, args: readonly string[]): Promise<void> {
+    const child = spawn(process.execPath, [BUNDLE, 'qa', ...args, '--lane', lane, '--state', ctx.state], { stdio: 'ignore', env: { ...process.env, ...tagEnv() } });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const end = Date.now() + 60_000;
+    while (!callLog(log).some((c) => c.call === String(call))) {
+      expect(Date.now(), `call ${call} never reached its observer`).toBeLessThan(end);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(taggedPids(ctx.tag).length, 'the observer outlives its command').toBeGreaterThan(0);
+  }
+
+  test.each(['adopted while it runs', 'read after it ended'] as const)('qa turn killed mid-observer, its observer %s: its delta is judged once, by that call', { timeout: 120_000 }, async (how) => {
+    const lane = how === 'adopted while it runs' ? 'orphan-cadence-1' : 'orphan-cadence-2';
+    const log = join(root, `${lane}.jsonl`);
+    // Call 1 is the bootstrap, call 2 the cadence check whose command is killed, call 3 the cross-check.
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
+    expect(turn(ctx, lane, 'user', 'FIRST-TURN', { env: tagEnv() }).code).toBe(0);
+    await killCommandOnly(lane, log, 2, ['turn', '--role', 'assistant', '--text', 'DIFF-TURN', '--diff']);
+    if (how === 'read after it ended') expect(await settleTagged(ctx.tag, 30_000)).toEqual([]);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    // The killed command's call is recorded by the next one, with its verdict on both turns.
+    expect(finished.stdout).toMatch(/^QA_UPDATE: lane=orphan-cadence-\d call=2 turns=0-2 verdict=pass /m);
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cadence-\d call=3 verdict=pass /m);
+    expect(finished.code).toBe(0);
+    // Each turn reached the observer once: the cross-check is given none again.
+    expect(callLog(log).map((c) => c.call)).toEqual(['1', '2', '3']);
+    expect(callLog(log).find((c) => c.call === '3')!.prompt).not.toContain('## New turns');
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', turns: 2, lastSent: 2, unsent: 0 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
+
+  test('qa start killed mid-bootstrap, its observer left running: the next start adopts it and is ready, the bootstrap sent once', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-bootstrap-1';
+    const log = join(root, `${lane}.jsonl`);
+    const template = ['node', `${OBSERVERS}/pass.mjs`, '{prompt}', '{result}', '--log', log, '--slow-call', '1', '--slow-ms', '700'].join(' ');
+    const args = ['start', '--lane', lane, '--observer', template, '--actions', ctx.actions.file, '--trust', ctx.actions.trust, '--action', 'observe', '--timeout-ms', '20000', '--state', ctx.state];
+    const child = spawn(process.execPath, [BUNDLE, 'qa', ...args], { stdio: 'ignore', env: { ...process.env, ...tagEnv() } });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const end = Date.now() + 60_000;
+    while (!callLog(log).some((c) => c.call === '1')) {
+      expect(Date.now(), 'the bootstrap never reached its observer').toBeLessThan(end);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(taggedPids(ctx.tag).length).toBeGreaterThan(0);
+    const again = start(ctx, lane, 'pass', ['--log', log]);
+    expect(again.stdout).toMatch(/^QA_OBSERVER_READY: lane=orphan-bootstrap-1 call=1 /m);
+    expect(again.code).toBe(0);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'active', ready: true, calls: 1 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
+
+  test('qa finish killed mid-cross-check, its observer left running: the next finish adopts it and completes, the cross-check sent once', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-cross-1';
+    const log = join(root, `${lane}.jsonl`);
+    expect(start(ctx, lane, 'pass', ['--log', log, '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
+    expect(turn(ctx, lane, 'assistant', 'ONLY-TURN', { diff: true, env: tagEnv() }).code).toBe(0);
+    await killCommandOnly(lane, log, 2, ['finish']);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cross-1 call=2 verdict=pass /m);
+    expect(finished.code).toBe(0);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1', 'cross-check 2']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'complete', calls: 2, unsent: 0 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
+
+  test('qa finish killed mid-cross-check, its observer failing on: the next finish reports that failure, nothing sent again', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-cross-2';
+    const log = join(root, `${lane}.jsonl`);
+    expect(start(ctx, lane, 'fail', ['--log', log, '--fail-modes', 'cross-check', '--slow-call', '2', '--slow-ms', '700']).code).toBe(0);
+    expect(turn(ctx, lane, 'assistant', 'ONLY-TURN', { diff: true, env: tagEnv() }).code).toBe(0);
+    await killCommandOnly(lane, log, 2, ['finish']);
+    const finished = qa(ctx, ['finish', '--lane', lane], tagEnv());
+    expect(finished.stdout).toMatch(/^QA_CROSS_CHECK: lane=orphan-cross-2 call=2 verdict=fail /m);
+    expect(finished.stderr).toMatch(/\(QA_CROSS_CHECK_FAILED\)$/m);
+    expect(finished.code).toBe(3);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1', 'cross-check 2']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'active', calls: 2, unsent: 0 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
+  });
+
+  test('qa start killed mid-bootstrap, its observer failing on: the next start reports that failure, the bootstrap sent once', { timeout: 120_000 }, async () => {
+    const lane = 'orphan-bootstrap-2';
+    const log = join(root, `${lane}.jsonl`);
+    const template = ['node', `${OBSERVERS}/fail.mjs`, '{prompt}', '{result}', '--log', log, '--fail-modes', 'bootstrap', '--slow-call', '1', '--slow-ms', '700'].join(' ');
+    const args = ['start', '--lane', lane, '--observer', template, '--actions', ctx.actions.file, '--trust', ctx.actions.trust, '--action', 'observe', '--timeout-ms', '20000', '--state', ctx.state];
+    const child = spawn(process.execPath, [BUNDLE, 'qa', ...args], { stdio: 'ignore', env: { ...process.env, ...tagEnv() } });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const end = Date.now() + 60_000;
+    while (!callLog(log).some((c) => c.call === '1')) {
+      expect(Date.now(), 'the bootstrap never reached its observer').toBeLessThan(end);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(taggedPids(ctx.tag).length).toBeGreaterThan(0);
+    const again = start(ctx, lane, 'fail', ['--log', log, '--fail-modes', 'bootstrap']);
+    expect(again.stdout).toMatch(/^QA_OBSERVER_FAILED: lane=orphan-bootstrap-2 mode=bootstrap call=1 code=QA_BOOTSTRAP_FAILED /m);
+    expect(again.code).toBe(3);
+    expect(callLog(log).map((c) => `${c.mode} ${c.call}`)).toEqual(['bootstrap 1']);
+    expect(statusOf(ctx, lane)).toMatchObject({ state: 'active', ready: false, calls: 1 });
+    expect(await settleTagged(ctx.tag, 10_000)).toEqual([]);
   });
 });

@@ -18,7 +18,9 @@ import { gitOut, gitRepo, laneLines, lanewardAsync, realCrew } from './helpers/r
 let root: string;
 let server: ModelServer;
 /** Which requests the server holds back before answering (the kill lands inside that pause). */
-let pause: 'review' | 'agent' | 'none' = 'none';
+let pause: 'review' | 'agent' | 'observer' | 'none' = 'none';
+/** The observer mode whose opening requests are held back when `pause` is 'observer'. */
+let pauseMode = 'bootstrap';
 
 const isReview = (prompt: string) => prompt.includes('## RESULT FORMAT');
 const isObserver = (prompt: string) => prompt.includes('laneward QA observer');
@@ -31,6 +33,7 @@ beforeAll(async () => {
     const reply = crewReply(request, 2);
     const opening = request.turn === 0 && request.toolResult === undefined;
     if (pause === 'review' && opening && isReview(request.allUserText)) return pauseThen(3_000, reply);
+    if (pause === 'observer' && opening && isObserver(request.allUserText) && observerOf(request.allUserText)?.[2] === pauseMode) return pauseThen(3_000, reply);
     if (pause === 'agent' && /^# Lane \S+, turn 1$/m.test(request.allUserText) && request.toolResult === undefined && !isObserver(request.allUserText)) return pauseThen(2_000, reply);
     return reply;
   });
@@ -84,6 +87,21 @@ function agentBill(from: number): Record<string, number> {
     const turn = agentTurnOf(text);
     if (turn === null || isReview(text) || isObserver(text) || r.api !== 'anthropic') continue;
     bill[turn[1]!] = Number(((bill[turn[1]!] ?? 0) + 0.00375).toFixed(6));
+  }
+  return bill;
+}
+
+/** The observer's lane and mode, from its prompt's first line. */
+const observerOf = (text: string) => /^# laneward QA observer: lane (\S+), mode (\S+)$/m.exec(text);
+
+/** What the server billed each lane's observer calls: every request of theirs, $0.00375 each (see {@link agentBill}). */
+function observerBill(from: number): Record<string, number> {
+  const bill: Record<string, number> = {};
+  for (const r of calls(from)) {
+    const seen = observerOf(r.model.allUserText);
+    if (seen === null || r.api !== 'anthropic') continue;
+    const lane = /lane-\d+$/.exec(seen[1]!)?.[0] ?? seen[1]!;
+    bill[lane] = Number(((bill[lane] ?? 0) + 0.00375).toFixed(6));
   }
   return bill;
 }
@@ -159,6 +177,36 @@ describe('a crew of real CLIs SIGKILLed and started again', () => {
       expect(JSON.stringify(turn2?.body), lane).toContain('Appended turn 1 to NOTES.md.');
       expect(gitOut(repo, 'log', '--format=%s', `main..laneward/killed-turn/${lane}`).split('\n')).toEqual([`laneward: ${lane} turn 2`, `laneward: ${lane} turn 1`]);
     }
+    await until(() => liveUnder(dir).length === 0, 15_000, 'no CLI of the test left');
+  }, 420_000);
+
+  test.each(['bootstrap', 'cadence', 'cross-check'])('during an observer call (%s): the orphan is adopted or read, each observer prompt reaches the model once, its spend is charged', async (mode) => {
+    const from = server.requests.length;
+    const { dir, crew } = crewIn(`killed-observer-${mode}`);
+    pause = 'observer';
+    pauseMode = mode;
+    // Killed once both lanes' prompts of that mode are held by the server.
+    const held = () => calls(from).filter((r) => r.model.turn === 0 && isObserver(r.model.allUserText) && observerOf(r.model.allUserText)?.[2] === mode).length >= 2;
+    await killWhen(dir, crew, held, `both ${mode} prompts`);
+    expect(liveUnder(dir).length).toBeGreaterThan(0);
+    pause = 'none';
+    const report = join(dir, 'report.json');
+    const second = await lanewardAsync(['crew', 'run', crew.file, '--state', crew.state, '--report', report], { cwd: dir, timeoutMs: 240_000 }).done;
+    const lanes = laneLines(second.stdout).sort((a, b) => a['lane']!.localeCompare(b['lane']!));
+    expect(lanes.map((l) => `${l['lane']} ${l['status']}`), second.stdout + second.stderr).toEqual(['lane-1 complete', 'lane-2 complete']);
+    expect(second.code).toBe(0);
+    // Every observer prompt reached the model once: bootstrap, cadence checks and cross-check alike.
+    const observed = calls(from).filter((r) => r.model.turn === 0 && isObserver(r.model.allUserText)).map((r) => r.model.allUserText);
+    const modes = observed.map((text) => `${/lane-\d+$/.exec(observerOf(text)?.[1] ?? '')?.[0]} ${observerOf(text)?.[2]}`);
+    const twice = observed.filter((o, i) => observed.indexOf(o) !== i).length;
+    process.stdout.write(`real-crew-kill observer ${mode}: prompts=${observed.length} twice=${twice} bill=${JSON.stringify(observerBill(from))}\n`);
+    expect(modes.filter((m) => m.endsWith(' bootstrap')).sort()).toEqual(['lane-1 bootstrap', 'lane-2 bootstrap']);
+    expect(observed.filter((o, i) => observed.indexOf(o) !== i)).toEqual([]);
+    expect(modes.filter((m) => m.endsWith(' cross-check')).sort()).toEqual(['lane-1 cross-check', 'lane-2 cross-check']);
+    // The lane's observer spend is what the server billed, the killed bootstrap's request included.
+    const spend = JSON.parse(readFileSync(report, 'utf8')).lanes.map((l: { lane: string; observer_usd: number }) => [l.lane, Number(l.observer_usd.toFixed(6))]);
+    expect(Object.fromEntries(spend)).toEqual(observerBill(from));
+    expect(Object.keys(observerBill(from)).sort()).toEqual(['lane-1', 'lane-2']);
     await until(() => liveUnder(dir).length === 0, 15_000, 'no CLI of the test left');
   }, 420_000);
 });

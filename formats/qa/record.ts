@@ -1,4 +1,5 @@
 import type { PresetRunner } from '../providers/runner.ts';
+import type { ChildRecord } from '../supervision/child-record.ts';
 import type { ToolClass } from '../supervision/tool-policy.ts';
 
 /** The three kinds of observer call; each has its own tool policy and frame label. */
@@ -81,6 +82,14 @@ export interface Reservation {
   readonly mode: QaMode;
   readonly ranges: readonly TurnRange[];
   readonly owner: { readonly pid: number; readonly ticks: string };
+  /**
+   * The call's directory under qa/<lane>/ (prompt, stream, result), named when the call is
+   * decided, before its observer is spawned: it is kept until the call's end is recorded,
+   * so a later process can read what the observer wrote. Absent in older records.
+   */
+  readonly dir?: string;
+  /** The observer's process, journaled right after its spawn: a later process adopts it while it runs. */
+  readonly child?: ChildRecord;
 }
 
 /** A lane's QA state, one CBOR record in the `lanes` db. */

@@ -6,7 +6,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.ts';
 import { workerFile } from '../pool.ts';
 import type { QaPort } from './ports.ts';
 import type { QaConfig } from '../qa/qa-config.ts';
-import type { ObserverSettings, QaServiceApi } from './qa-service.ts';
+import type { ObserverSettings, QaRun, QaServiceApi } from './qa-service.ts';
 
 export interface QaService extends QaPort {
   close(): Promise<void>;
@@ -28,7 +28,8 @@ export async function startQaService(root: string, run: Dispatcher['run'], confi
     if (failure !== undefined) throw failure;
     return call();
   };
-  await remote.init(root, Comlink.proxy(run), config, observer);
+  const qaRun: QaRun = (spec, onSpawn) => run(spec, onSpawn === undefined ? {} : { onSpawn: (child) => onSpawn(child) });
+  await remote.init(root, Comlink.proxy(qaRun), config, observer);
   return {
     start: (lane, runner) => guard(() => remote.start(lane, Array.isArray(runner) ? [...runner] : runner)),
     turn: (lane, role, text, diff, key) => guard(() => remote.turn(lane, role, text, diff, key)),

@@ -7,6 +7,8 @@ import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { QaEvent } from '../../formats/qa/events.ts';
 import { renderQaLine } from '../../formats/qa/lines.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
+import type { Outcome } from '../../workers/supervise/outcome.ts';
+import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { qaFinish, qaStart, qaStatus, qaStop, qaTurn, type QaConfig, type QaReport } from '../qa/index.ts';
 import { openStore, type Store } from '../store/store.ts';
 import type { QaStep } from './ports.ts';
@@ -22,9 +24,16 @@ export interface ObserverSettings {
   readonly prices?: Prices;
 }
 
+/**
+ * How the service starts an observer child back in the coordinator: through its
+ * dispatcher, with the spawn reported back here (a function crosses comlink only as an
+ * argument of its own: the observer call journals its child from it).
+ */
+export type QaRun = (spec: SupervisionSpec, onSpawn?: (child: SpawnedChild) => Promise<void>) => Promise<Outcome>;
+
 /** The QA service's surface, as the coordinator calls it through comlink. */
 export interface QaServiceApi {
-  init(root: string, run: SuperviseFn, config: QaConfig, observer: ObserverSettings): Promise<void>;
+  init(root: string, run: QaRun, config: QaConfig, observer: ObserverSettings): Promise<void>;
   start(lane: string, runner: RunnerConfig): Promise<QaStep>;
   turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
   finish(lane: string): Promise<QaStep>;
@@ -35,7 +44,7 @@ const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
 if (expected !== BUILD_ID) throw new Error(`qa-service is build ${BUILD_ID}, coordinator expects ${String(expected)}`);
 
 let store: Store;
-let supervise: SuperviseFn;
+let supervise: QaRun;
 let knobs: QaConfig;
 let observer: ObserverSettings;
 
@@ -44,9 +53,11 @@ async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaSt
   let attempts = 0;
   let usd = 0;
   let unpriced = 0;
-  const run: SuperviseFn = async (spec) => {
-    // Only plain data crosses back to the coordinator: the options carry functions.
-    const outcome = await supervise(spec);
+  const run: SuperviseFn = async (spec, options) => {
+    // Only plain data crosses back to the coordinator (a cancel does not: the crew's own
+    // stop cancels its children), and the spawn's report, proxied.
+    const onSpawn = options?.onSpawn;
+    const outcome = await supervise(spec, onSpawn === undefined ? undefined : Comlink.proxy(async (child: SpawnedChild) => onSpawn(child)));
     // A lane counts the children that started, not those cancelled while they waited, and
     // is charged what they cost: an observer call is paid like any other.
     if (outcome.providerStarted) {

@@ -9,20 +9,37 @@ const CALL_DIR = /^call-\d+-p(\d+)-t(\d*)-[0-9a-f-]{36}$/;
 
 let ownTicks: string | undefined;
 
-/** The directory of one call's files (prompt, result, stdout copy), named after its process. */
-export function callDir(root: string, lane: string, call: number): string {
+/**
+ * The name of one call's directory (prompt, result, stream), after the process that
+ * decides it. `nonce` is drawn by the caller before its deciding transaction (a
+ * transaction step reads nothing of the world), which records the name in the call's
+ * reservation.
+ */
+export function callDirName(call: number, nonce: string = randomUUID()): string {
   ownTicks ??= processStart(process.pid)?.ticks ?? '';
-  return join(root, 'qa', lane, `call-${call}-p${process.pid}-t${ownTicks}-${randomUUID()}`);
+  return `call-${call}-p${process.pid}-t${ownTicks}-${nonce}`;
+}
+
+/** Where the directory `name` of a lane's call is. */
+export function callDirPath(root: string, lane: string, name: string): string {
+  return join(root, 'qa', lane, name);
+}
+
+/** Removes one call's directory once its end is recorded (best effort: a sweep meets it again). */
+export function removeCallDir(root: string, lane: string, name: string): void {
+  rmSync(callDirPath(root, lane, name), { recursive: true, force: true });
 }
 
 /**
  * Removes the call directories of `lane` whose process is gone: a call removes its own
- * directory when it ends, so one left behind belongs to a process that was killed (or a
- * laneward that named them without their process: those are removed too). A live
- * process's directory is never touched: its call may still be running. Best effort: a
- * directory that cannot be read or removed is left for the next sweep.
+ * directory once its end is recorded, so one left behind belongs to a process that was
+ * killed (or a laneward that named them without their process: those are removed too).
+ * A live process's directory is never touched: its call may still be running; nor one
+ * that `keep` names (an open reservation's: its end is not recorded yet, and what its
+ * observer wrote is how a later process settles it). Best effort: a directory that
+ * cannot be read or removed is left for the next sweep.
  */
-export function sweepStaleCalls(root: string, lane: string): void {
+export function sweepStaleCalls(root: string, lane: string, keep: ReadonlySet<string>): void {
   const dir = join(root, 'qa', lane);
   let names: string[];
   try {
@@ -31,7 +48,7 @@ export function sweepStaleCalls(root: string, lane: string): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith('call-')) continue;
+    if (!name.startsWith('call-') || keep.has(name)) continue;
     const owner = CALL_DIR.exec(name);
     if (owner !== null && processAlive(Number(owner[1]), { ticks: owner[2] ?? '' })) continue;
     rmSync(join(dir, name), { recursive: true, force: true });

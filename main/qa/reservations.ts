@@ -1,4 +1,5 @@
 import type { LaneRecord, QaMode, Reservation, Turn, TurnRange } from '../../formats/qa/record.ts';
+import type { ChildRecord } from '../../formats/supervision/child-record.ts';
 import { holderAlive, processStart } from '../process/process-alive.ts';
 
 /**
@@ -36,15 +37,47 @@ export function orphanedCalls(record: LaneRecord | undefined): ReadonlySet<numbe
  * turns never sent; reserves them all for `call`, owned by this process, and moves
  * lastSent to the end. Returns the ranges in order, merged.
  */
-export function reserveDelta(record: LaneRecord, call: number, mode: QaMode, orphaned: ReadonlySet<number>, options: { includeLive?: boolean } = {}): TurnRange[] {
+export function reserveDelta(record: LaneRecord, call: number, mode: QaMode, orphaned: ReadonlySet<number>, options: { includeLive?: boolean; dir?: string } = {}): TurnRange[] {
   const reserved = record.reserved ?? [];
   const taken = reserved.filter((r) => orphaned.has(r.call) || r.owner.pid === NOBODY.pid);
   const live = reserved.filter((r) => !taken.includes(r));
   const ranges = [...taken.flatMap((r) => r.ranges), ...(options.includeLive === true ? live.flatMap((r) => r.ranges) : []), [record.lastSent, record.turns.length] as const];
   const merged = merge(ranges);
-  record.reserved = [...live, { call, mode, ranges: merged, owner: thisOwner() }];
+  record.reserved = [...live, { call, mode, ranges: merged, owner: thisOwner(), ...(options.dir === undefined ? {} : { dir: options.dir }) }];
   record.lastSent = record.turns.length;
   return merged;
+}
+
+/** Reserves a call that is given no turns (a bootstrap): the reservation names its directory and, once spawned, its observer. */
+export function reserveCall(record: LaneRecord, call: number, mode: QaMode, dir: string): void {
+  record.reserved = [...(record.reserved ?? []), { call, mode, ranges: [], owner: thisOwner(), dir }];
+}
+
+/** Journals `call`'s observer, just spawned, in its reservation (when this process still owns it). */
+export function journalChild(record: LaneRecord, call: number, child: ChildRecord): boolean {
+  const mine = (record.reserved ?? []).find((r) => r.call === call && r.owner.pid === thisOwner().pid && r.owner.ticks === thisOwner().ticks);
+  if (mine === undefined) return false;
+  record.reserved = (record.reserved ?? []).map((r) => (r === mine ? { ...r, child } : r));
+  return true;
+}
+
+/**
+ * Takes `call`'s orphaned reservation over for this process (in the transaction that
+ * settles it), when `owner` (the dead process read before the transaction) still owns
+ * it: undefined when it is gone or another process took it first, so two processes
+ * never settle one call.
+ */
+export function takeOver(record: LaneRecord, call: number, owner: Reservation['owner']): Reservation | undefined {
+  const theirs = (record.reserved ?? []).find((r) => r.call === call && r.owner.pid === owner.pid && r.owner.ticks === owner.ticks);
+  if (theirs === undefined || theirs.dir === undefined) return undefined;
+  const mine = { ...theirs, owner: thisOwner() };
+  record.reserved = (record.reserved ?? []).map((r) => (r === theirs ? mine : r));
+  return mine;
+}
+
+/** The directories open reservations name: kept until their calls' ends are recorded. */
+export function keptDirs(record: LaneRecord | undefined): ReadonlySet<string> {
+  return new Set((record?.reserved ?? []).flatMap((r) => (r.dir === undefined ? [] : [r.dir])));
 }
 
 /**

@@ -7,6 +7,8 @@ import { progressFor } from '../../formats/providers/presets.ts';
 import { transactLane, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
 import { sweepStaleCalls } from './call-dirs.ts';
+import { keptDirs } from './reservations.ts';
+import { settleOrphanedCalls } from './settle-calls.ts';
 import { checkLaneId } from './lane-id.ts';
 import { report, type QaReport } from './report.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
@@ -48,8 +50,16 @@ export function freshLane(lane: string, observer: ObserverConfig, previous: Lane
  */
 export async function qaStart(store: Store, lane: string, options: QaStartOptions, run: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
+  // A bootstrap a killed process left running is adopted (or read) first: when it passed,
+  // the lane is ready and this start is its end, its prompt never sent a second time.
+  const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
+  const now = store.lanes.get(lane);
+  // A bootstrap settled here is this start's answer (ready, or its failure), unless it was lost.
+  const answered = settled.findLast((e) => e.type === 'ready' || (e.type === 'observer_failed' && e.mode === 'bootstrap' && e.code !== 'EXECUTION_UNKNOWN'));
+  if (answered?.type === 'ready' && now?.state === 'active' && now.ready) return report(lane, null, settled, now);
+  if (answered?.type === 'observer_failed') return report(lane, answered.code as QaReport['code'], settled, now, answered.detail);
   // Calls of a killed process left their directories: gone before this command makes any.
-  sweepStaleCalls(store.root, lane);
+  sweepStaleCalls(store.root, lane, keptDirs(now));
   const { observer } = options;
   let progress: unknown;
   try {
@@ -76,5 +86,5 @@ export async function qaStart(store: Store, lane: string, options: QaStartOption
     return { change: { record, events: [event] }, result: report(lane, null, [event], record) };
   });
   if (started.code !== null) return started;
-  return bootstrap(store, lane, run, started.events, options.cancel);
+  return bootstrap(store, lane, run, [...settled, ...started.events], options.cancel);
 }

@@ -3,5 +3,12 @@ import { supervise } from '../../workers/supervise/supervise.ts';
 
 export type { RunOptions, SuperviseFn } from '../dispatch/dispatcher.ts';
 
-/** Supervises in this thread, one child per call (the `qa` CLI); the crew passes its dispatcher's `run`. */
-export const inProcessSupervise: SuperviseFn = (spec, options) => supervise(spec, options?.cancel);
+/**
+ * Supervises in this thread, one child per call (the `qa` CLI); the crew passes its
+ * dispatcher's `run`. The spawn is reported as the dispatcher reports it: the observer
+ * call journals its child there (and awaits that journal itself).
+ */
+export const inProcessSupervise: SuperviseFn = (spec, options) => {
+  const onSpawn = options?.onSpawn;
+  return supervise(spec, options?.cancel, onSpawn === undefined ? {} : { onSpawn: (_pid, child) => void onSpawn(child) });
+};

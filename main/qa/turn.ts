@@ -1,13 +1,15 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord, ObserverConfig, Turn, TurnRange, TurnRole } from '../../formats/qa/record.ts';
 import { transactLane, type Store } from '../store/store.ts';
-import { applyCall, callFacts } from './apply-call.ts';
-import { sweepStaleCalls } from './call-dirs.ts';
+import { randomUUID } from 'node:crypto';
+import { callDirName, removeCallDir, sweepStaleCalls } from './call-dirs.ts';
 import { checkLaneId } from './lane-id.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
 import type { QaConfig } from './qa-config.ts';
-import { orphanedCalls, reserveDelta, turnsIn } from './reservations.ts';
+import { recordEnd } from './record-end.ts';
+import { keptDirs, orphanedCalls, reserveDelta, turnsIn } from './reservations.ts';
+import { settleOrphanedCalls } from './settle-calls.ts';
 import { report, type QaReport } from './report.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
 
@@ -36,30 +38,35 @@ export function closedLane(lane: string, record: LaneRecord | undefined): QaRepo
  * window closes and the observer is ready, the observer reviews the turns not yet sent
  * (the delta), and its verdict is recorded in a second transaction; a window that closes
  * before readiness is reported paused. A process killed between the two leaves the turn
- * recorded and the delta reserved by a process that is gone: nobody judged it, so the
- * next window sends it again with what came after it (and the cross-check holds it).
+ * recorded and the delta reserved by a process that is gone: before anything else the
+ * next command settles that call (its observer adopted, or its stream read; see
+ * {@link settleOrphanedCalls}), and only a call whose stream tells nothing is lost, its
+ * delta sent again with the next window (and held by the cross-check).
  */
 /** What the ingesting transaction decided: its report, and the cadence check due, if any. */
 interface Taken {
   readonly report: QaReport;
-  readonly due?: { readonly call: number; readonly epoch: number; readonly ranges: readonly TurnRange[]; readonly observer: ObserverConfig; readonly delta: readonly Turn[] };
+  readonly due?: { readonly call: number; readonly dir: string; readonly epoch: number; readonly ranges: readonly TurnRange[]; readonly observer: ObserverConfig; readonly delta: readonly Turn[] };
 }
 
 export async function qaTurn(store: Store, lane: string, options: QaTurnOptions, run: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
-  // Calls of a killed process left their directories: gone before this command makes any.
-  sweepStaleCalls(store.root, lane);
+  const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
+  // Calls of a killed process left their directories: gone before this command makes any
+  // (those of calls still open are kept: their ends are not recorded yet).
+  sweepStaleCalls(store.root, lane, keptDirs(store.lanes.get(lane)));
   const { config } = options;
   const orphaned = orphanedCalls(store.lanes.get(lane));
+  const nonce = randomUUID();
   const taken = await transactLane<Taken>(store, lane, (record) => {
     const refused = closedLane(lane, record);
     if (refused !== undefined || record === undefined) return { change: null, result: { report: refused! } };
-    if (options.key !== undefined && record.turns.some((t) => t.key === options.key)) return { change: null, result: { report: report(lane, null, [], record) } };
-    const events: QaEvent[] = [];
+    if (options.key !== undefined && record.turns.some((t) => t.key === options.key)) return { change: null, result: { report: report(lane, null, settled, record) } };
+    const events: QaEvent[] = [...settled];
     if (options.role === 'reasoning') {
       record.reasoningTurns += 1;
       events.push({ type: 'turn', lane, role: 'reasoning', index: null, diff: false, unsent: record.turns.length - record.lastSent });
-      return { change: { record, events }, result: { report: report(lane, null, events, record) } };
+      return { change: { record, events: events.slice(settled.length) }, result: { report: report(lane, null, events, record) } };
     }
     const index = record.turns.length;
     record.turns.push({ index, role: options.role, text: options.text, diff: options.diff, ...(options.key === undefined ? {} : { key: options.key }) });
@@ -80,30 +87,27 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
         // command on the lane while this call runs cannot send the same turns again. A
         // delta a killed command reserved was never judged: it is sent again with this one.
         record.calls += 1;
-        const ranges = reserveDelta(record, record.calls, 'cadence', orphaned);
-        due = { call: record.calls, epoch: record.epoch, ranges, observer: record.observer, delta: turnsIn(record, ranges) };
+        const dir = callDirName(record.calls, nonce);
+        const ranges = reserveDelta(record, record.calls, 'cadence', orphaned, { dir });
+        due = { call: record.calls, dir, epoch: record.epoch, ranges, observer: record.observer, delta: turnsIn(record, ranges) };
         record.sinceCadence = 0;
       } else if (record.sinceCadence % config.cadence === 0) {
         events.push({ type: 'cadence_paused', lane, turns: record.sinceCadence });
       }
     }
-    return { change: { record, events }, result: { report: report(lane, null, events, record), ...(due === undefined ? {} : { due }) } };
+    // The settled calls' events were committed by their own transactions: reported, not journaled twice.
+    return { change: { record, events: events.slice(settled.length) }, result: { report: report(lane, null, events, record), ...(due === undefined ? {} : { due }) } };
   });
   const { due } = taken;
   if (due === undefined) return taken.report;
   const prompt = renderObserverPrompt({ lane, mode: 'cadence', delta: due.delta, transcript: [] });
-  const result = await callObserver(store.root, lane, due.observer, due.call, 'cadence', prompt, run, options.cancel);
-  const facts = callFacts(result, new Date().toISOString());
-  return transactLane(store, lane, (record) => {
+  const result = await callObserver(store, lane, due.observer, due.call, 'cadence', due.dir, prompt, run, options.cancel);
+  const at = new Date().toISOString();
+  const ended = await transactLane(store, lane, (record) => {
     if (record === undefined || record.epoch !== due.epoch) return { change: null, result: taken.report };
-    // A failed check is reported, never retried: its window closed when it was decided.
-    const exchange = applyCall(record, result, due.ranges);
-    const event: QaEvent =
-      result.verdict === null
-        ? { type: 'observer_failed', lane, mode: 'cadence', call: due.call, code: result.code ?? 'QA_VERDICT_MALFORMED', detail: result.detail, ...facts }
-        : { type: 'update', lane, call: due.call, from: exchange.from, to: exchange.to, verdict: result.verdict.verdict, note: result.verdict.note, guidance: result.verdict.guidance ?? null, ...facts };
-    // A cadence failure does not fail the turn, but a cancelled command is cancelled.
-    const code = result.code === 'CANCELLED' ? 'CANCELLED' : null;
-    return { change: { record, events: [event] }, result: report(lane, code, [...taken.report.events, event], record, code === null ? '' : result.detail) };
+    const { event, code, detail } = recordEnd(record, result, due.ranges, at);
+    return { change: { record, events: [event] }, result: report(lane, code, [...taken.report.events, event], record, detail) };
   });
+  removeCallDir(store.root, lane, due.dir);
+  return ended;
 }
