@@ -517,9 +517,13 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       // As if five earlier lapses (a loaded machine) had each moved the job back: the limit.
       const jobKey = `bull:${LANE_QUEUE}:lane.${runAsName(crew.name, crew.file, join(crew.dir, 'coord'))}.lane-1`;
       await admin.hset(jobKey, 'stc', '5');
-      // The lane progresses under its lock: a child starts only after its records were taken.
-      const seen = promptsOf(log).length;
-      await until(() => promptsOf(log).length > seen, 60_000, 'the lane to start another child');
+      // The lane progresses under its lock (its next records taken): read from Redis, since a
+      // child's log line may come after a flush that preceded the HSET.
+      let stc: string | null = '5';
+      await until(() => {
+        void admin.hget(jobKey, 'stc').then((v) => (stc = v));
+        return stc === '0';
+      }, 60_000, 'the lane\'s progress to set its stall count back');
       w.child.kill('SIGSTOP');
       // The fault itself: stopped for three lock periods, so its lock lapses and the job stalls once more.
       await new Promise((resolve) => setTimeout(resolve, 6_000));
