@@ -48,7 +48,9 @@ export interface LaneJobResult {
  * never the lane's fault (its state is fenced and resumed from its mirror), and a job now
  * also loses it while a paused worker, a Redis restart or a Redis out of memory is waited
  * out: one stall failed such lanes INTERNAL ("job stalled more than allowable limit").
- * Bounded still, so a lane that brings down every worker that takes it ends.
+ * Every mirror append under the lock sets the count back to 0 (see LaneMirror), so only
+ * stalls with no progress between them add up: a lane that brings down every worker that
+ * takes it, before it writes anything, still ends.
  */
 const MAX_STALLS = 5;
 /** How long a stopping worker waits for a Redis that does not answer. */

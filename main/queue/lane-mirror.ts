@@ -26,6 +26,12 @@ export function laneStreamKey(crew: string, lane: string): string {
 // Another token answers the holder's. No lock at all (-2) is not another worker's: the job
 // is between holders (its lock lapsed while this process was paused, or Redis lost it and
 // the coordinator queues it again).
+// Records taken under the lock are the lane progressing: the job's stall count (BullMQ's
+// "stc", which it never lowers) starts again from 0, so only stalls with no progress
+// between them add up to its limit. A healthy lane whose lock lapsed now and then (a
+// loaded machine, a paused worker, a Redis restart) is never failed "job stalled more
+// than allowable limit"; a lane that brings down every worker before it writes anything
+// still is.
 const FENCED_XADD = `
 local holder = redis.call('GET', KEYS[1])
 if holder == false then return -2 end
@@ -35,6 +41,7 @@ for i = 2, #ARGV, 3 do
   redis.call('XADD', KEYS[2], '*', 'db', ARGV[i], 'key', ARGV[i + 1], 'value', ARGV[i + 2])
   n = n + 1
 end
+if redis.call('HEXISTS', KEYS[3], 'stc') == 1 then redis.call('HSET', KEYS[3], 'stc', 0) end
 return n`;
 
 /**
@@ -135,11 +142,13 @@ export class LaneMirror {
     // came back here and its new processor is about to retoken the lane).
     const vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
     const ours = this.lane.ours ?? (() => false);
+    // BullMQ's job hash is its lock key without the ':lock'.
+    const jobKey = this.lane.lockKey.replace(/:lock$/, '');
     let written: number | string;
     for (;;) {
       const token = this.token;
       // A Redis at its maxmemory is waited out: the lane starts nothing meanwhile.
-      written = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 2, this.lane.lockKey, laneStreamKey(crew, id), token, ...args))) as number | string;
+      written = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 3, this.lane.lockKey, laneStreamKey(crew, id), jobKey, token, ...args))) as number | string;
       const between = written === -2 || (typeof written === 'string' && (this.token !== token || ours(written)));
       if (!between || performance.now() >= vacantUntil) break;
       if (this.token === token) this.lane.onVacant?.();
