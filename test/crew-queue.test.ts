@@ -178,7 +178,10 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   test('redis lost mid-crew: the coordinator ends QUEUE_UNAVAILABLE with no stack trace; once redis is back the same command completes the crew', async () => {
     const crew = queuedCrew(4, { instant: false });
     const env = { LANEWARD_FIXTURE_DELAY_MS: '300' };
-    const two = [worker(crew, 'w1', [], env), worker(crew, 'w2', [], env)];
+    // An outage shorter than the workers' lock: every lane goes on where it runs (one
+    // longer than the lock is a takeover, whose in-flight attempts are EXECUTION_UNKNOWN;
+    // the FLUSHALL test covers that).
+    const two = [worker(crew, 'w1', ['--lock', '60s'], env), worker(crew, 'w2', ['--lock', '60s'], env)];
     const args = [...coordinator(crew), '--queue-timeout', '3s'];
     const run = start(args, crew.dir);
     await until(() => /CREW_WORKER: queue=/.test(two.map((w) => w.err()).join('')) && existsSync(join(crew.dir, 'w1', 'queue')), 60_000, 'the lanes to start');

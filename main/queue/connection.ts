@@ -114,12 +114,13 @@ const OOM_RETRY_MS = 500;
  * `write()`, tried again for as long as Redis refuses it for want of memory: a Redis at its
  * maxmemory is waited out (nothing is failed by it), until `cancel` aborts.
  */
-export async function whileOutOfMemory<T>(write: () => Promise<T>, cancel?: AbortSignal): Promise<T> {
+export async function whileOutOfMemory<T>(write: () => Promise<T>, cancel?: AbortSignal, onRefused?: () => void): Promise<T> {
   for (;;) {
     try {
       return await write();
     } catch (error) {
       if (!isOutOfMemory(error) || cancel?.aborted === true) throw error;
+      onRefused?.();
       await new Promise((resolve) => setTimeout(resolve, OOM_RETRY_MS));
     }
   }

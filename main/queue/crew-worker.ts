@@ -53,6 +53,14 @@ export interface LaneJobResult {
  * takes it, before it writes anything, still ends.
  */
 const MAX_STALLS = 5;
+
+/**
+ * How long the worker waits before it asks Redis again after a refused call (BullMQ's
+ * default is 15 s). A Redis out of memory refuses the worker's fetch of its next job too;
+ * a lane whose job lost its holder meanwhile waits two lock periods for the job to come
+ * back, and would give up long before a 15 s pause ended.
+ */
+const RUN_RETRY_MS = 1_000;
 /** How long a stopping worker waits for a Redis that does not answer. */
 const CLOSE_GRACE_MS = 5_000;
 /** How often a stopping worker asks Redis whether it is there. */
@@ -237,7 +245,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
         throw new Error(`${code}: ${oneLine(toError(error).message)}`);
       }
     },
-    { connection: bull.connection, concurrency: options.concurrency, lockDuration: options.lockMs, stalledInterval: Math.max(1_000, Math.floor(options.lockMs / 2)), maxStalledCount: MAX_STALLS, name },
+    { connection: bull.connection, concurrency: options.concurrency, lockDuration: options.lockMs, stalledInterval: Math.max(1_000, Math.floor(options.lockMs / 2)), maxStalledCount: MAX_STALLS, runRetryDelay: RUN_RETRY_MS, name },
   );
   worker.on('error', (error) => io.err(`CREW_WORKER: queue error: ${oneLine(toError(error).message)}`));
   io.err(`CREW_WORKER: queue=${target.url} worker=${name} concurrency=${options.concurrency} state=${oneLine(root)}`);

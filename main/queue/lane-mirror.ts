@@ -140,7 +140,10 @@ export class LaneMirror {
     // back to this worker (retoken) or another takes it (LANE_TAKEN).
     // So is one this worker holds under a token the lane has not been handed yet (the job
     // came back here and its new processor is about to retoken the lane).
-    const vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
+    // The wait counts from when Redis takes writes again: a lock that lapsed while Redis
+    // refused every write (its maxmemory) was not taken, and the stalled check has yet to
+    // put the job back.
+    let vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
     const ours = this.lane.ours ?? (() => false);
     // BullMQ's job hash is its lock key without the ':lock'.
     const jobKey = this.lane.lockKey.replace(/:lock$/, '');
@@ -148,7 +151,9 @@ export class LaneMirror {
     for (;;) {
       const token = this.token;
       // A Redis at its maxmemory is waited out: the lane starts nothing meanwhile.
-      written = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 3, this.lane.lockKey, laneStreamKey(crew, id), jobKey, token, ...args))) as number | string;
+      let refused = false;
+      written = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 3, this.lane.lockKey, laneStreamKey(crew, id), jobKey, token, ...args), undefined, () => (refused = true))) as number | string;
+      if (refused) vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
       const between = written === -2 || (typeof written === 'string' && (this.token !== token || ours(written)));
       if (!between || performance.now() >= vacantUntil) break;
       if (this.token === token) this.lane.onVacant?.();
