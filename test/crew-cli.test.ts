@@ -247,7 +247,8 @@ describe('laneward crew run', () => {
     expect(existsSync(join(e.dir, 'runs'))).toBe(false);
     const busy = laneward(['crew', 'run', e.file, '--state', e.state, '--serve', String(port)], { cwd: e.dir });
     taken.close();
-    expect(busy.code).toBe(2);
+    // A child ended by a signal says which: a crash there is a defect of its own.
+    expect(busy.code, `signal=${busy.signal} stderr=${busy.stderr}`).toBe(2);
     expect(busy.stderr).toMatch(new RegExp(`--serve ${port}: .*EADDRINUSE.*\\(USAGE\\)$`, 'm'));
   });
 

@@ -9,6 +9,8 @@ const DENO = `${ROOT}node_modules/.bin/deno`;
 
 export interface CliResult {
   readonly code: number | null;
+  /** The signal that ended the child when `code` is null: a crash (SIGSEGV, SIGABRT) or a kill. */
+  readonly signal?: NodeJS.Signals | null;
   readonly stdout: string;
   readonly stderr: string;
   /** True when the child outran `timeoutMs` and was killed (SIGKILL): it hung. */
@@ -70,10 +72,10 @@ export function laneward(
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
   });
   if (child.error && (child.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
-    return { code: child.status, stdout: child.stdout, stderr: child.stderr, timedOut: true };
+    return { code: child.status, signal: child.signal, stdout: child.stdout, stderr: child.stderr, timedOut: true };
   }
   if (child.error) throw child.error;
-  return { code: child.status, stdout: child.stdout, stderr: child.stderr };
+  return { code: child.status, signal: child.signal, stdout: child.stdout, stderr: child.stderr };
 }
 
 /** Every error line must be the one rendered format, ending in its result code. */
