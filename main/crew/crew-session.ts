@@ -151,11 +151,20 @@ export async function runCrewSession(options: CrewRunOptions, io: CrewOutput, pr
 
 type SessionBase = Pick<CrewSession, 'options' | 'io' | 'loaded' | 'root' | 'store' | 'startedAt' | 'stop'>;
 
+/** What the crew's record and view say of the run beside its lanes. */
+type RunFacts = Parameters<typeof crewRunRecord>[0];
+
+/** What shows the crew while it runs: its view, the terminal's live region, the served page. */
+interface Shown {
+  view: CrewView | undefined;
+  live: TerminalView | undefined;
+  server: CrewServer | undefined;
+}
+
 async function runClaimed(base: SessionBase, runner: LaneRunner, started: number): Promise<CrewRunResult> {
-  const { options, io, loaded, store, stop } = base;
-  const crew = loaded.crew.crew;
-  const runFacts = {
-    crew,
+  const { options, loaded } = base;
+  const runFacts: RunFacts = {
+    crew: loaded.crew.crew,
     file: loaded.file,
     startedAt: base.startedAt,
     retryCommand: runner.retryCommand,
@@ -163,35 +172,44 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
     reserveUsd: loaded.crew.limits.reserve_usd,
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
   };
-  await store.crewRuns.put(crew, crewRunRecord(runFacts, null, null));
-  let view: CrewView | undefined;
-  let live: TerminalView | undefined;
-  const print = (line: string) => (live === undefined ? io.out(line) : live.print(() => io.out(line)));
-  const session: CrewSession = {
+  await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, null, null));
+  const shown: Shown = { view: undefined, live: undefined, server: undefined };
+  const lanes = await runShown(sessionOf(base, runner, shown), runner, shown, runFacts);
+  return endCrew(base, runner, shown, runFacts, lanes, (performance.now() - started) / 1000);
+}
+
+/** The session a runner is handed: the lanes' changes reach the view, their ends print above the live region. */
+function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSession {
+  const { options, io } = base;
+  const print = (line: string) => (shown.live === undefined ? io.out(line) : shown.live.print(() => io.out(line)));
+  const resume = runner.resumeCommand === undefined ? {} : { resume: runner.resumeCommand };
+  return {
     ...base,
     get view() {
-      return view;
+      return shown.view;
     },
     laneChanged(progress) {
-      view?.update(progress);
+      shown.view?.update(progress);
       options.onLane?.(progress);
     },
     laneEnded(progress) {
       const facts = runner.laneFacts(progress);
-      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...(runner.resumeCommand === undefined ? {} : { resume: runner.resumeCommand }) }));
+      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...resume }));
     },
   };
-  // Everything started from here is torn down in the finally, whichever start failed.
-  let server: CrewServer | undefined;
+}
+
+/** The runner started, its lanes run under the view (served, and live on a terminal); everything started is torn down whichever start failed. */
+async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, runFacts: RunFacts): Promise<LaneProgress[]> {
+  const { options, io, loaded } = session;
   let refresh: NodeJS.Timeout | undefined;
-  let lanes: LaneProgress[] = [];
   let ran = false;
   try {
     const feed = await runner.start(session);
-    const shown = (view = new CrewView(crew, feed.stats, loaded.lanes.map((l) => l.id), feed.providers, {
-      startedAt: base.startedAt,
+    const view = (shown.view = new CrewView(runFacts.crew, feed.stats, loaded.lanes.map((l) => l.id), feed.providers, {
+      startedAt: runFacts.startedAt,
       capUsd: runFacts.capUsd,
-      reserveUsd: runFacts.reserveUsd,
+      ...(runFacts.reserveUsd === undefined ? {} : { reserveUsd: runFacts.reserveUsd }),
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
       ...(runner.resumeCommand === undefined ? {} : { resumeCommand: runner.resumeCommand }),
@@ -199,34 +217,40 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
       ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
       ...(feed.laneStory === undefined ? {} : { laneStory: feed.laneStory }),
     }));
-    server = options.serve === undefined ? undefined : await serve(options.serve, shown);
-    if (server !== undefined) io.err(`CREW_VIEW: ${server.url}`);
+    shown.server = options.serve === undefined ? undefined : await serve(options.serve, view);
+    if (shown.server !== undefined) io.err(`CREW_VIEW: ${shown.server.url}`);
     // On a terminal the crew's live region sits under the lines printed as lanes end.
-    live = io.stderrIsTTY ? startTerminalView(io, shown, LIVE_MS) : undefined;
-    refresh = server === undefined ? undefined : setInterval(() => shown.changed(), 1_000);
-    lanes = await runner.runLanes(session);
+    shown.live = io.stderrIsTTY ? startTerminalView(io, view, LIVE_MS) : undefined;
+    refresh = shown.server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
+    const lanes = await runner.runLanes(session);
     ran = true;
+    return lanes;
   } finally {
-    stop.dispose();
+    session.stop.dispose();
     // A crew that ran draws its final region below; one that failed leaves none before its error.
-    if (ran) live?.stop();
-    else live?.close(false);
+    if (ran) shown.live?.stop();
+    else shown.live?.close(false);
     if (refresh !== undefined) clearInterval(refresh);
     await runner.close();
-    // A start that failed leaves no server behind (a served crew closes it below, after its summary).
-    if (!ran) await server?.close();
+    // A start that failed leaves no server behind (a served crew closes it after its summary).
+    if (!ran) await shown.server?.close();
   }
-  const durationS = (performance.now() - started) / 1000;
+}
+
+/** The crew's end: its summary in the view and the store's record, the report, the last line, then the server closed. */
+async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runFacts: RunFacts, lanes: LaneProgress[], durationS: number): Promise<CrewRunResult> {
+  const { options, loaded, stop } = base;
   const counts = tally(lanes, loaded.lanes.length);
   const attempts = runner.attempts(lanes);
   const summary = summaryLine(counts, attempts, durationS);
-  view!.finish(summary);
+  const view = shown.view!;
+  view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
-  await store.crewRuns.put(crew, crewRunRecord(runFacts, view!.snapshot(), stop.stoppedBy));
-  live?.close(true);
+  await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, view.snapshot(), stop.stoppedBy));
+  shown.live?.close(true);
   if (options.report !== undefined) {
     writeCrewReport(resolve(options.cwd, options.report), {
-      crew,
+      crew: runFacts.crew,
       file: loaded.file,
       root: base.root,
       where: runner.reportWhere,
@@ -241,11 +265,11 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
       providers: runner.providers(),
     });
   }
-  io.out(options.json ? summaryObject(counts, attempts, durationS, stop.stoppedBy) : summary);
-  if (server !== undefined) {
+  base.io.out(options.json ? summaryObject(counts, attempts, durationS, stop.stoppedBy) : summary);
+  if (shown.server !== undefined) {
     // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await server.close();
+    await shown.server.close();
   }
   return { tally: counts, lanes, stoppedBy: stop.stoppedBy, summary };
 }

@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
+import type { Store } from '../store/store.ts';
+import type { LoadedCrew } from '../crew/load-crew.ts';
 import { validateRun } from '../../workers/validate/validate-run.ts';
 import type { LaneJobResult } from './crew-worker.ts';
 import { laneProgressFrom } from './lane-result.ts';
@@ -42,4 +45,27 @@ export function carriedLane(input: { readonly crew: string; readonly lane: strin
     const code = isLanewardError(error) ? error.code : 'INTERNAL';
     return { ...reported, stage: 'failed', code, detail: oneLine(toError(error).message) };
   }
+}
+
+/**
+ * Lanes this coordinator already took a result of, not queued again (a job may be gone
+ * from Redis, removed or cleaned): a complete one whose run directory is here and valid,
+ * or a failed one when no retry is asked for.
+ */
+export function heldLanes(store: Store, loaded: LoadedCrew, retryFailed: boolean): Map<string, LaneProgress> {
+  const held = new Map<string, LaneProgress>();
+  for (const lane of loaded.lanes) {
+    const dir = join(loaded.out, lane.id);
+    const progress = store.crewLanes.get([loaded.crew.crew, lane.id]);
+    if (progress === undefined || progress.runDir !== dir) continue;
+    if (progress.stage === 'failed' && !retryFailed) held.set(lane.id, progress);
+    else if (progress.stage === 'complete') {
+      try {
+        if (validateRun(dir).valid) held.set(lane.id, progress);
+      } catch {
+        // Not a run directory here: the lane is asked of the queue again.
+      }
+    }
+  }
+  return held;
 }
