@@ -60,7 +60,7 @@ export function crewReviewPort(context: {
             timeoutMs: settings.limits.timeout_ms,
             // Reviewers are charged like every call of the crew: claude's cost, others' tokens
             // at the crew's prices. The crew's cap covers them in the crew's own ledger (the
-            // dispatch wrapper in crew-run.ts), so the run itself holds no cap of its own.
+            // supervise composition in crew-supervise.ts), so the run itself holds no cap of its own.
             ...(settings.prices === undefined ? {} : { prices: settings.prices }),
           },
           penv,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { LanewardError } from '../../formats/codes/error.ts';
 import type { RunDriver } from '../../formats/review/run-record.ts';
-import { holderAlive, processStart } from '../process/process-alive.ts';
+import { stillHeld, thisHolder } from '../process/holder-claim.ts';
 import { transact } from '../store/store.ts';
 import { claim, unclaim } from './core/driver.ts';
 import { locateRun, runDirOf } from './locate.ts';
@@ -23,10 +23,11 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
   const runDir = runDirOf(out, penv);
   if (readBinding(runDir) === undefined) return undefined;
   const { store, record } = locateRun(out, penv);
-  const mine: RunDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', token: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  const mine: RunDriver = { ...thisHolder(), token: randomBytes(8).toString('hex') };
   const held = await transact(store, record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${record.run} vanished from ${store.root}`);
-    const holder = claim(current, { mine, alive: holderAlive });
+    // Another plan run in this very process is another claim (its token tells them apart).
+    const holder = claim(current, { mine, alive: (driver) => stillHeld(driver, 'held') });
     return { change: holder === undefined ? { record: current, events: [] } : null, result: holder };
   });
   if (held !== undefined) {

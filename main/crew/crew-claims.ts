@@ -1,7 +1,9 @@
 import type { CrewDriver } from '../../formats/crew/record.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
-import { holderAlive, processStart } from '../process/process-alive.ts';
+import { stillHeld, thisHolder } from '../process/holder-claim.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
+import type { LoadedCrew } from './load-crew.ts';
+import { claimOut } from './out-claim.ts';
 
 /**
  * Claims a crew for this process, in one transaction: a second `crew run` of the same crew
@@ -10,10 +12,10 @@ import { writeTransaction, type Store } from '../store/store.ts';
  * holds nothing: its claim is taken over. Returns the release.
  */
 export async function claimCrew(store: Store, crew: string): Promise<() => Promise<void>> {
-  const mine: CrewDriver = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '', since: new Date().toISOString() };
+  const mine: CrewDriver = thisHolder();
   const held = await writeTransaction(store, store.crewDrivers, () => {
     const current = store.crewDrivers.get(crew);
-    if (current !== undefined && current.pid !== process.pid && holderAlive(current)) return current;
+    if (stillHeld(current, 'mine')) return current;
     void store.crewDrivers.put(crew, mine);
     return undefined;
   });
@@ -25,5 +27,29 @@ export async function claimCrew(store: Store, crew: string): Promise<() => Promi
       const current = store.crewDrivers.get(crew);
       if (current?.pid === mine.pid && current.ticks === mine.ticks) void store.crewDrivers.remove(crew);
     });
+  };
+}
+
+/**
+ * Both claims every crew run holds for its life, the crew on its state root then its out
+ * directory (another crew running in the same out would drive, or carry back into, the
+ * same run directories): either refused is CREW_BUSY with nothing started and nothing held.
+ * Returns the release of both.
+ */
+export async function claimCrewRun(store: Store, loaded: LoadedCrew): Promise<() => Promise<void>> {
+  const releaseCrew = await claimCrew(store, loaded.crew.crew);
+  let releaseOut: () => void;
+  try {
+    releaseOut = claimOut(loaded.out, loaded.crew.crew, loaded.file);
+  } catch (error) {
+    await releaseCrew();
+    throw error;
+  }
+  return async () => {
+    try {
+      releaseOut();
+    } finally {
+      await releaseCrew();
+    }
   };
 }

@@ -1,0 +1,59 @@
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { LaneProgress } from '../../formats/crew/record.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
+import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { percentile } from '../console/view-state.ts';
+import type { DispatchStats } from '../dispatch/dispatcher.ts';
+import type { CrewTally } from './coordinator.ts';
+import { laneObject, type LaneFacts } from './lane-line.ts';
+
+/** A report path that cannot be written is refused before the crew runs, not after its work. */
+export function checkReportPath(file: string): void {
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory() === true) throw new LanewardError('USAGE', `--report ${file} is a directory`, { path: file });
+  if (statSync(dirname(file), { throwIfNoEntry: false })?.isDirectory() !== true) throw new LanewardError('USAGE', `--report ${file}: its directory does not exist`, { path: file });
+}
+
+/** What a crew run's --report says, however its lanes ran. */
+export interface CrewReportFacts {
+  readonly crew: string;
+  readonly file: string;
+  readonly root: string;
+  /** What the runner adds after the state root (a queued crew's queue URL). */
+  readonly where: Readonly<Record<string, unknown>>;
+  readonly startedAt: string;
+  readonly durationS: number;
+  readonly stoppedBy: string | null;
+  readonly counts: CrewTally;
+  readonly attempts: number;
+  readonly stats: DispatchStats;
+  readonly lanes: readonly LaneProgress[];
+  readonly laneFacts: (progress: LaneProgress) => LaneFacts;
+  /** Providers that rate limited the crew, and until when their latest pause ran. */
+  readonly providers: readonly unknown[];
+}
+
+/** Writes the --report file at `path` (temp + rename: a kill leaves the old one or the new). */
+export function writeCrewReport(path: string, f: CrewReportFacts): void {
+  const report = {
+    schema_version: 1,
+    crew: f.crew,
+    file: f.file,
+    state_root: f.root,
+    ...f.where,
+    started_at: f.startedAt,
+    ended_at: new Date().toISOString(),
+    duration_s: Number(f.durationS.toFixed(3)),
+    stopped_by: f.stoppedBy,
+    summary: { ...f.counts, attempts: f.attempts },
+    stats: { marks: f.stats.marks, renewal_p99_ms: percentile(f.stats.renewalLatencyMs, 0.99) },
+    lanes: f.lanes.map((progress) => laneObject(progress, f.laneFacts(progress))),
+    providers: f.providers,
+  };
+  writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
+}
+
+/** The --json summary object, the crew's last line. */
+export function summaryObject(counts: CrewTally, attempts: number, durationS: number, stoppedBy: string | null): string {
+  return JSON.stringify({ summary: { ...counts, attempts, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } });
+}

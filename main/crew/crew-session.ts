@@ -1,0 +1,284 @@
+import { resolve } from 'node:path';
+import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { ProviderPause } from '../../formats/console/snapshot.ts';
+import { LanewardError, toError } from '../../formats/codes/error.ts';
+import type { DispatchStats } from '../dispatch/dispatcher.ts';
+import { openStore, type Store } from '../store/store.ts';
+import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
+import { CrewView, DEFAULT_STUCK_AFTER_S, type CrewViewOptions } from '../console/view-state.ts';
+import { crewRunRecord } from '../console/crew-run-record.ts';
+import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
+import type { CrewServer } from '../console/serve.ts';
+import { summaryLine, tally, type CrewTally } from './coordinator.ts';
+import { claimCrewRun } from './crew-claims.ts';
+import { checkReportPath, summaryObject, writeCrewReport } from './crew-report.ts';
+import { CrewStop } from './crew-stop.ts';
+import { laneLine, laneObject, type LaneFacts } from './lane-line.ts';
+import { loadCrew, type LoadedCrew } from './load-crew.ts';
+
+export interface CrewRunOptions {
+  readonly file: string;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly state: string | undefined;
+  readonly threads: number;
+  readonly deadlineMs: number | undefined;
+  readonly serve: number | undefined;
+  readonly report: string | undefined;
+  readonly json: boolean;
+  /** Failed lanes run again, as new attempts (crew run --retry-failed). */
+  readonly retryFailed?: boolean;
+  /** Signals and a closed stdout, as one abort. */
+  readonly cancel: AbortSignal;
+  /** Seconds without a sign of life after which the views call a running lane stuck. */
+  readonly stuckAfterS?: number;
+  /** Hears every saved change of a lane (a queue worker forwards them to its coordinator). */
+  readonly onLane?: (progress: LaneProgress) => void;
+  /**
+   * Awaited once a child's slot is granted and its caller journaled the dispatch, before
+   * the child starts (a queue worker mirrors the lane's journal here); a throw starts nothing.
+   */
+  readonly beforeChild?: (lane: string | undefined) => Promise<void>;
+}
+
+/** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
+export interface CrewOutput extends TerminalOutput {
+  out(line: string): void;
+  err(line: string): void;
+  errRaw(data: string): void;
+  readonly stderrIsTTY: boolean;
+}
+
+export interface CrewRunResult {
+  readonly tally: CrewTally;
+  readonly lanes: readonly LaneProgress[];
+  /** Why the crew stopped early: 'deadline', a signal name, or null. */
+  readonly stoppedBy: string | null;
+  readonly summary: string;
+}
+
+/** What every crew run holds while its lanes run, whichever runner runs them. */
+export interface CrewSession {
+  readonly options: CrewRunOptions;
+  readonly io: CrewOutput;
+  readonly loaded: LoadedCrew;
+  readonly root: string;
+  readonly store: Store;
+  readonly startedAt: string;
+  /** A cancel, the deadline, or the runner's own stop. */
+  readonly stop: CrewStop;
+  /** The crew's live view, once its runner started (undefined before). */
+  readonly view: CrewView | undefined;
+  /** A lane's progress changed: the views (and a queue worker's coordinator) hear it. */
+  laneChanged(progress: LaneProgress): void;
+  /** A lane ended: its CREW_LANE line (or object), above the live region. */
+  laneEnded(progress: LaneProgress): void;
+}
+
+/** What a runner's view reads beyond the lanes the session feeds it. */
+export interface LaneFeed extends Pick<CrewViewOptions, 'review' | 'callCodes' | 'laneStory'> {
+  /** The attempts running and queued, and renewal latency, for the view. */
+  readonly stats: () => DispatchStats;
+  /** Providers paused by a rate limit now. */
+  readonly providers?: () => readonly ProviderPause[];
+}
+
+/**
+ * How a crew's lanes run: in this process (a dispatcher and a QA thread) or on queue
+ * workers (jobs through Redis). It supplies only that; the session owns the claims, the
+ * cancel and deadline, the view and its server, the store's crew-run record, the report
+ * and the lines, so both ways print, record and refuse alike.
+ */
+export interface LaneRunner {
+  /** The command that runs the failed lanes again, runnable as printed. */
+  readonly retryCommand: string;
+  /** The command that continues the crew's unfinished lanes, where a runner can say it. */
+  readonly resumeCommand?: string;
+  /** What the report says after its state root (a queued crew's queue URL). */
+  readonly reportWhere: Readonly<Record<string, unknown>>;
+  /** Before the claims: reaches what lanes run on (a queue's Redis); a throw starts nothing. */
+  connect?(stop: CrewStop): Promise<void>;
+  /** With the claims held and the crew's run recorded: starts what runs lanes, returns what the view reads. */
+  start(session: CrewSession): Promise<LaneFeed>;
+  /** Runs (or follows) every lane; returns the lanes that ended, in file order. */
+  runLanes(session: CrewSession): Promise<LaneProgress[]>;
+  /** What a lane's line and report object say beside its progress. */
+  laneFacts(progress: LaneProgress): LaneFacts;
+  /** The attempts the summary counts. */
+  attempts(lanes: readonly LaneProgress[]): number;
+  /** The figures of the report's stats once the lanes ended. */
+  stats(): DispatchStats;
+  /** The report's providers. */
+  providers(): readonly unknown[];
+  /** Tears down whatever connect and start began, whichever of them failed; never throws. */
+  close(): Promise<void>;
+}
+
+const LIVE_MS = 250;
+
+/**
+ * One crew run, however its lanes run: the crew file read and checked (the runner's own
+ * checks in `prepare`), the report path checked, both claims taken, then the runner's
+ * lanes under one view, one record and one set of lines. Started again on the same state
+ * root, the runner resumes each lane where it stopped.
+ */
+export async function runCrewSession(options: CrewRunOptions, io: CrewOutput, prepare: (read: LoadedCrew, root: string) => { loaded: LoadedCrew; runner: LaneRunner }): Promise<CrewRunResult> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  // The state root is resolved as every plan command resolves it (an empty value names none).
+  const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  const { loaded, runner } = prepare(loadCrew(options.file, options.cwd), root);
+  // A report that cannot be written is a usage error before any lane starts, not after their work.
+  if (options.report !== undefined) checkReportPath(resolve(options.cwd, options.report));
+  const store = openStore(root, { batched: true });
+  const stop = new CrewStop(options.cancel, options.deadlineMs);
+  let release: () => Promise<void>;
+  try {
+    await runner.connect?.(stop);
+    release = await claimCrewRun(store, loaded);
+  } catch (error) {
+    // CREW_BUSY, or what lanes run on unreachable: nothing started; the timers go with it.
+    stop.dispose();
+    await runner.close();
+    throw error;
+  }
+  try {
+    return await runClaimed({ options, io, loaded, root, store, startedAt, stop }, runner, started);
+  } finally {
+    await release();
+  }
+}
+
+type SessionBase = Pick<CrewSession, 'options' | 'io' | 'loaded' | 'root' | 'store' | 'startedAt' | 'stop'>;
+
+/** What the crew's record and view say of the run beside its lanes. */
+type RunFacts = Parameters<typeof crewRunRecord>[0];
+
+/** What shows the crew while it runs: its view, the terminal's live region, the served page. */
+interface Shown {
+  view: CrewView | undefined;
+  live: TerminalView | undefined;
+  server: CrewServer | undefined;
+}
+
+async function runClaimed(base: SessionBase, runner: LaneRunner, started: number): Promise<CrewRunResult> {
+  const { options, loaded } = base;
+  const runFacts: RunFacts = {
+    crew: loaded.crew.crew,
+    file: loaded.file,
+    startedAt: base.startedAt,
+    retryCommand: runner.retryCommand,
+    capUsd: loaded.crew.limits.spend_cap_usd ?? null,
+    reserveUsd: loaded.crew.limits.reserve_usd,
+    stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
+  };
+  await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, null, null));
+  const shown: Shown = { view: undefined, live: undefined, server: undefined };
+  const lanes = await runShown(sessionOf(base, runner, shown), runner, shown, runFacts);
+  return endCrew(base, runner, shown, runFacts, lanes, (performance.now() - started) / 1000);
+}
+
+/** The session a runner is handed: the lanes' changes reach the view, their ends print above the live region. */
+function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSession {
+  const { options, io } = base;
+  const print = (line: string) => (shown.live === undefined ? io.out(line) : shown.live.print(() => io.out(line)));
+  const resume = runner.resumeCommand === undefined ? {} : { resume: runner.resumeCommand };
+  return {
+    ...base,
+    get view() {
+      return shown.view;
+    },
+    laneChanged(progress) {
+      shown.view?.update(progress);
+      options.onLane?.(progress);
+    },
+    laneEnded(progress) {
+      const facts = runner.laneFacts(progress);
+      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...resume }));
+    },
+  };
+}
+
+/** The runner started, its lanes run under the view (served, and live on a terminal); everything started is torn down whichever start failed. */
+async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, runFacts: RunFacts): Promise<LaneProgress[]> {
+  const { options, io, loaded } = session;
+  let refresh: NodeJS.Timeout | undefined;
+  let ran = false;
+  try {
+    const feed = await runner.start(session);
+    const view = (shown.view = new CrewView(runFacts.crew, feed.stats, loaded.lanes.map((l) => l.id), feed.providers, {
+      startedAt: runFacts.startedAt,
+      capUsd: runFacts.capUsd,
+      ...(runFacts.reserveUsd === undefined ? {} : { reserveUsd: runFacts.reserveUsd }),
+      stuckAfterS: runFacts.stuckAfterS,
+      retryCommand: runFacts.retryCommand,
+      ...(runner.resumeCommand === undefined ? {} : { resumeCommand: runner.resumeCommand }),
+      ...(feed.review === undefined ? {} : { review: feed.review }),
+      ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
+      ...(feed.laneStory === undefined ? {} : { laneStory: feed.laneStory }),
+    }));
+    shown.server = options.serve === undefined ? undefined : await serve(options.serve, view);
+    if (shown.server !== undefined) io.err(`CREW_VIEW: ${shown.server.url}`);
+    // On a terminal the crew's live region sits under the lines printed as lanes end.
+    shown.live = io.stderrIsTTY ? startTerminalView(io, view, LIVE_MS) : undefined;
+    refresh = shown.server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
+    const lanes = await runner.runLanes(session);
+    ran = true;
+    return lanes;
+  } finally {
+    session.stop.dispose();
+    // A crew that ran draws its final region below; one that failed leaves none before its error.
+    if (ran) shown.live?.stop();
+    else shown.live?.close(false);
+    if (refresh !== undefined) clearInterval(refresh);
+    await runner.close();
+    // A start that failed leaves no server behind (a served crew closes it after its summary).
+    if (!ran) await shown.server?.close();
+  }
+}
+
+/** The crew's end: its summary in the view and the store's record, the report, the last line, then the server closed. */
+async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runFacts: RunFacts, lanes: LaneProgress[], durationS: number): Promise<CrewRunResult> {
+  const { options, loaded, stop } = base;
+  const counts = tally(lanes, loaded.lanes.length);
+  const attempts = runner.attempts(lanes);
+  const summary = summaryLine(counts, attempts, durationS);
+  const view = shown.view!;
+  view.finish(summary);
+  // The console of a finished crew, read from the store, shows what this view shows now.
+  await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, view.snapshot(), stop.stoppedBy));
+  shown.live?.close(true);
+  if (options.report !== undefined) {
+    writeCrewReport(resolve(options.cwd, options.report), {
+      crew: runFacts.crew,
+      file: loaded.file,
+      root: base.root,
+      where: runner.reportWhere,
+      startedAt: base.startedAt,
+      durationS,
+      stoppedBy: stop.stoppedBy,
+      counts,
+      attempts,
+      stats: runner.stats(),
+      lanes,
+      laneFacts: (progress) => runner.laneFacts(progress),
+      providers: runner.providers(),
+    });
+  }
+  base.io.out(options.json ? summaryObject(counts, attempts, durationS, stop.stoppedBy) : summary);
+  if (shown.server !== undefined) {
+    // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await shown.server.close();
+  }
+  return { tally: counts, lanes, stoppedBy: stop.stoppedBy, summary };
+}
+
+/** The crew's page and event stream on loopback; a port that cannot be served is a usage error. */
+async function serve(port: number, view: CrewView): Promise<CrewServer> {
+  const { LANE_PAGE } = await import('../console/lane-page-route.ts');
+  const { serveCrew } = await import('../console/serve.ts');
+  return serveCrew(port, view, { lanePage: LANE_PAGE }).catch((error: unknown) => {
+    throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
+  });
+}
