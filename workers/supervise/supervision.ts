@@ -20,8 +20,7 @@ import { censusOf, endOf } from './adopt.ts';
 import { envNeedle, envValue } from './find-by-env.ts';
 import { randomBytes } from 'node:crypto';
 import { onAbort } from './on-abort.ts';
-import { closeSync, existsSync } from 'node:fs';
-import { openStreamSink, StreamFollower } from './stream-file.ts';
+import { OutputFiles } from './output-files.ts';
 
 /** After a failure's teardown, how long the leader's own exit is awaited before reporting. */
 const LEADER_EXIT_WAIT_MS = 1_000;
@@ -44,10 +43,8 @@ export class Supervision {
    * before the census saw it (see TreeCensus).
    */
   private readonly treeTag: string | undefined;
-  /** The descriptors the provider's stdout and stderr files are written through, until it holds its own. */
-  private sinkFds: number[] = [];
-  /** Followers of the provider's output files (stdoutFile, stderrFile). */
-  private readonly followers: StreamFollower[] = [];
+  /** The provider's stdout and stderr files: the sinks it is given, the followers that read them. */
+  private readonly files: OutputFiles;
   /** Stops looking at an adopted orphan in /proc. */
   private readonly unlook = new AbortController();
   private readonly snapshots: ProcSnapshots;
@@ -75,6 +72,7 @@ export class Supervision {
     this.hooks = hooks;
     this.cancel = cancel;
     this.snapshots = hooks.snapshots ?? new ProcSnapshots();
+    this.files = new OutputFiles(spec);
     this.timers = new ProviderTimers(spec, (code) => this.fail(cause(code)), () => this.exited);
     this.output = new ProviderOutput(spec, hooks, {
       fail: (code) => this.fail(cause(code)),
@@ -101,27 +99,19 @@ export class Supervision {
     // Listening from here to the end: a cancel during launch or while output drains wins too.
     const unlink = this.cancel === undefined ? () => undefined : onAbort(this.cancel, this.onAbort);
     try {
-      if (spec.stdoutFile !== undefined && spec.adopt === undefined) {
-        try {
-          this.sinkFds.push(openStreamSink(spec.stdoutFile));
-          if (spec.stderrFile !== undefined) this.sinkFds.push(openStreamSink(spec.stderrFile));
-        } catch (error) {
-          this.spawnError = errnoCode(error) ?? 'UNKNOWN';
-          return await this.outcome(cause('SPAWN_FAILED'), false, true);
-        }
+      try {
+        this.files.openSinks();
+      } catch (error) {
+        this.spawnError = errnoCode(error) ?? 'UNKNOWN';
+        return await this.outcome(cause('SPAWN_FAILED'), false, true);
       }
       return await this.supervise(firstDeadline);
     } finally {
       unlink();
-      this.closeSinks();
-      for (const follower of this.followers) follower.stop();
+      this.files.closeSinks();
+      this.files.stop();
       this.unlook.abort();
     }
-  }
-
-  private closeSinks(): void {
-    for (const fd of this.sinkFds) closeSync(fd);
-    this.sinkFds = [];
   }
 
   private cancelled(): Cause {
@@ -147,7 +137,7 @@ export class Supervision {
     const pipes = this.child?.stdio.filter((s): s is Readable => s !== null && s !== undefined && 'read' in s) ?? [];
     const exited = this.leaderExit!;
     // A followed file has no EOF: its output is whole once no member of the tree is left to write.
-    const drained = () => Promise.all([...pipes.map(streamEnd), ...(this.followers.length > 0 && this.teardown !== undefined ? [this.teardown] : [])]);
+    const drained = () => Promise.all([...pipes.map(streamEnd), ...(this.files.followed && this.teardown !== undefined ? [this.teardown] : [])]);
 
     // Wait for the provider to exit by itself, or for a failure's teardown to end it.
     await Promise.race([exited, this.failed.then(() => Promise.race([exited, this.teardown!.then(() => delay(LEADER_EXIT_WAIT_MS))]))]);
@@ -194,11 +184,8 @@ export class Supervision {
 
   /** Follows the provider's output files, from their start. */
   private follow(): void {
-    const { spec } = this;
-    if (spec.stdoutFile === undefined) return;
     try {
-      this.followers.push(new StreamFollower(spec.stdoutFile, (chunk) => this.onStdout(chunk)));
-      if (spec.stderrFile !== undefined && existsSync(spec.stderrFile)) this.followers.push(new StreamFollower(spec.stderrFile, (chunk) => this.onStderr(chunk)));
+      this.files.follow((chunk) => this.onStdout(chunk), (chunk) => this.onStderr(chunk));
     } catch (error) {
       // Replaced under us (a link where the file was): nothing it writes could be read.
       this.spawnError = errnoCode(error) ?? 'UNKNOWN';
@@ -208,14 +195,14 @@ export class Supervision {
 
   /** The output files are read to their end (no writer is left), a last line without its newline included. */
   private drainFollowers(): void {
-    for (const follower of this.followers) follower.drain();
+    this.files.drain();
     this.output.end();
   }
 
   /** Spawns the provider; resolves true once it runs, or the cause it could not start. */
   private async launch(): Promise<true | Cause> {
     const { spec } = this;
-    const started = await spawnProvider(spec, this.sinkFds, this.treeTag, {
+    const started = await spawnProvider(spec, this.files.sinks, this.treeTag, {
       onChild: (child) => (this.child = child),
       onSpawn: (child) => {
         this.census = new TreeCensus(child.pid!, this.snapshots, this.treeTag === undefined ? undefined : envNeedle(TREE_VAR, this.treeTag));
@@ -226,7 +213,7 @@ export class Supervision {
       },
     }).finally(() => {
       // The child holds its own copies of the output files' descriptors (or never will).
-      this.closeSinks();
+      this.files.closeSinks();
     });
     if (started === true) return true;
     this.spawnError = started.errno;
