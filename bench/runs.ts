@@ -128,7 +128,7 @@ async function storeTransitions(state: string, waves: readonly number[], sample:
   let ms = 0;
   for (const [w, size] of waves.entries()) {
     const start = performance.now();
-    await Promise.all(Array.from({ length: size }, (_, i) => transact(store, `txn-${process.pid}-${i}`, (current) => {
+    await Promise.all(Array.from({ length: size }, (_, i) => transact(store, 'runs', `txn-${process.pid}-${i}`, (current) => {
       const record = current ?? { ...sample, run: `txn-${process.pid}-${i}`, seq: 0 };
       record.commands += 1;
       const at = new Date().toISOString();

@@ -75,7 +75,7 @@ function record(c: Case): RunRecord {
 /** Plants a driver's claim on the run, as a plan run's start would. */
 async function setDriver(c: Case, driver: RunDriver): Promise<void> {
   const run = record(c).run;
-  await transact(openStore(c.state), run, (current) => {
+  await transact(openStore(c.state), 'runs', run, (current) => {
     current!.driver = driver;
     return { change: { record: current!, events: [] }, result: undefined };
   });
@@ -396,7 +396,7 @@ describe('laneward plan run', () => {
     try {
       expect(orphans.filter(canRun)).toHaveLength(2);
       // As if the driver had died between each spawn and its journal: dispatched, no child.
-      await transact(openStore(c.state), record(c).run, (current) => {
+      await transact(openStore(c.state), 'runs', record(c).run, (current) => {
         for (const attempt of Object.values(current!.attempts)) if (attempt.child !== undefined) attempt.child = null;
         return { change: { record: current!, events: [] }, result: undefined };
       });

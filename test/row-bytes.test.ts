@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { RowBytesCheck, rowShapeOf } from '../formats/jsonl/row-bytes.ts';
+import { RowBytesCheck } from '../formats/jsonl/row-bytes.ts';
+import { rowShapeOf } from '../formats/jsonl/row-shape.ts';
 import { checkSchema } from '../formats/schemas/check.ts';
 import { decisionSchema } from '../formats/schemas/decisions.ts';
 import { findingSchema } from '../formats/schemas/findings.ts';

@@ -4,7 +4,7 @@ import { fillPlaceholders, isPresetRunner, pricesSchema, runnerSchema, type Runn
 /** The crew file version this laneward reads. */
 export const CREW_VERSION = 1;
 
-// At most 63 each: a lane's QA id (formats/crew-qa-id.ts) stays within the QA store's limit.
+// At most 63 each: a lane's QA id (formats/crew/qa-id.ts) stays within the QA store's limit.
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 const name = (what: string) => v.pipe(v.string(), v.regex(NAME, `Expected a ${what} of letters, digits, '.', '_' or '-' (at most 63, not starting with '.', '_' or '-')`));
 const text = v.pipe(v.string(), v.minLength(1, 'Expected a non-empty string'));

@@ -26,7 +26,7 @@ export interface ObserverCallFacts {
 }
 
 /**
- * Everything a QA command reports, one event per line (formats/qa-lines.ts) and in the
+ * Everything a QA command reports, one event per line (formats/qa/lines.ts) and in the
  * lane's journal. Discriminated on `type`.
  */
 export type QaEvent =

@@ -2,7 +2,8 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { git, gitFailure, gitWithInput } from '../git/run-git.ts';
 import { serialized } from '../git/serialize.ts';
 import { canonical } from '../git/worktree-list.ts';
-import { clearTurnLocks, withStagedWorktree } from './workspace.ts';
+import { clearTurnLocks } from './turn-commit.ts';
+import { withStagedWorktree } from './worktree-changes.ts';
 
 /** What one agent turn may add to its lane's branch. */
 export interface TurnLimits {

@@ -4,7 +4,10 @@ import { git } from '../git/run-git.ts';
 import type { LoadedWorkspace } from './check-workspace.ts';
 import type { WorkspacePort } from './lane-context.ts';
 import { guardTurn, type TurnLimits } from './turn-size.ts';
-import { commitTurn, headOf, laneWorktree, removeWorktree, worktreeChanges } from './workspace.ts';
+import { commitTurn } from './turn-commit.ts';
+import { headOf } from './workspace-git.ts';
+import { laneWorktree, removeWorktree } from './workspace.ts';
+import { worktreeChanges } from './worktree-changes.ts';
 
 /** The crew's workspace as its lanes use it: every lane from the one commit the crew loaded. */
 export function workspacePort(workspace: LoadedWorkspace, crew: string, out: string, limits: TurnLimits): WorkspacePort {

@@ -1,13 +1,13 @@
-import { copyFileSync, existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { branchNameProblem, laneBranch } from '../git/branch-name.ts';
-import { git, gitFailure, type GitResult } from '../git/run-git.ts';
+import { git } from '../git/run-git.ts';
 import { serialized } from '../git/serialize.ts';
-import { clearStaleLocks } from '../git/stale-locks.ts';
 import { canonical, listWorktrees, samePath, type WorktreeEntry } from '../git/worktree-list.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
+import { commonDirOf, failed, gitOk, headOf, needDirectory, needRevision } from './workspace-git.ts';
+import { worktreeChanges } from './worktree-changes.ts';
 
 /*
  * A lane's git workspace: one worktree per lane, on its own branch, inside the crew's out.
@@ -19,46 +19,14 @@ import { makeDirs } from '../fs/make-dirs.ts';
  *
  * Every function takes paths and runs git as an argv array (main/git/run-git.ts): no hooks,
  * no signing, no inherited GIT_* variables. Runtime git failures are WORKSPACE_FAILED;
- * a removal refused for uncommitted changes is WORKSPACE_DIRTY.
+ * a removal refused for uncommitted changes is WORKSPACE_DIRTY. This module makes, finds
+ * and removes the worktree; worktree-changes.ts reads what it holds and turn-commit.ts
+ * commits a turn in it.
  */
-
-/** The identity every turn commit is made with, whatever the user's git config says. */
-const IDENTITY = [
-  '-c', 'user.name=laneward',
-  '-c', 'user.email=laneward@localhost',
-  '-c', 'author.name=laneward',
-  '-c', 'author.email=laneward@localhost',
-  '-c', 'committer.name=laneward',
-  '-c', 'committer.email=laneward@localhost',
-];
-const IDENTITY_EMAIL = 'laneward@localhost';
 
 /** Where a lane's worktree lives: inside its run directory `<out>/<lane>`. */
 export function laneWorktreePath(out: string, lane: string): string {
   return join(out, lane, 'worktree');
-}
-
-/** The commit message of a lane's turn commit: `crew clean` and recovery read it back. */
-export function turnMessage(lane: string, turn: number): string {
-  return `laneward: ${lane} turn ${turn}`;
-}
-
-const failed = (message: string, path: string) => new LanewardError('WORKSPACE_FAILED', message, { path });
-
-/** A directory git is to run in: a missing one would read as "git could not be run". */
-function needDirectory(path: string, what: string): void {
-  if (statSync(path, { throwIfNoEntry: false })?.isDirectory() !== true) throw failed(`${what}: ${path} is not a directory`, path);
-}
-
-/** A revision given to git positionally: one starting with '-' would be read as an option. */
-function needRevision(rev: string, what: string, path: string): void {
-  if (rev === '' || rev.startsWith('-')) throw failed(`${what}: ${JSON.stringify(rev)} is not a revision`, path);
-}
-
-async function gitOk(args: readonly string[], cwd: string, what: string, env?: Readonly<Record<string, string>>): Promise<GitResult> {
-  const result = await git(args, { cwd, ...(env === undefined ? {} : { env }) });
-  if (result.status !== 0) throw failed(`${what}: ${gitFailure(args, result)}`, cwd);
-  return result;
 }
 
 export interface LaneWorktreeSpec {
@@ -159,142 +127,6 @@ async function discardHalfMade(repo: string, path: string): Promise<void> {
   if (removed.status === 0) return;
   rmSync(path, { recursive: true, force: true });
   await gitOk(['worktree', 'prune'], repo, `pruning the half-made worktree ${path}`);
-}
-
-/** The commit a worktree (or any directory of a repository) has checked out. */
-export async function headOf(path: string): Promise<string> {
-  needDirectory(path, 'reading the head');
-  const args = ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'];
-  const result = await gitOk(args, path, `reading the head of ${path}`);
-  return result.stdout.trim();
-}
-
-export interface WorktreeChanges {
-  /** True when `commitTurn` would commit something (or, with `since`, when the tree differs from it). */
-  readonly changed: boolean;
-  readonly files: number;
-  readonly insertions: number;
-  readonly deletions: number;
-}
-
-/**
- * What the worktree holds that its HEAD (or `since`, a commit such as the lane's last
- * exported head, to count an agent's own commits too) does not: tracked changes, deleted
- * files and untracked files, as `git add -A` would stage them (so .gitignore'd files are
- * not changes: git would not commit them). Read-only: staged into a scratch copy of the
- * worktree's index, never its own, so it neither takes nor trips the index lock. Binary
- * files count as files with no lines.
- */
-export async function worktreeChanges(path: string, options: { readonly since?: string } = {}): Promise<WorktreeChanges> {
-  needDirectory(path, 'reading the changes');
-  if (options.since !== undefined) needRevision(options.since, 'reading the changes since', path);
-  return withStagedWorktree(path, 'reading the changes', async (env) => {
-    const args = ['diff', '--cached', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', options.since ?? 'HEAD', '--'];
-    const diff = await gitOk(args, path, `reading the changes in ${path}`, env);
-    return numstat(diff.stdout);
-  });
-}
-
-/**
- * Runs `body` with the worktree staged as `git add -A` would stage it, in a scratch copy
- * of its index (`env` names it), never its own: read-only, it neither takes nor trips
- * the index lock.
- */
-export async function withStagedWorktree<T>(path: string, what: string, body: (env: Readonly<Record<string, string>>) => Promise<T>): Promise<T> {
-  const gitDir = await gitDirOf(path);
-  const scratch = join(gitDir, `laneward-changes.${process.pid}.${randomBytes(6).toString('hex')}.index`);
-  try {
-    // A copy keeps the index's stat cache: only files that changed are hashed again. It
-    // keeps the index's mtime too (a millisecond earlier, never later): git trusts an
-    // entry's stat data only when the file is older than the index, and a copy stamped now
-    // would vouch for a same-size edit made in the same second as the checkout.
-    const index = statSync(join(gitDir, 'index'), { throwIfNoEntry: false });
-    if (index !== undefined) {
-      copyFileSync(join(gitDir, 'index'), scratch);
-      const stamp = (Math.floor(index.mtimeMs) - 1) / 1000;
-      utimesSync(scratch, stamp, stamp);
-    }
-    const env = { GIT_INDEX_FILE: scratch };
-    if (!existsSync(scratch)) await gitOk(['read-tree', 'HEAD'], path, `reading ${path}`, env);
-    await gitOk(['add', '--all', '--', '.'], path, `${what} in ${path}`, env);
-    return await body(env);
-  } finally {
-    rmSync(scratch, { force: true });
-    rmSync(`${scratch}.lock`, { force: true });
-  }
-}
-
-/** `--numstat -z` without renames: `added TAB deleted TAB path NUL` per file, `-` for binary. */
-function numstat(text: string): WorktreeChanges {
-  let files = 0;
-  let insertions = 0;
-  let deletions = 0;
-  for (const record of text.split('\0')) {
-    const fields = record.split('\t');
-    if (fields.length < 3) continue;
-    files += 1;
-    insertions += Number(fields[0]) || 0;
-    deletions += Number(fields[1]) || 0;
-  }
-  return { changed: files > 0, files, insertions, deletions };
-}
-
-async function gitDirOf(path: string): Promise<string> {
-  const result = await gitOk(['rev-parse', '--absolute-git-dir'], path, `${path} is not a git worktree`);
-  return result.stdout.trim();
-}
-
-async function commonDirOf(path: string): Promise<string> {
-  const result = await gitOk(['rev-parse', '--git-common-dir'], path, `${path} is not a git worktree`);
-  const dir = result.stdout.trim();
-  return isAbsolute(dir) ? dir : resolve(path, dir);
-}
-
-/**
- * Commits everything in the worktree (`git add -A`) as turn `turn` of `lane`: message
- * `laneward: <lane> turn <n>`, identity `laneward <laneward@localhost>`, no hooks, no
- * signing. Returns the new head, or null when the turn left nothing to commit.
- *
- * Crash-safe, to be called again for the same turn after the crew was killed anywhere in
- * it: lock files a killed git left (index, HEAD, the branch's ref) are removed first;
- * work staged but not committed is committed now; when HEAD already is this turn's commit
- * (the crew died after committing, before it recorded the head) the head is returned as
- * it is, and anything changed since is amended into it, so a turn never gets two commits.
- * Precondition: nothing else runs git in this worktree (the agent's turn has ended).
- */
-export async function commitTurn(path: string, turn: { readonly lane: string; readonly turn: number }): Promise<string | null> {
-  const message = turnMessage(turn.lane, turn.turn);
-  needDirectory(path, `committing turn ${turn.turn} of lane ${turn.lane}`);
-  return serialized(`worktree:${canonical(path)}`, async () => {
-    await clearTurnLocks(path);
-    await gitOk(['add', '--all', '--', '.'], path, `staging turn ${turn.turn} of lane ${turn.lane}`);
-    const staged = await git(['diff', '--cached', '--quiet', '--no-ext-diff', 'HEAD', '--'], { cwd: path });
-    if (staged.status !== 0 && staged.status !== 1) throw failed(`reading the staged changes of turn ${turn.turn}: ${gitFailure(['diff'], staged)}`, path);
-    const already = await isTurnCommit(path, message);
-    if (staged.status === 0) return already ? headOf(path) : null;
-    const args = [...IDENTITY, 'commit', '--quiet', '--no-verify', '--no-gpg-sign', '--cleanup=verbatim', ...(already ? ['--amend'] : []), '-m', message];
-    await gitOk(args, path, `committing turn ${turn.turn} of lane ${turn.lane}`);
-    return headOf(path);
-  });
-}
-
-/**
- * The index, HEAD and branch locks a git killed in this worktree left (see clearStaleLocks
- * for the precondition: nothing else runs git in it). Called inside the worktree's serialization.
- */
-export async function clearTurnLocks(path: string): Promise<void> {
-  const gitDir = await gitDirOf(path);
-  const commonDir = await commonDirOf(path);
-  const symbolic = await git(['symbolic-ref', '--quiet', 'HEAD'], { cwd: path });
-  clearStaleLocks(gitDir, commonDir, symbolic.status === 0 ? symbolic.stdout.trim() : null);
-}
-
-/** Whether HEAD is the commit `commitTurn` made for this message (by its message and identity). */
-async function isTurnCommit(path: string, message: string): Promise<boolean> {
-  const result = await git(['log', '-1', '--format=%ae%x00%B', 'HEAD', '--'], { cwd: path });
-  if (result.status !== 0) return false;
-  const [email, body] = result.stdout.split('\0');
-  return email === IDENTITY_EMAIL && body?.trim() === message;
 }
 
 /**

@@ -150,7 +150,7 @@ export async function restoreCheckpoint(from: string, out: string, store: Store)
   writeFileSync(join(staging, BINDING_FILE), `${dump.record.run} ${store.root}\n`);
   rmSync(out, { recursive: true, force: true });
   renameSync(staging, out);
-  await transact(store, dump.record.run, (current) => {
+  await transact(store, 'runs', dump.record.run, (current) => {
     if (current !== undefined && current.seq >= dump.record.seq) return { change: null, result: null };
     for (const [id, blob] of dump.blobs) void store.blobs.put([dump.record.run, id], blob);
     dump.journal.forEach((event, i) => void store.journal.put([dump.record.run, i], event));

@@ -23,7 +23,7 @@ export interface Bound {
 export async function commit(store: Store, runId: string, commands: Command | readonly Command[], report: PlanReport, bound?: Bound): Promise<RunRecord> {
   const now = new Date().toISOString();
   const list = Array.isArray(commands) ? (commands as readonly Command[]) : [commands as Command];
-  return transact(store, runId, (read) => {
+  return transact(store, 'runs', runId, (read) => {
     if (read === undefined && list[0]?.type !== 'start') throw new LanewardError('RUN_NOT_INITIALIZED', `run ${runId} vanished from ${store.root}`);
     const events: JournalEvent[] = [];
     // The findings this command binds are not in the store until it commits.

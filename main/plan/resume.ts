@@ -38,7 +38,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
   const report = emptyReport(runDir, located.record.run);
   report.notes.push(...restored);
   // Read under the writer lock: a writer killed after its commit is visible from here on.
-  const run = await transact(store, located.record.run, (current) => {
+  const run = await transact(store, 'runs', located.record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${located.record.run} vanished from ${store.root}`);
     return { change: null, result: current };
   });

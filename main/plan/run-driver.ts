@@ -24,7 +24,7 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
   if (readBinding(runDir) === undefined) return undefined;
   const { store, record } = locateRun(out, penv);
   const mine: RunDriver = { ...thisHolder(), token: randomBytes(8).toString('hex') };
-  const held = await transact(store, record.run, (current) => {
+  const held = await transact(store, 'runs', record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${record.run} vanished from ${store.root}`);
     // Another plan run in this very process is another claim (its token tells them apart).
     const holder = claim(current, { mine, alive: (driver) => stillHeld(driver, 'held') });
@@ -35,7 +35,7 @@ export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun |
     throw new LanewardError('RUN_BUSY', `run ${record.run} is driven by process ${held.pid}${same} since ${held.since}; nothing was dispatched`, { path: runDir });
   }
   return async () => {
-    await transact(store, record.run, (current) => {
+    await transact(store, 'runs', record.run, (current) => {
       if (current === undefined || !unclaim(current, { token: mine.token })) return { change: null, result: undefined };
       return { change: { record: current, events: [] }, result: undefined };
     });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { Store } from '../store/store.ts';
-import { transactLane } from '../store/store.ts';
+import { transact } from '../store/store.ts';
 import { callDirName, removeCallDir } from './call-dirs.ts';
 import { callObserver } from './observer-call.ts';
 import { renderObserverPrompt } from './observer-prompt.ts';
@@ -19,7 +19,7 @@ import type { SuperviseFn } from './supervise-fn.ts';
  */
 export async function bootstrap(store: Store, lane: string, run: SuperviseFn, prior: readonly QaEvent[], cancel?: AbortSignal): Promise<QaReport> {
   const nonce = randomUUID();
-  const begun = await transactLane(store, lane, (record) => {
+  const begun = await transact(store, 'lanes', lane, (record) => {
     if (record === undefined) return { change: null, result: undefined };
     record.calls += 1;
     const dir = callDirName(record.calls, nonce);
@@ -30,7 +30,7 @@ export async function bootstrap(store: Store, lane: string, run: SuperviseFn, pr
   const prompt = renderObserverPrompt({ lane, mode: 'bootstrap', delta: [], transcript: [] });
   const result = await callObserver(store, lane, begun.observer, begun.call, 'bootstrap', begun.dir, prompt, run, cancel);
   const at = new Date().toISOString();
-  const ended = await transactLane(store, lane, (record) => {
+  const ended = await transact(store, 'lanes', lane, (record) => {
     // A stop or reset while the call ran cleared the history it would join.
     if (record === undefined || record.epoch !== begun.epoch) return { change: null, result: report(lane, 'QA_NOT_BOOTSTRAPPED', prior, record) };
     const { event, code, detail } = recordEnd(record, result, [], at);

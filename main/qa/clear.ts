@@ -1,5 +1,5 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
-import { transactLane, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
 import { checkLaneId } from './lane-id.ts';
 import { report, type QaReport } from './report.ts';
@@ -17,7 +17,7 @@ export interface QaClearOptions {
  */
 async function clear(store: Store, lane: string, reason: 'stop' | 'reset'): Promise<QaReport> {
   checkLaneId(lane);
-  return transactLane(store, lane, (record) => {
+  return transact(store, 'lanes', lane, (record) => {
     if (record === undefined) return { change: null, result: report(lane, 'QA_NO_OBSERVER', [], undefined, `no lane ${lane} in this state root`) };
     const events: QaEvent[] = [];
     if (record.unreviewedDiffs.length > 0) {

@@ -1,6 +1,6 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { Exchange, ObserverConfig, Turn, TurnRange } from '../../formats/qa/record.ts';
-import { transactLane, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
 import { randomUUID } from 'node:crypto';
 import { callDirName, removeCallDir, sweepStaleCalls } from './call-dirs.ts';
 import { recordEnd } from './record-end.ts';
@@ -44,7 +44,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
   sweepStaleCalls(store.root, lane, keptDirs(store.lanes.get(lane)));
   const orphaned = orphanedCalls(store.lanes.get(lane));
   const nonce = randomUUID();
-  const begun = await transactLane<Begun>(store, lane, (record) => {
+  const begun = await transact<'lanes', Begun>(store, 'lanes', lane, (record) => {
     if (record === undefined || record.state === 'stopped') {
       const event: QaEvent = { type: 'completion_refused', lane, code: 'QA_NO_OBSERVER' };
       const why = record === undefined ? `no lane ${lane} in this state root` : `lane ${lane} was stopped`;
@@ -77,7 +77,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
   const prompt = renderObserverPrompt({ lane, mode: 'cross-check', delta: call.delta, transcript: call.transcript });
   const result = await callObserver(store, lane, call.observer, call.call, 'cross-check', call.dir, prompt, run, options.cancel);
   const at = new Date().toISOString();
-  const ended = await transactLane(store, lane, (record) => {
+  const ended = await transact(store, 'lanes', lane, (record) => {
     // A stop or reset while the cross-check ran: its verdict belongs to a history that is gone.
     if (record === undefined || record.epoch !== call.epoch) {
       return { change: null, result: report(lane, 'QA_NOT_BOOTSTRAPPED', settled, record, `lane ${lane} was stopped or reset during the cross-check`) };

@@ -1,6 +1,6 @@
 import { LanewardError } from '../../formats/codes/error.ts';
 
-// 255: the longest file name; a crew's lane ids reach 189 (formats/crew-qa-id.ts).
+// 255: the longest file name; a crew's lane ids reach 189 (formats/crew/qa-id.ts).
 const LANE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
 /**

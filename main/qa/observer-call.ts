@@ -13,7 +13,7 @@ import { jsonFromReply, launchOf, launchSpec, settleResult, type Launch } from '
 import { progressFor } from '../../formats/providers/presets.ts';
 import { SUPERVISION_DEFAULTS, type SpawnedChild, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { childRecord } from '../dispatch/orphans.ts';
-import { transactLane, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
 import { journalChild } from './reservations.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
@@ -164,7 +164,7 @@ export async function callObserver(
   let journaled: Promise<void> = Promise.resolve();
   const onSpawn = (child: SpawnedChild) => {
     const record = childRecord(ready.spec, child);
-    journaled = transactLane<void>(store, lane, (lr) => (lr !== undefined && journalChild(lr, call, record) ? { change: { record: lr, events: [] }, result: undefined } : { change: null, result: undefined }));
+    journaled = transact<'lanes', void>(store, 'lanes', lane, (lr) => (lr !== undefined && journalChild(lr, call, record) ? { change: { record: lr, events: [] }, result: undefined } : { change: null, result: undefined }));
     return journaled;
   };
   const outcome = await run(ready.spec, { onSpawn, ...(cancel === undefined ? {} : { cancel }) });

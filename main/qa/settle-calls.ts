@@ -9,7 +9,7 @@ import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { adoptionSpec } from '../dispatch/orphans.ts';
 import { streamEnd } from '../providers/stream-facts.ts';
 import { holderAlive } from '../process/process-alive.ts';
-import { transactLane, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
 import { callFacts } from './apply-call.ts';
 import { removeCallDir } from './call-dirs.ts';
 import { callFiles, callSpec, concludeCall, type ObserverResult } from './observer-call.ts';
@@ -35,7 +35,7 @@ export async function settleOrphanedCalls(store: Store, lane: string, run: Super
   const dead = (store.lanes.get(lane)?.reserved ?? []).filter((r) => r.dir !== undefined && !holderAlive(r.owner));
   const events: QaEvent[] = [];
   for (const orphan of dead) {
-    const taken = await transactLane(store, lane, (record) => {
+    const taken = await transact(store, 'lanes', lane, (record) => {
       const mine = record === undefined ? undefined : takeOver(record, orphan.call, orphan.owner);
       if (record === undefined || mine === undefined) return { change: null, result: undefined };
       return { change: { record, events: [] }, result: { reservation: mine, epoch: record.epoch, observer: record.observer } };
@@ -44,7 +44,7 @@ export async function settleOrphanedCalls(store: Store, lane: string, run: Super
     const { reservation } = taken;
     const result = await settleCall(store.root, lane, taken.observer, reservation, run, cancel);
     const at = new Date().toISOString();
-    const event = await transactLane(store, lane, (record) => {
+    const event = await transact(store, 'lanes', lane, (record) => {
       // A stop or reset since: the call's history is gone with it.
       if (record === undefined || record.epoch !== taken.epoch) return { change: null, result: undefined };
       if (result.started) {

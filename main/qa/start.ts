@@ -4,7 +4,7 @@ import type { LaneRecord, ObserverConfig } from '../../formats/qa/record.ts';
 import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
 import { loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { progressFor } from '../../formats/providers/presets.ts';
-import { transactLane, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
 import { sweepStaleCalls } from './call-dirs.ts';
 import { keptDirs } from './reservations.ts';
@@ -73,7 +73,7 @@ export async function qaStart(store: Store, lane: string, options: QaStartOption
   if (!isToolEventFormat(progress)) {
     return report(lane, 'QA_POLICY_UNENFORCEABLE', [], undefined, `action ${observer.action} has progress ${typeof progress === 'string' ? progress : 'none (total_deadline)'}`);
   }
-  const started = await transactLane(store, lane, (current) => {
+  const started = await transact(store, 'lanes', lane, (current) => {
     if (current?.state === 'active' && current.ready) return { change: null, result: report(lane, 'QA_LANE_ACTIVE', [], current, `lane ${lane} is active and ready`) };
     let record: LaneRecord;
     if (current?.state === 'active') {

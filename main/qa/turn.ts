@@ -1,6 +1,6 @@
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord, ObserverConfig, Turn, TurnRange, TurnRole } from '../../formats/qa/record.ts';
-import { transactLane, type Store } from '../store/store.ts';
+import { transact, type Store } from '../store/store.ts';
 import { randomUUID } from 'node:crypto';
 import { callDirName, removeCallDir, sweepStaleCalls } from './call-dirs.ts';
 import { checkLaneId } from './lane-id.ts';
@@ -58,7 +58,7 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   const { config } = options;
   const orphaned = orphanedCalls(store.lanes.get(lane));
   const nonce = randomUUID();
-  const taken = await transactLane<Taken>(store, lane, (record) => {
+  const taken = await transact<'lanes', Taken>(store, 'lanes', lane, (record) => {
     const refused = closedLane(lane, record);
     if (refused !== undefined || record === undefined) return { change: null, result: { report: refused! } };
     if (options.key !== undefined && record.turns.some((t) => t.key === options.key)) return { change: null, result: { report: report(lane, null, settled, record) } };
@@ -103,7 +103,7 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   const prompt = renderObserverPrompt({ lane, mode: 'cadence', delta: due.delta, transcript: [] });
   const result = await callObserver(store, lane, due.observer, due.call, 'cadence', due.dir, prompt, run, options.cancel);
   const at = new Date().toISOString();
-  const ended = await transactLane(store, lane, (record) => {
+  const ended = await transact(store, 'lanes', lane, (record) => {
     if (record === undefined || record.epoch !== due.epoch) return { change: null, result: taken.report };
     const { event, code, detail } = recordEnd(record, result, due.ranges, at);
     return { change: { record, events: [event] }, result: report(lane, code, [...taken.report.events, event], record, detail) };

@@ -159,28 +159,57 @@ export interface Change {
   readonly history?: readonly { key: [string, string]; value: PhaseTiming }[];
 }
 
+/** What a lane transition wants written: the new record and the events it journals. */
+export interface LaneChange {
+  readonly record: LaneRecord;
+  readonly events: readonly QaEvent[];
+}
+
 /**
- * Runs `step` inside one write transaction on the run's record: it reads the current
- * record, decides, and returns the change (or null to write nothing) plus a result.
- * The journal events, blobs and the new record commit together before this resolves;
- * LMDB's writer lock serialises two processes driving one run, so the second reads the
- * first's committed record. `step` must be synchronous and free of side effects: it can
- * be thrown away with its transaction.
+ * The tables whose records journal their events: each record carries the next journal
+ * sequence number (`seq`), its events go to `[key, seq]` in the table's journal.
+ * `runs`: a review run (RunRecord; its change may also bind blobs and timing history);
+ * `lanes`: a lane's QA state machine (LaneRecord).
  */
-export async function transact<T>(
+export interface JournaledTables {
+  readonly runs: { readonly record: RunRecord; readonly change: Change };
+  readonly lanes: { readonly record: LaneRecord; readonly change: LaneChange };
+}
+
+export type JournaledTable = keyof JournaledTables;
+
+/** A table's record database and its journal, as the transaction writes them. */
+function tableOf(store: Store, table: JournaledTable): { records: Database<{ seq: number }, string>; journal: Database<unknown, [string, number]> } {
+  return table === 'runs' ? { records: store.runs, journal: store.journal } : { records: store.lanes, journal: store.laneJournal };
+}
+
+/**
+ * Runs `step` inside one write transaction on the record `key` of `table`: it reads the
+ * current record, decides, and returns the change (or null to write nothing) plus a
+ * result. The journal events (and a run's blobs and history) and the new record commit
+ * together before this resolves, so a process killed at any instant leaves the old record
+ * or the new one; LMDB's writer lock serialises two processes driving one record, so the
+ * second reads the first's committed record. `step` must be synchronous and free of side
+ * effects: it can be thrown away with its transaction.
+ */
+export async function transact<N extends JournaledTable, T>(
   store: Store,
-  run: string,
-  step: (current: RunRecord | undefined) => { change: Change | null; result: T },
+  table: N,
+  key: string,
+  step: (current: JournaledTables[N]['record'] | undefined) => { change: JournaledTables[N]['change'] | null; result: T },
 ): Promise<T> {
-  return writeTransaction(store, store.runs, () => {
-    const { change, result } = step(structuredClone(store.runs.get(run)));
+  const { records, journal } = tableOf(store, table);
+  return writeTransaction(store, records, () => {
+    const { change, result } = step(structuredClone(records.get(key)) as JournaledTables[N]['record'] | undefined);
     if (change !== null) {
       let seq = change.record.seq;
-      for (const event of change.events) void store.journal.put([run, seq++], event);
-      for (const blob of change.blobs ?? []) void store.blobs.put(blob.key, blob.value);
-      for (const entry of change.history ?? []) void store.history.put(entry.key, entry.value);
+      for (const event of change.events) void journal.put([key, seq++], event);
+      // Only a run's change binds blobs and history (a lane's has neither field).
+      const extra = change as Partial<Pick<Change, 'blobs' | 'history'>>;
+      for (const blob of extra.blobs ?? []) void store.blobs.put(blob.key, blob.value);
+      for (const entry of extra.history ?? []) void store.history.put(entry.key, entry.value);
       change.record.seq = seq;
-      void store.runs.put(run, change.record);
+      void records.put(key, change.record);
     }
     return result;
   });
@@ -189,34 +218,6 @@ export async function transact<T>(
 /** The run's journal in order. */
 export function readJournal(store: Store, run: string): JournalEvent[] {
   return [...store.journal.getRange({ start: [run, 0], end: [run, Number.MAX_SAFE_INTEGER] }).map(({ value }) => value)];
-}
-
-/** What a lane transition wants written: the new record and the events it journals. */
-export interface LaneChange {
-  readonly record: LaneRecord;
-  readonly events: readonly QaEvent[];
-}
-
-/**
- * {@link transact} for a lane: `step` reads the lane's record, decides, and returns the
- * new record and its events, committed together in one write transaction (or null to
- * write nothing). A process killed at any instant leaves the old record or the new one.
- */
-export async function transactLane<T>(
-  store: Store,
-  lane: string,
-  step: (current: LaneRecord | undefined) => { change: LaneChange | null; result: T },
-): Promise<T> {
-  return writeTransaction(store, store.lanes, () => {
-    const { change, result } = step(structuredClone(store.lanes.get(lane)));
-    if (change !== null) {
-      let seq = change.record.seq;
-      for (const event of change.events) void store.laneJournal.put([lane, seq++], event);
-      change.record.seq = seq;
-      void store.lanes.put(lane, change.record);
-    }
-    return result;
-  });
 }
 
 /** How often a write transaction whose begin failed is begun again before the command fails. */

@@ -13,7 +13,7 @@ if (root === undefined || (mode !== 'open' && (mode !== 'write' || key === undef
 }
 const store = openStore(root);
 if (mode === 'write') {
-  const seen = await transact(store, key!, (current) => {
+  const seen = await transact(store, 'runs', key!, (current) => {
     const seq = current?.seq ?? 0;
     // Only seq matters here: the record is the store's envelope for the journal count,
     // with the fields every run record has (the store checks them as it reads).

@@ -58,7 +58,7 @@ export interface OutcomeFields {
 /**
  * The one outcome shape, for success, failure and refusal alike: a union keyed on
  * `status`, whose `code` is narrowed by it. The first cause wins. The exit status laneward
- * prints is not part of it: only the CLI turns a code into one (formats/exit-status.ts).
+ * prints is not part of it: only the CLI turns a code into one (formats/codes/exit-status.ts).
  */
 export type Outcome = OutcomeFields &
   (

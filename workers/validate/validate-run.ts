@@ -1,24 +1,25 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, normalize } from 'node:path';
 import { errnoCode } from '../../formats/codes/error.ts';
-import { issue, type Issue } from '../../formats/codes/issue.ts';
+import { issue } from '../../formats/codes/issue.ts';
 import { IssueList } from '../../formats/schemas/issue-list.ts';
 import { MAX_LINE_BYTES } from '../../formats/jsonl/lines.ts';
 import { checkSchema } from '../../formats/schemas/check.ts';
 import { decisionSchema } from '../../formats/schemas/decisions.ts';
 import { findingSchema } from '../../formats/schemas/findings.ts';
-import { runSchema, TERMINAL_RUN_STATUSES, type RunManifest } from '../../formats/schemas/run.ts';
+import { runSchema, type RunManifest } from '../../formats/schemas/run.ts';
 import { taskSchema } from '../../formats/schemas/tasks.ts';
-import { timingSchema } from '../../formats/schemas/timing.ts';
 import { resolveInRunDir } from './containment.ts';
-import { parseJsonDocument, readJsonDocument, type JsonDocument } from './json-document.ts';
+import { readJsonDocument, type JsonDocument } from './json-document.ts';
 import { streamFile } from './file-stream.ts';
+import { GUARD_TOKEN, scanFor } from './guard-line.ts';
 import { checkJsonlFile, type JsonlResult } from './jsonl-artifact.ts';
 import type { RunReport } from './report.ts';
-import { checkTaskGraph, type TaskNode } from './task-graph.ts';
+import { checkCounts } from './run-counts.ts';
+import { checkPhases } from './run-phases.ts';
+import { checkReferences, emptyTaskRefs, idHook, rowHook } from './task-refs.ts';
+import { checkTiming } from './timing-artifact.ts';
 
-const GUARD_TOKEN = Buffer.from('GUARD_NOT_INSTALLED');
-const VOICES = ['native', 'outside'] as const;
 const JSONL_KEYS = ['tasks.jsonl', 'findings.jsonl', 'decisions.jsonl'] as const;
 
 /**
@@ -76,48 +77,6 @@ export function validateRun(target: string, manifestDocument?: JsonDocument): Ru
   return report(errors, run, attested);
 }
 
-
-/** Step 2: the run's status and every required phase's voices. Returns the attested count. */
-function checkPhases(run: RunManifest, name: string, errors: IssueList): number {
-  if (!TERMINAL_RUN_STATUSES.has(run.status)) {
-    errors.push(issue('ARTIFACT_RUN_INTERRUPTED', `${name}.status`, `status is ${run.status}`));
-  }
-  for (const phase of run.required_phases) {
-    const record = Object.hasOwn(run.phases, phase) ? run.phases[phase] : undefined;
-    if (record === undefined) {
-      errors.push(issue('ARTIFACT_REVIEWER_MISSING', `${name}.phases.${phase}`, `required phase ${phase} has no record`));
-      continue;
-    }
-    for (const voice of VOICES) {
-      const outcome = record[voice];
-      const at = `${name}.phases.${phase}.${voice}`;
-      if (outcome === undefined) {
-        errors.push(issue('ARTIFACT_REVIEWER_MISSING', at, `phase ${phase} has no ${voice} voice outcome`));
-      } else if (outcome.status === 'pending' || outcome.status === 'running') {
-        errors.push(issue('ARTIFACT_RUN_INTERRUPTED', `${at}.status`, `voice is ${outcome.status}`));
-      } else if (outcome.status === 'completed') {
-        const key = outcome.output ?? `${phase}-${voice}.md`;
-        if (!Object.hasOwn(run.artifacts, key)) {
-          errors.push(issue('ARTIFACT_REVIEWER_MISSING', at, `completed voice output ${key} is not in artifacts`));
-        }
-      }
-    }
-  }
-  let attested = 0;
-  for (const record of Object.values(run.phases)) {
-    for (const voice of VOICES) if ((record[voice] as { receipt?: unknown } | undefined)?.receipt === 'attested') attested++;
-  }
-  return attested;
-}
-
-interface TaskRefs {
-  readonly nodes: TaskNode[];
-  /** Finding and decision ids tasks name, with where; set to true once the row is seen. */
-  readonly findings: Map<string, boolean>;
-  readonly decisions: Map<string, boolean>;
-  readonly uses: { readonly kind: 'findings' | 'blocked_by'; readonly ref: string; readonly at: string }[];
-}
-
 /** Steps 3 to 6: every artifact, then counts, references, cycles and the guard line. */
 function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: IssueList): void {
   let runDirReal: string;
@@ -129,7 +88,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   }
   const perKey = new Map<string, IssueList>();
   const jsonl = new Map<string, JsonlResult>();
-  const refs: TaskRefs = { nodes: [], findings: new Map(), decisions: new Map(), uses: [] };
+  const refs = emptyTaskRefs();
   let pending = 0;
   let guardSeen: boolean | undefined;
   const unattended = run.session_kind === 'unattended';
@@ -205,105 +164,3 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   }
 }
 
-/**
- * What each JSONL file contributes to the later checks. Rows that failed their schema
- * still count: a finding with a bad severity exists, so a task naming it does not dangle.
- */
-function rowHook(key: string, display: string, refs: TaskRefs, countPending: () => void) {
-  if (key === 'tasks.jsonl') {
-    return (row: Record<string, unknown>, line: number) => {
-      const id = row['id'];
-      if (typeof id !== 'string') return;
-      const pr = row['pr'];
-      refs.nodes.push({ id, line, pr: typeof pr === 'string' ? pr : undefined, dependsOn: strings(row['depends_on']) });
-      strings(row['findings']).forEach((ref, k) => {
-        refs.findings.set(ref, false);
-        refs.uses.push({ kind: 'findings', ref, at: `${display}:${line}.findings[${k}]` });
-      });
-      strings(row['blocked_by']).forEach((ref, k) => {
-        refs.decisions.set(ref, false);
-        refs.uses.push({ kind: 'blocked_by', ref, at: `${display}:${line}.blocked_by[${k}]` });
-      });
-    };
-  }
-  const wanted = key === 'findings.jsonl' ? refs.findings : refs.decisions;
-  const decisions = key === 'decisions.jsonl';
-  return (row: Record<string, unknown>) => {
-    const id = row['id'];
-    if (typeof id === 'string' && wanted.has(id)) wanted.set(id, true);
-    if (decisions && row['status'] === 'pending') countPending();
-  };
-}
-
-/** rowHook's findings branch for a row accepted on its bytes: only its id is known. */
-function idHook(wanted: Map<string, boolean>) {
-  return (id: string) => {
-    if (wanted.has(id)) wanted.set(id, true);
-  };
-}
-
-function strings(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-}
-
-function checkTiming(bytes: Buffer, size: number, display: string, runId: string): Issue[] {
-  if (size > MAX_LINE_BYTES) return [issue('ARTIFACT_INVALID_JSON', display, 'file over 16 MiB')];
-  const parsed = parseJsonDocument(bytes, display);
-  if ('issue' in parsed) return [parsed.issue];
-  const value = parsed.value;
-  const found = checkSchema(timingSchema, value, display) ?? [];
-  const run = (value as { run?: unknown } | null)?.run;
-  if (found.length === 0 && run !== runId) {
-    found.push(issue('ARTIFACT_UNBOUND_ID', `${display}.run`, `run ${typeof run === 'string' ? JSON.stringify(run) : String(run)} is not ${runId}`));
-  }
-  return found;
-}
-
-/** Step 4: counts that are numbers must equal the rows of files that could be read. */
-function checkCounts(run: RunManifest, name: string, jsonl: Map<string, JsonlResult>, pending: number, errors: IssueList): void {
-  const counts = run.counts;
-  if (counts === undefined) return;
-  const expect = (field: 'decisions' | 'decisions_pending' | 'findings' | 'tasks', key: string, rows: (r: JsonlResult) => number) => {
-    const claimed = counts[field];
-    if (typeof claimed !== 'number') return;
-    const listed = Object.hasOwn(run.artifacts, key);
-    const result = jsonl.get(key);
-    // A listed file that could not be read is reported once, where it is listed.
-    if (listed && result === undefined) return;
-    const actual = result === undefined ? 0 : rows(result);
-    if (actual !== claimed) {
-      errors.push(issue('ARTIFACT_COUNT_MISMATCH', `${name}.counts.${field}`, `counts.${field} is ${claimed}, ${key} has ${actual}`));
-    }
-  };
-  expect('decisions', 'decisions.jsonl', (r) => r.lines);
-  expect('decisions_pending', 'decisions.jsonl', () => pending);
-  expect('findings', 'findings.jsonl', (r) => r.lines);
-  expect('tasks', 'tasks.jsonl', (r) => r.lines);
-}
-
-/** Step 5: task references resolve and dependencies do not cycle. */
-function checkReferences(run: RunManifest, refs: TaskRefs, jsonl: Map<string, JsonlResult>, errors: IssueList): void {
-  const tasks = jsonl.get('tasks.jsonl');
-  if (tasks === undefined) return;
-  const readable = (key: string) => jsonl.has(key) || !Object.hasOwn(run.artifacts, key);
-  for (const use of refs.uses) {
-    const [map, key, what] =
-      use.kind === 'findings' ? [refs.findings, 'findings.jsonl', 'finding'] : [refs.decisions, 'decisions.jsonl', 'decision'];
-    if (!readable(key) || map.get(use.ref) === true) continue;
-    errors.push(issue('ARTIFACT_DANGLING_REF', use.at, `no ${what} ${use.ref} in ${key}`));
-  }
-  checkTaskGraph(refs.nodes, run.artifacts['tasks.jsonl']!.path, errors);
-}
-
-/** Hashes a file while looking for `token`, which may straddle two chunks. */
-function scanFor(file: string, token: Buffer): { sha256: string; seen: boolean } {
-  let seen = false;
-  let tail = Buffer.alloc(0);
-  const { sha256 } = streamFile(file, (chunk) => {
-    if (seen) return;
-    const window = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
-    if (window.indexOf(token) !== -1) seen = true;
-    else tail = Buffer.from(window.subarray(Math.max(0, window.length - token.length + 1)));
-  });
-  return { sha256, seen };
-}
