@@ -58,6 +58,12 @@ export interface CrewRunOptions {
    * the child starts (a queue worker mirrors the lane's journal here); a throw starts nothing.
    */
   readonly beforeChild?: (lane: string | undefined) => Promise<void>;
+  /**
+   * Rewrites the crew as loaded, before its runners are checked (crew run --rehearse points
+   * the presets at its model server); `args` go into every retry and resume command printed,
+   * so the command that continues a rehearsal rehearses too.
+   */
+  readonly rehearse?: { readonly apply: (loaded: LoadedCrew, root: string) => LoadedCrew; readonly args: readonly string[] };
 }
 
 /** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
@@ -87,11 +93,12 @@ const LIVE_MS = 250;
 export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<CrewRunResult> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
-  const read = loadCrew(options.file, options.cwd);
-  const loaded = { ...read, lanes: checkRunners(read.file, read.lanes, options.cwd, options.env) };
-  const actions = verifyCrewActions(loaded);
   // The state root is resolved as every plan command resolves it (an empty value names none).
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  const file = loadCrew(options.file, options.cwd);
+  const read = options.rehearse?.apply(file, root) ?? file;
+  const loaded = { ...read, lanes: checkRunners(read.file, read.lanes, options.cwd, options.env) };
+  const actions = verifyCrewActions(loaded);
   // Plan settings are read once, here, for every lane; the lanes' runs live in this root.
   const penv = planEnv(options.env, options.cwd, root);
   const store = openStore(root, { batched: true });
@@ -125,7 +132,7 @@ async function runClaimed(
     crew: crew.crew,
     file: loaded.file,
     startedAt,
-    retryCommand: retryAdvice(loaded.file, root),
+    retryCommand: retryAdvice(loaded.file, root, options.rehearse?.args),
     capUsd: crew.limits.spend_cap_usd ?? null,
     reserveUsd: crew.limits.reserve_usd,
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
@@ -231,11 +238,11 @@ async function runClaimed(
       reserveUsd: runFacts.reserveUsd,
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
-      resumeCommand: resumeAdvice(loaded.file, root),
+      resumeCommand: resumeAdvice(loaded.file, root, options.rehearse?.args),
       review: ledger,
       callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
-      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), runDir: join(loaded.out, id) }),
+      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root, options.rehearse?.args), runDir: join(loaded.out, id) }),
     }));
     if (options.serve !== undefined) {
       const port = options.serve;
@@ -277,7 +284,7 @@ async function runClaimed(
         },
         onLaneEnd: (progress) => {
           const facts = { cost: laneCost(progress, ledger(progress)), calls: laneCallCodes(store, progress) };
-          print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runFacts.retryCommand, { ...facts, resume: resumeAdvice(loaded.file, root) }));
+          print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runFacts.retryCommand, { ...facts, resume: resumeAdvice(loaded.file, root, options.rehearse?.args) }));
         },
       },
     );

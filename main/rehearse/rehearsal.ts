@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import type { LaneSpec, Runners } from '../../formats/crew/file.ts';
+import { isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
+import type { LoadedCrew } from '../crew/load-crew.ts';
+import { crewScript, fakeServerRunner } from '../model-server/crew-script.ts';
+import { startModelServer, type ModelServer } from '../model-server/index.ts';
+
+/** What a rehearsal adds to a crew's name and out: its lanes, branches and spend stay apart from the real crew's. */
+export const REHEARSAL_SUFFIX = '-rehearsal';
+
+/** Agent turns answered `STATUS: continue` before the model server's agents report done. */
+const DONE_AT_TURN = 2;
+
+const ROLES: readonly (keyof Runners)[] = ['native', 'outside', 'observer', 'agent'];
+
+export interface Rehearsal {
+  /** The model server's `http://127.0.0.1:PORT`. */
+  readonly url: string;
+  /** The crew as the rehearsal runs it: renamed, its own out, every preset pointed at the server. */
+  apply(loaded: LoadedCrew, root: string): LoadedCrew;
+  /** Stops the server and ends its open streams. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the loopback model server a rehearsal runs against. Its replies come from each
+ * prompt alone: reviews with no findings, passing verdicts, and agent turns that run one
+ * shell command with the CLI's own tool in the lane's worktree, so every CLI and lane can
+ * share it.
+ */
+export async function startRehearsal(): Promise<Rehearsal> {
+  const server: ModelServer = await startModelServer(crewScript({ doneAt: DONE_AT_TURN }));
+  return { url: server.url, apply: (loaded, root) => rehearsedCrew(loaded, root, server.url), close: () => server.close() };
+}
+
+/**
+ * The crew renamed `<crew>-rehearsal` with out `<out>-rehearsal`: a rehearsal's lanes,
+ * branches (laneward/<crew>-rehearsal/<lane>), run directories and spend never count as
+ * the real crew's, so the real run that follows starts every lane. Preset runners get
+ * the environment that points their CLI at `url` (a private HOME and config per role and
+ * preset under `<root>/rehearsal/<crew>/homes`, a fake key), over their own `env`; argv
+ * runners run as written.
+ */
+export function rehearsedCrew(loaded: LoadedCrew, root: string, url: string): LoadedCrew {
+  const name = loaded.crew.crew + REHEARSAL_SUFFIX;
+  const homes = join(root, 'rehearsal', name, 'homes');
+  // One home per role and preset, written once however many lanes share it.
+  const made = new Map<string, RunnerConfig>();
+  const point = (role: keyof Runners, runner: RunnerConfig): RunnerConfig => {
+    if (!isPresetRunner(runner)) return runner;
+    const key = `${role}-${runner.preset}`;
+    let wired = made.get(key);
+    if (wired === undefined) {
+      wired = fakeServerRunner(runner.preset, url, join(homes, key));
+      made.set(key, wired);
+    }
+    const env = isPresetRunner(wired) ? wired.env : undefined;
+    return { ...runner, env: { ...runner.env, ...env } };
+  };
+  const lanes: LaneSpec[] = loaded.lanes.map((lane) => ({
+    ...lane,
+    runners: Object.fromEntries(ROLES.map((role) => [role, point(role, lane.runners[role])])) as unknown as Runners,
+  }));
+  return { ...loaded, crew: { ...loaded.crew, crew: name }, out: loaded.out + REHEARSAL_SUFFIX, lanes };
+}
