@@ -79,14 +79,20 @@ crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor,
 The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "actions": {"file": F, "trust": PUB, "reviewer": A, "observer": A, "agent": A},
   "models": {"native": M, "outside": M},
-  "runners": {"native": ARGV, "outside": ARGV, "observer": ARGV, "agent": ARGV},
+  "runners": {"native": RUNNER, "outside": RUNNER, "observer": RUNNER, "agent": RUNNER},
   "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
   "reserve_usd", "agent_turns", "timeout_ms", "max_file_bytes", "max_turn_bytes"}, "prices"?: {MODEL: {"input", "output",
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF}}
-ARGV is an array; {prompt}, {result} and {lane} are replaced inside each element, never
-by a shell. Relative paths are relative to the crew file. "workspace" names a git work
+A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
+{lane} are replaced inside each element, never by a shell. A preset is {"preset":
+"claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
+"bin"?: PATH}: the CLI runs non-interactively with the prompt on stdin and its own
+stream renewing the lease; "model" is passed to it, "args" are appended to its own,
+"env" is added to its environment (no LANEWARD_ names), and "bin" names the program when
+it is not found on PATH, in node_modules/.bin or laneward's CLI cache (laneward
+providers). A lane's "runners" replace the crew's, role by role. Relative paths are relative to the crew file. "workspace" names a git work
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<lane id>, made at that commit.
