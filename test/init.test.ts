@@ -63,6 +63,12 @@ describe('crewFiles', () => {
     expect(crew.workspace).toEqual({ repo: '../repo' });
   });
 
+  test('should make the first preset whose stream names tools the observer', () => {
+    const crew = crewOf(crewFiles(spec(['gemini-cli', 'codex']), keys));
+    expect([crew.runners.native.preset, crew.runners.outside.preset, crew.runners.observer.preset]).toEqual(['gemini-cli', 'codex', 'codex']);
+    expect(() => crewFiles(spec(['gemini-cli']), keys)).toThrow(expect.objectContaining({ code: 'USAGE' }));
+  });
+
   test('should pad lane ids so they sort as the tasks do', () => {
     const crew = crewOf(crewFiles(spec('fixtures', Array.from({ length: 10 }, (_, i) => `t${i}`)), keys));
     expect(crew.lanes.map((l: { id: string }) => l.id).slice(0, 2)).toEqual(['task-01', 'task-02']);
@@ -189,6 +195,7 @@ describe('laneward init', () => {
     ['a task file that does not exist', ['--repo', 'REPO', '--tasks', 'absent.txt'], 'USAGE'],
     ['an unknown preset', ['--repo', 'REPO', '--task', 'a', '--providers', 'claude-code,cdex'], 'USAGE'],
     ['a preset twice', ['--repo', 'REPO', '--task', 'a', '--providers', 'codex,codex'], 'USAGE'],
+    ['presets none of which can observe', ['--repo', 'REPO', '--task', 'a', '--providers', 'gemini-cli'], 'USAGE'],
     ['a repository that is not a git work tree', ['--repo', '.', '--task', 'a'], 'USAGE'],
     ['a bad crew name', ['--repo', 'REPO', '--task', 'a', '--crew', '-x'], 'USAGE'],
   ])('should refuse %s (exit 2 %s) and write nothing', (_name, args, code) => {

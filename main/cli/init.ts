@@ -10,7 +10,7 @@ import { signatureText } from '../actions/signature.ts';
 import { shellWord } from '../crew/retry-advice.ts';
 import { defaultFixtures } from '../demo/demo-crew.ts';
 import { gitFailure, gitSync } from '../git/run-git.ts';
-import { crewFiles, type InitProviders } from '../init/crew-files.ts';
+import { crewFiles, observerPreset, type InitProviders } from '../init/crew-files.ts';
 import { MAX_TASK_CHARS, parseTaskList } from '../init/task-list.ts';
 import { writeCrewDir } from '../init/write-crew.ts';
 import { usage } from './args.ts';
@@ -30,9 +30,10 @@ repository on the branch laneward/<crew>/<lane id>.
                     indented lines under an item continue it, other lines are skipped
   --task TEXT       one task; repeat it for more (not with --tasks)
   --providers LIST  comma-separated presets (claude-code, codex, gemini-cli; default
-                    claude-code,codex): the first reviews natively and observes, the
-                    second (else the first) reviews from outside, agents take them in turn
-                    by lane; or fixtures: laneward's own fixture reviewers, observer and
+                    claude-code,codex): the first reviews natively, the second (else the
+                    first) reviews from outside, the first of claude-code or codex observes
+                    (gemini-cli's stream names no tools for the observer's policy), agents
+                    take them in turn by lane; or fixtures: laneward's own fixture reviewers, observer and
                     agent, for a crew that runs with nothing installed
   --out DIR         the crew's directory (default laneward-crew); it must not exist or be
                     empty
@@ -65,6 +66,7 @@ function providersOf(raw: string | undefined): InitProviders {
   if (bad !== undefined) throw usage(`--providers: ${JSON.stringify(bad)} is not a preset (${PRESET_NAMES.join(', ')}) nor fixtures`);
   const unique = [...new Set(names as PresetName[])];
   if (unique.length !== names.length) throw usage('--providers names a preset twice');
+  if (observerPreset(unique) === null) throw usage(`--providers ${unique.join(',')}: add claude-code or codex, one of which observes (gemini-cli's stream names no tools for the observer's policy)`);
   return unique;
 }
 

@@ -1,5 +1,8 @@
 import { join } from 'node:path';
 import type { PresetName } from '../../formats/providers/names.ts';
+import { progressFor } from '../../formats/providers/presets.ts';
+import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
+import { LanewardError } from '../../formats/codes/error.ts';
 import { DEFAULT_MODELS } from '../model-server/clients.ts';
 
 /** `fixtures`: laneward's own fixture reviewers, observer and agent; else presets, in the order given. */
@@ -65,7 +68,16 @@ function presetRunner(preset: PresetName): object {
 }
 
 /**
- * The roles and lanes: with presets the first reviews natively and observes, the second
+ * The first preset that can observe: the QA observer's tool policy is enforced from the
+ * tool events of its stream, which only some presets' streams name (gemini-cli's do not:
+ * QA_POLICY_UNENFORCEABLE). Null when none of them can.
+ */
+export function observerPreset(presets: readonly PresetName[]): PresetName | null {
+  return presets.find((preset) => isToolEventFormat(progressFor('preset', preset))) ?? null;
+}
+
+/**
+ * The roles and lanes: with presets the first reviews natively, the first that can observes, the second
  * (else the first) reviews from outside, and agents take the presets in turn by lane;
  * with fixtures, laneward's healthy fixtures everywhere.
  */
@@ -83,7 +95,9 @@ function runnersOf(spec: InitSpec, ids: readonly string[]) {
   const presets = spec.providers;
   const first = presets[0]!;
   const second = presets[1] ?? first;
-  const runners = { native: presetRunner(first), outside: presetRunner(second), observer: presetRunner(first), agent: presetRunner(first) };
+  const observer = observerPreset(presets);
+  if (observer === null) throw new LanewardError('USAGE', `--providers ${presets.join(',')}: none of them can be the QA observer (claude-code or codex: their streams name the tools the observer's policy limits)`);
+  const runners = { native: presetRunner(first), outside: presetRunner(second), observer: presetRunner(observer), agent: presetRunner(first) };
   const lanes = ids.map((id, i) => {
     const agent = presets[i % presets.length]!;
     return { id, plan: `plans/${id}.md`, ...(agent === first ? {} : { runners: { agent: presetRunner(agent) } }) };
