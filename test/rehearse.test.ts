@@ -74,6 +74,27 @@ describe('startRehearsal', () => {
   });
 });
 
+describe('two rehearsals of one crew', () => {
+  test('should refuse the second (CREW_BUSY) before it rewrites the first one\'s homes, and take it once the first closed', async () => {
+    const state = join(root, 'state-twice');
+    const first = await startRehearsal();
+    const second = await startRehearsal();
+    try {
+      first.apply(loaded, state);
+      const config = join(state, 'rehearsal', 'c-rehearsal', 'homes', 'outside-codex', 'codex', 'config.toml');
+      expect(readFileSync(config, 'utf8')).toContain(first.url);
+      expect(() => second.apply(loaded, state)).toThrow(expect.objectContaining({ code: 'CREW_BUSY' }));
+      expect(readFileSync(config, 'utf8')).toContain(first.url);
+      await first.close();
+      second.apply(loaded, state);
+      expect(readFileSync(config, 'utf8')).toContain(second.url);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});
+
 describe('the commands a rehearsal prints', () => {
   test('should rehearse again when they retry or resume', () => {
     expect(retryAdvice('crew.json', 'state', ['--rehearse'])).toBe('laneward crew run crew.json --retry-failed --state state --rehearse');

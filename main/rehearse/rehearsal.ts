@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import type { LaneSpec, Runners } from '../../formats/crew/file.ts';
 import { isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
 import type { LoadedCrew } from '../crew/load-crew.ts';
+import { acquireLock } from '../fs/file-lock.ts';
+import { makeDirs } from '../fs/make-dirs.ts';
 import { crewScript, fakeServerRunner } from '../model-server/crew-script.ts';
 import { startModelServer, type ModelServer } from '../model-server/index.ts';
 
@@ -30,7 +32,28 @@ export interface Rehearsal {
  */
 export async function startRehearsal(): Promise<Rehearsal> {
   const server: ModelServer = await startModelServer(crewScript({ doneAt: DONE_AT_TURN }));
-  return { url: server.url, apply: (loaded, root) => rehearsedCrew(loaded, root, server.url), close: () => server.close() };
+  const held: (() => void)[] = [];
+  return {
+    url: server.url,
+    apply: (loaded, root) => {
+      // The homes' config names this server's port: a second rehearsal of the same crew
+      // on the same root would point the first one's CLIs at its own port, so it is
+      // refused before it writes a byte (CREW_BUSY), as crew run refuses a second driver.
+      const dir = rehearsalDir(root, loaded.crew.crew);
+      makeDirs(dir);
+      held.push(acquireLock(join(dir, 'lock'), { waitMs: 0, code: 'CREW_BUSY' }));
+      return rehearsedCrew(loaded, root, server.url);
+    },
+    close: async () => {
+      for (const release of held.splice(0)) release();
+      await server.close();
+    },
+  };
+}
+
+/** Where a rehearsal of `crew` keeps its CLIs' homes (and its lock) in a state root. */
+export function rehearsalDir(root: string, crew: string): string {
+  return join(root, 'rehearsal', crew + REHEARSAL_SUFFIX);
 }
 
 /**
@@ -43,7 +66,7 @@ export async function startRehearsal(): Promise<Rehearsal> {
  */
 export function rehearsedCrew(loaded: LoadedCrew, root: string, url: string): LoadedCrew {
   const name = loaded.crew.crew + REHEARSAL_SUFFIX;
-  const homes = join(root, 'rehearsal', name, 'homes');
+  const homes = join(rehearsalDir(root, loaded.crew.crew), 'homes');
   // One home per role and preset, written once however many lanes share it.
   const made = new Map<string, RunnerConfig>();
   const point = (role: keyof Runners, runner: RunnerConfig): RunnerConfig => {
