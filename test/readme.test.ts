@@ -62,12 +62,13 @@ describe('README.md', () => {
     const script = ['set -e', ...run.flatMap((b) => [`echo "README_BLOCK: line=${b.line}"`, b.text]), 'echo README_END'].join('\n');
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${CLI_BIN}:${process.env['PATH'] ?? ''}`, NO_COLOR: '1' };
     for (const key of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'CODEX_HOME', 'CLAUDE_CONFIG_DIR', 'LANEWARD_STATE_ROOT']) delete env[key];
-    const child = spawn('bash', ['-c', script], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a block that hangs is killed with everything it started.
+    const child = spawn('bash', ['-c', script], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 500_000);
+    const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 500_000);
     const code = await new Promise<number | null>((ok) => child.on('close', ok));
     clearTimeout(timer);
     const tail = `${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
