@@ -104,6 +104,21 @@ describe('the commands a rehearsal prints', () => {
 });
 
 describe('laneward crew run --rehearse', () => {
+  test('should run a crew of argv runners as written, as <crew>-rehearsal, and crew status --rehearse should read it', () => {
+    const cwd = join(root, 'fixture-crew');
+    const init = laneward(['init', '--repo', join(root, 'repo'), '--task', 'one', '--providers', 'fixtures', '--crew', 'fx', '--out', cwd], { cwd: root });
+    expect(init.code, init.stderr).toBe(0);
+    const state = join(cwd, 'state');
+    const ran = laneward(['crew', 'run', 'crew.json', '--rehearse', '--state', state], { cwd, timeoutMs: 120_000 });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toMatch(new RegExp(`^CREW_LANE: lane=task-1 status=complete .* run=${join(cwd, 'runs-rehearsal', 'task-1')} branch=laneward/fx-rehearsal/task-1 `, 'm'));
+    const status = laneward(['crew', 'status', 'crew.json', '--rehearse', '--state', state], { cwd });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^CREW_STATUS: crew=fx-rehearsal run=done lanes=1 .* complete=1 failed=0 /m);
+    // The real crew has not run.
+    expect(laneward(['crew', 'status', 'crew.json', '--state', state], { cwd }).stdout).not.toMatch(/run=done/);
+  });
+
   test('should refuse --queue (exit 2 USAGE): queue workers cannot reach a loopback server', () => {
     const ran = laneward(['crew', 'run', join(root, 'crew', 'crew.json'), '--rehearse', '--queue', 'redis://127.0.0.1:1', '--key', 'k'], { cwd: root });
     expect(ran.code).toBe(2);

@@ -65,7 +65,6 @@ export function rehearsalDir(root: string, crew: string): string {
  * runners run as written.
  */
 export function rehearsedCrew(loaded: LoadedCrew, root: string, url: string): LoadedCrew {
-  const name = loaded.crew.crew + REHEARSAL_SUFFIX;
   const homes = join(rehearsalDir(root, loaded.crew.crew), 'homes');
   // One home per role and preset, written once however many lanes share it.
   const made = new Map<string, RunnerConfig>();
@@ -84,5 +83,10 @@ export function rehearsedCrew(loaded: LoadedCrew, root: string, url: string): Lo
     ...lane,
     runners: Object.fromEntries(ROLES.map((role) => [role, point(role, lane.runners[role])])) as unknown as Runners,
   }));
-  return { ...loaded, crew: { ...loaded.crew, crew: name }, out: loaded.out + REHEARSAL_SUFFIX, lanes };
+  return { ...rehearsalOf(loaded), lanes };
+}
+
+/** The crew as its rehearsal is named and kept (`<crew>-rehearsal`, `<out>-rehearsal`), runners as written: what crew status --rehearse reads. */
+export function rehearsalOf(loaded: LoadedCrew): LoadedCrew {
+  return { ...loaded, crew: { ...loaded.crew, crew: loaded.crew.crew + REHEARSAL_SUFFIX }, out: loaded.out + REHEARSAL_SUFFIX };
 }
