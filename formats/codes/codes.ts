@@ -110,6 +110,10 @@ export const RESULT_CODES = {
     summary: 'a receipt already exists at that path and is never replaced',
     fix: 'use the existing receipt (laneward deadline status) or a new probe directory',
   },
+  INIT_EXISTS: {
+    summary: 'init would write where something already is, and it never replaces anything',
+    fix: 'name a new or empty directory with --out, or move the existing crew away first',
+  },
   COMMAND_NOT_FOUND: {
     summary: 'the command to run was not found',
     fix: 'name an executable on PATH or by its path',

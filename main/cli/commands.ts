@@ -2,6 +2,7 @@ import type { Command, Group } from './command.ts';
 
 /** The command table, in help order: each entry loads its module only when it is called (docs/commands.md walks it). */
 export const COMMANDS: Readonly<Record<string, () => Promise<Command | Group>>> = {
+  init: async () => (await import('./init.ts')).INIT,
   artifact: async () => (await import('./artifact.ts')).ARTIFACT,
   gate: async () => (await import('./gate.ts')).GATE,
   deadline: async () => (await import('./deadline.ts')).DEADLINE,

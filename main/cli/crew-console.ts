@@ -10,6 +10,7 @@ import { laneLines } from './lane-lines.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 
 export const CREW_VIEW_HELP = `usage: laneward crew view CREW.json --serve PORT [--state DIR] [--stuck-after TIME]
+                         [--rehearse]
 
 Serves the crew's console from its state root, read-only, on 127.0.0.1:PORT (0: any free
 port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows,
@@ -23,17 +24,21 @@ continues it, and no lane of it is stuck.
   --state DIR        the state root (else LANEWARD_STATE_ROOT, else .laneward/state)
   --stuck-after TIME a running lane quiet for longer is stuck (default: what the crew
                      run used, else 2m)
+  --rehearse         the crew's rehearsal (crew run --rehearse: <crew>-rehearsal)
 
 Pages: / the crew, /snapshot.json, /events, /lanes/<id>, /lanes/<id>.json.
 Exit status: 0 when interrupted (SIGINT, SIGTERM), 2 a bad crew file or command line
 (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
 
-export const CREW_STATUS_HELP = `usage: laneward crew status CREW.json [--state DIR] [--stuck-after TIME] [--lane ID] [--json]
+export const CREW_STATUS_HELP = `usage: laneward crew status CREW.json [--state DIR] [--stuck-after TIME] [--lane ID]
+                           [--rehearse] [--json]
 
 Prints a crew as its state root holds it, read-only (finished, failed, killed, or
 running in another process): the crew, then the lanes that need the operator (failed
 first, then stuck: running and quiet for longer than --stuck-after, then interrupted),
 then the command that runs the failed lanes again and the one that continues the crew.
+--rehearse reads the crew's rehearsal (crew run --rehearse: <crew>-rehearsal, its
+commands with --rehearse) instead.
 
 Lines:
 CREW_STATUS: crew=<name> run=running|done|interrupted|stopped lanes=<n> <state>=<n>...
@@ -59,6 +64,7 @@ command line (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UN
 const shared = {
   state: { type: 'string' },
   'stuck-after': { type: 'string' },
+  rehearse: { type: 'boolean' },
 } as const;
 
 function stuckAfter(raw: string | undefined): number | undefined {
@@ -75,7 +81,7 @@ export const crewView = command({
     const port = intOption('serve', values.serve, 0, 65_535);
     if (port === undefined) throw usage('crew view needs --serve PORT');
     const stuck = stuckAfter(values['stuck-after']);
-    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
     const { serveCrew } = await import('../console/serve.ts');
     const { LANE_PAGE } = await import('../console/lane-page-route.ts');
     const server = await serveCrew(port, source, { lanePage: LANE_PAGE }).catch((error: unknown) => {
@@ -103,7 +109,7 @@ export const crewStatus = command({
   run: ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew status takes exactly one CREW.json');
     const stuck = stuckAfter(values['stuck-after']);
-    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
     if (values.lane !== undefined) {
       const story = source.laneStory(values.lane);
       if (story === undefined) throw usage(`crew status --lane: the crew file names no lane ${JSON.stringify(values.lane)}`);

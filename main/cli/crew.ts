@@ -9,10 +9,12 @@ import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
+import { startRehearsal } from '../rehearse/rehearsal.ts';
 
 export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline TIME]
                          [--serve PORT] [--report FILE] [--retry-failed] [--stuck-after TIME]
-                         [--queue redis://HOST:PORT --key KEY [--queue-timeout TIME]] [--json]
+                         [--queue redis://HOST:PORT --key KEY [--queue-timeout TIME]] [--rehearse]
+                         [--json]
 
 Runs every lane of a crew: each lane bootstraps its observer, reviews its plan with two
 voices to the gate, answers the gate by the crew's policy, lets its agent work under QA
@@ -45,6 +47,15 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --retry-failed  run failed lanes again, as new attempts (never replaying a started
                   call; a lane failed exporting exports again, any other re-bootstraps its
                   observer and gets its agent turns again); complete lanes are untouched
+  --rehearse      try the crew with no key and no spend: a model server of laneward's own
+                  on 127.0.0.1 answers every preset runner (claude-code, codex,
+                  gemini-cli; each gets a private HOME and config under
+                  <state>/rehearsal/, a fake key and the server's URL), and its replies
+                  make each agent run one shell command with its CLI's own tool in its
+                  lane's worktree; argv runners run as written. The crew runs as
+                  <crew>-rehearsal into <out>-rehearsal (branches
+                  laneward/<crew>-rehearsal/<lane id>), so the real run afterwards starts
+                  every lane; CREW_REHEARSAL: model_server=<url> on stderr. Not with --queue.
   --json          one JSON object per lane and a {"summary": ...} object
 
 Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
@@ -68,14 +79,20 @@ crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor,
 The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "actions": {"file": F, "trust": PUB, "reviewer": A, "observer": A, "agent": A},
   "models": {"native": M, "outside": M},
-  "runners": {"native": ARGV, "outside": ARGV, "observer": ARGV, "agent": ARGV},
+  "runners": {"native": RUNNER, "outside": RUNNER, "observer": RUNNER, "agent": RUNNER},
   "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
   "reserve_usd", "agent_turns", "timeout_ms", "max_file_bytes", "max_turn_bytes"}, "prices"?: {MODEL: {"input", "output",
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF}}
-ARGV is an array; {prompt}, {result} and {lane} are replaced inside each element, never
-by a shell. Relative paths are relative to the crew file. "workspace" names a git work
+A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
+{lane} are replaced inside each element, never by a shell. A preset is {"preset":
+"claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
+"bin"?: PATH}: the CLI runs non-interactively with the prompt on stdin and its own
+stream renewing the lease; "model" is passed to it, "args" are appended to its own,
+"env" is added to its environment (no LANEWARD_ names), and "bin" names the program when
+it is not found on PATH, in node_modules/.bin or laneward's CLI cache (laneward
+providers). A lane's "runners" replace the crew's, role by role. Relative paths are relative to the crew file. "workspace" names a git work
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<lane id>, made at that commit.
@@ -138,14 +155,18 @@ const run = command({
     queue: { type: 'string' },
     key: { type: 'string' },
     'queue-timeout': { type: 'string' },
+    rehearse: { type: 'boolean' },
   },
   run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew run takes exactly one CREW.json');
+    if (values.rehearse === true && values.queue !== undefined) throw usage('--rehearse runs the crew here, against a model server on loopback that queue workers cannot reach; drop --queue');
     const deadlineMs = minutesOption('deadline', values.deadline);
     if (values.queue === undefined && (values.key !== undefined || values['queue-timeout'] !== undefined)) throw usage('--key and --queue-timeout go with --queue');
     if (values.queue !== undefined && values.key === undefined) throw usage('--queue needs --key KEY: the private key the lanes\' jobs are signed with');
     const queueTimeoutMs = minutesOption('queue-timeout', values['queue-timeout']);
     const interrupt = interruptSignal();
+    const rehearsal = values.rehearse === true ? await startRehearsal() : undefined;
+    if (rehearsal !== undefined) io.err(`CREW_REHEARSAL: model_server=${rehearsal.url}`);
     let result: CrewRunResult;
     try {
       const common = {
@@ -161,6 +182,7 @@ const run = command({
           retryFailed: values['retry-failed'] === true,
           ...(values['stuck-after'] === undefined ? {} : { stuckAfterS: minutesOption('stuck-after', values['stuck-after'])! / 1000 }),
           cancel: interrupt.signal,
+          ...(rehearsal === undefined ? {} : { rehearse: { apply: rehearsal.apply, args: ['--rehearse'] } }),
       };
       if (values.queue !== undefined) {
         const { crewRunQueued } = await import('../queue/crew-queue.ts');
@@ -168,6 +190,7 @@ const run = command({
       } else result = await crewRun(common, io);
     } finally {
       interrupt.release();
+      await rehearsal?.close();
     }
     return crewExit(result);
   },

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { EXIT } from '../../formats/codes/codes.ts';
 import { crewRun } from '../crew/crew-run.ts';
 import { brokenLanes, writeDemoCrew } from '../demo/demo-crew.ts';
@@ -8,6 +8,9 @@ import { intOption, usage } from './args.ts';
 import { demoClis, writeRealDemo } from '../demo/real-crew.ts';
 import { command } from './command.ts';
 import { crewExit } from './crew.ts';
+import { DEFAULT_INIT_DIR } from './init.ts';
+import { shellWord } from '../crew/retry-advice.ts';
+import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 
 export const CREW_DEMO_HELP = `usage: laneward demo crew [--lanes N] [--broken N] [--concurrency N] [--dir DIR]
                           [--state DIR] [--serve PORT] [--providers fixtures|real] [--json]
@@ -24,8 +27,25 @@ codex, agents alternating codex and claude-code, each lane in its own worktree o
 git repository the demo makes, all against a model server of the demo's own on loopback
 (no key, no network). CLIs not found (PATH, node_modules, .laneward/clis) are installed at
 their pinned versions into .laneward/clis first, said on stderr.
-Ends with the CREW_SUMMARY: line and a DEMO: line; exit 0 when exactly the lanes broken
-on purpose failed, each with a typed code, and every other lane is complete.`;
+Ends with the CREW_SUMMARY: line, a DEMO: line and three DEMO_NEXT: lines on stderr, the
+commands to try next: this crew's status, laneward init for a crew of your own, and its
+rehearsal with no key. Exit 0 when exactly the lanes broken on purpose failed, each with
+a typed code, and every other lane is complete.`;
+
+/**
+ * What a newcomer types after the demo: the crew just run, from its store; a crew of their
+ * own from a task list; and its rehearsal, with no key (the directory init writes by default).
+ */
+export function nextCommands(file: string, state: string | undefined): string[] {
+  const cwd = process.cwd();
+  const root = configuredStateRoot(state, process.env, cwd)?.path ?? defaultStateRoot(cwd);
+  const here = (path: string) => shellWord(relative(cwd, path).startsWith('..') ? path : relative(cwd, path) || '.');
+  return [
+    `laneward crew status ${here(file)} --state ${here(root)}`,
+    'laneward init --repo DIR --tasks tasks.txt --providers claude-code,codex',
+    `laneward crew run ${DEFAULT_INIT_DIR}/crew.json --rehearse`,
+  ];
+}
 
 export const CREW_DEMO = command({
   name: 'crew',
@@ -77,6 +97,7 @@ export const CREW_DEMO = command({
       const failed = result.lanes.filter((l) => l.stage !== 'complete');
       const asExpected = failed.length === expected.size && failed.every((l) => expected.has(l.lane) && l.code !== null);
       io.err(`DEMO: ${result.tally.complete} complete, ${failed.length} failed, ${expected.size} broken on purpose: ${asExpected ? 'as expected' : 'UNEXPECTED'} (report ${join(dir, 'report.json')})`);
+      for (const next of nextCommands(file, values.state)) io.err(`DEMO_NEXT: ${next}`);
       return asExpected ? EXIT.ok : EXIT.fail;
     } finally {
       interrupt.release();

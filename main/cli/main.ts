@@ -10,15 +10,21 @@ export const MAIN_HELP = `laneward ${VERSION}: a runtime for unattended agent la
 
 usage: laneward <command> ...
 
-  artifact validate|schema|ack|urgent   the artifact contract and the completion check
+  init --repo DIR --tasks FILE          write a ready crew from a repository and a task list: keys,
+                                        signed actions, one plan per task, crew.json; prints its command
+  crew run|status|view|clean|worker     many lanes at once: review runs, QA cadence, the console;
+                                        crew run --rehearse tries a crew with no key, against laneward's
+                                        own model server on loopback
+  artifact validate|schema|ack|urgent|worker  the artifact contract and the completion check
   gate render|parse|decisions           the final gate and its reply grammar
-  plan next|submit|answer|export|...    durable two-voice review runs of a plan
+  plan next|submit|run|answer|export    durable two-voice review runs of a plan, and
+  plan status|resume|revise|recommend   the commands that read, recover and change one
+  plan check|release|checkpoints|family
   brief render|close                    the one-page owner brief of a gate; close draft directions
   deadline start|status|run             the probe deadline guard
-  lease run                             supervise a provider under a total deadline or a progress lease
+  lease run|fleet                       supervise a provider (or N) under a total deadline or a progress lease
   actions keygen|sign|verify            signed action descriptors
   trail start|append                    the decision trail (a formula-safe TSV)
-  crew run                              many lanes at once: review runs, QA cadence, a live view
   qa start|turn|finish|stop|reset|status  a lane's QA observer: bootstrap, cadence, cross-check
   providers [--install]                 the agent CLIs the provider presets drive: found, version, key
   demo crew|archive                     the main job (a 50-lane demo crew), or a sample archive batch-validated

@@ -1,6 +1,7 @@
 import { loadCrew, type LoadedCrew } from '../crew/load-crew.ts';
 import { resumeAdvice, retryAdvice } from '../crew/retry-advice.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
+import { rehearsalOf } from '../rehearse/rehearsal.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { StoreSource } from './store-source.ts';
 import { readLaneStory } from './lane-story.ts';
@@ -21,12 +22,15 @@ export interface CrewConsole {
  * root on a read-only disk) and its crew file (CREW_INVALID as for crew run), for
  * `crew view` and `crew status`.
  */
-export function openCrewConsole(options: { readonly file: string; readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly state: string | undefined; readonly stuckAfterS?: number; readonly pollMs?: number }): CrewConsole {
-  const loaded = loadCrew(options.file, options.cwd);
+export function openCrewConsole(options: { readonly file: string; readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly state: string | undefined; readonly stuckAfterS?: number; readonly pollMs?: number; readonly rehearse?: boolean }): CrewConsole {
+  const read = loadCrew(options.file, options.cwd);
+  // crew status --rehearse: the crew's rehearsal, kept under its own name and out.
+  const loaded = options.rehearse === true ? rehearsalOf(read) : read;
+  const extra = options.rehearse === true ? ['--rehearse'] : [];
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   const store = openStore(root, { readOnly: true });
-  const retryCommand = retryAdvice(loaded.file, root);
-  const resumeCommand = resumeAdvice(loaded.file, root);
+  const retryCommand = retryAdvice(loaded.file, root, extra);
+  const resumeCommand = resumeAdvice(loaded.file, root, extra);
   const source: StoreSource = new StoreSource(
     store,
     { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd },

@@ -58,8 +58,8 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
   let supervise: Dispatcher['run'] | undefined;
   const facts = (progress: LaneProgress) => ({ cost: laneCost(progress, ledger!(progress)), calls: laneCallCodes(store!, progress) });
   return {
-    retryCommand: retryAdvice(loaded.file, root),
-    resumeCommand: resumeAdvice(loaded.file, root),
+    retryCommand: retryAdvice(loaded.file, root, options.rehearse?.args),
+    resumeCommand: resumeAdvice(loaded.file, root, options.rehearse?.args),
     reportWhere: {},
     async start(session) {
       store = session.store;
@@ -98,8 +98,8 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
       // lane starts a child of its own.
       orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop });
       qa = await qaStarting;
-      const resume = resumeAdvice(loaded.file, root);
-      const retry = retryAdvice(loaded.file, root);
+      const resume = resumeAdvice(loaded.file, root, options.rehearse?.args);
+      const retry = retryAdvice(loaded.file, root, options.rehearse?.args);
       const held = store;
       return {
         stats: () => pool.stats(),

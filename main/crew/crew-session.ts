@@ -39,6 +39,12 @@ export interface CrewRunOptions {
    * the child starts (a queue worker mirrors the lane's journal here); a throw starts nothing.
    */
   readonly beforeChild?: (lane: string | undefined) => Promise<void>;
+  /**
+   * Rewrites the crew as loaded, before its runners are checked (crew run --rehearse points
+   * the presets at its model server); `args` go into every retry and resume command printed,
+   * so the command that continues a rehearsal rehearses too.
+   */
+  readonly rehearse?: { readonly apply: (loaded: LoadedCrew, root: string) => LoadedCrew; readonly args: readonly string[] };
 }
 
 /** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
@@ -127,7 +133,8 @@ export async function runCrewSession(options: CrewRunOptions, io: CrewOutput, pr
   const startedAt = new Date().toISOString();
   // The state root is resolved as every plan command resolves it (an empty value names none).
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
-  const { loaded, runner } = prepare(loadCrew(options.file, options.cwd), root);
+  const file = loadCrew(options.file, options.cwd);
+  const { loaded, runner } = prepare(options.rehearse?.apply(file, root) ?? file, root);
   // A report that cannot be written is a usage error before any lane starts, not after their work.
   if (options.report !== undefined) checkReportPath(resolve(options.cwd, options.report));
   const store = openStore(root, { batched: true });

@@ -4,8 +4,8 @@ export function shellWord(w: string): string {
 }
 
 /** The command that runs a crew's failed lanes again, runnable as printed. */
-export function retryAdvice(file: string, root: string): string {
-  return `laneward crew run ${shellWord(file)} --retry-failed --state ${shellWord(root)}`;
+export function retryAdvice(file: string, root: string, extra: readonly string[] = []): string {
+  return [`laneward crew run ${shellWord(file)} --retry-failed --state ${shellWord(root)}`, ...extra.map(shellWord)].join(' ');
 }
 
 /**
@@ -13,6 +13,6 @@ export function retryAdvice(file: string, root: string): string {
  * process was killed) where each stopped, runnable as printed: the crew run itself, started
  * again on the same state root.
  */
-export function resumeAdvice(file: string, root: string): string {
-  return `laneward crew run ${shellWord(file)} --state ${shellWord(root)}`;
+export function resumeAdvice(file: string, root: string, extra: readonly string[] = []): string {
+  return [`laneward crew run ${shellWord(file)} --state ${shellWord(root)}`, ...extra.map(shellWord)].join(' ');
 }
