@@ -1,6 +1,7 @@
 import { forLane } from '../../formats/crew/file.ts';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
+import { stopSummary } from '../cli/plan-stop-lines.ts';
 import { attemptOf, locateRun, phaseOf, planAnswer, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
@@ -76,7 +77,7 @@ export function crewReviewPort(context: {
           // crew's line says how to retry the lane.
           return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})`, attempts, status: report.status };
         }
-        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: report.stopped.replace(/; run plan next --redispatch .*$/, ''), attempts, status: report.status };
+        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: stopSummary(report.stopped), attempts, status: report.status };
         return reviewStep(report, () => attempts);
       }, () => attempts);
     },

@@ -18,7 +18,7 @@ export { reportLines, resultLine, type PlanReport } from './report.ts';
 export { planResume } from './resume.ts';
 export { planRevise, type ReviseOptions } from './revise.ts';
 export { readBinding, stateRootFor } from './run-binding.ts';
-export { planRun, type PlanRunEvent, type PlanRunReport } from './run.ts';
+export { planRun, type PlanRunEvent, type PlanRunReport, type RunStop } from './run.ts';
 export { configuredStateRoot, defaultStateRoot, planEnv, readPlanSettings, type PlanEnv, type PlanSettings } from './settings.ts';
 export { planStatus } from './status.ts';
 export { planSubmit, type SubmitOptions } from './submit.ts';
