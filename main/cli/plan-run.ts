@@ -7,7 +7,7 @@ import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import type { PlanRunEvent, PlanRunReport } from '../plan/index.ts';
-import { reportLines, resultLine } from '../plan/index.ts';
+import { factLine, reportLines, resultLine } from './plan-lines.ts';
 import { stopWords } from './plan-stop-lines.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
@@ -209,7 +209,7 @@ function runJson(report: PlanRunReport, exit: number): Record<string, unknown> {
     attempts: report.ends,
     spend: report.spend ?? null,
     gate: report.gate ?? null,
-    lines: report.notes,
+    lines: report.notes.map(factLine),
   };
 }
 

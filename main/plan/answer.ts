@@ -37,7 +37,7 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
   const input = { gateRev, reply, ...defined({ by, ownerReply, wordsBy, recHash }) };
   const { report, record } = await runCommand(located, penv, { type: 'answer', input }, { open: true });
   const sha = currentPlanSha(record.plan_source);
-  if (sha !== null && sha !== record.plan_sha256) report.notes.push(`PLAN_SOURCE_CHANGED: ${record.plan_source} sha256=${sha.slice(0, 12)} reviewed=${record.plan_sha256.slice(0, 12)}`);
+  if (sha !== null && sha !== record.plan_sha256) report.notes.push({ fact: 'plan_changed', since: 'answer', source: record.plan_source, sha256: sha, reviewed: record.plan_sha256 });
   return report;
 }
 

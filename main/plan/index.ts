@@ -14,7 +14,7 @@ export { locateRun } from './locate.ts';
 export { planNext, type NextOptions } from './next.ts';
 export { planRecommend } from './recommend.ts';
 export { planRelease } from './release.ts';
-export { reportLines, resultLine, type PlanReport } from './report.ts';
+export { type PlanReport, type ReportFact, type TerminalStatus } from './report.ts';
 export { planResume } from './resume.ts';
 export { planRevise, type ReviseOptions } from './revise.ts';
 export { readBinding, stateRootFor } from './run-binding.ts';
