@@ -3,7 +3,7 @@
  * options, locates the run, commits one transition of the machine in core/ and writes
  * the files in files/), the settings they take, and the lookups a crew needs.
  */
-export { planAnswer, type AnswerOptions } from './answer.ts';
+export { answerRun, planAnswer, type AnswerOptions } from './answer.ts';
 export { fillTemplate, splitTemplate } from './argv-template.ts';
 export { settleOrphan } from './attempt-child.ts';
 export { planCheck, type CheckOptions } from './check.ts';
