@@ -63,7 +63,7 @@ export interface AttemptEnd {
 /**
  * Why a plan run cannot move on by itself, as facts: its phase's native voice failed (the
  * phase needs that attempt redispatched, then a plan run again), or its phase has no attempt
- * a plan run can move. The edge (main/cli/plan-run-lines.ts) words it.
+ * a plan run can move. The edge (main/cli/plan-stop-lines.ts) words it.
  */
 export type RunStop =
   | { readonly reason: 'native_failed'; readonly phase: PhaseId; readonly attempt: string; readonly state: 'failed' | 'unavailable'; readonly code: string | null }
