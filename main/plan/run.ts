@@ -15,7 +15,7 @@ export { DEFAULT_ATTEMPT_TIMEOUT_MS, type AttemptEnd, type PlanRunEvent, type Pl
 
 /**
  * `plan run`: drives the review run to its gate. Each round: `plan next`; every open
- * attempt of the open phase is supervised through `run` (both voices at once, each under
+ * attempt of the open phase is supervised through `supervise` (both voices at once, each under
  * the signed action's timeout mode); an ok outcome's result file is submitted, any other
  * end (a failure, a timeout, a refused result) closes that voice as a typed failure in the
  * journal, never retried. It stops at gate_pending, complete or reviewed; interrupted on
@@ -35,6 +35,11 @@ export { DEFAULT_ATTEMPT_TIMEOUT_MS, type AttemptEnd, type PlanRunEvent, type Pl
  *
  * One driver per run: the run is claimed in the store (RUN_BUSY while another live plan
  * run holds it) before anything is dispatched, and released at the end.
+ *
+ * The steps: {@link openSession}, then per round `planNext`, {@link roundOf} (the open
+ * attempts, or why the run stops) and {@link runRound}, which runs each attempt through
+ * `dispatchAttempt` (attempt-dispatch.ts; a dispatched one through `resumeAttempt`,
+ * attempt-resume.ts).
  */
 export async function planRun(options: PlanRunOptions, penv: PlanEnv, supervise: SuperviseFn): Promise<PlanRunReport> {
   const session = openSession(options, penv, supervise);
