@@ -254,7 +254,7 @@ async function exportBig(dir: string, findings: number): Promise<void> {
     const start = performance.now();
     const exported = await planExport({ out }, penv);
     times.push(performance.now() - start);
-    if (!exported.after.some((l) => l.startsWith('ARTIFACT_VALID'))) throw new Error(`export did not validate: ${exported.after.join(' | ')}`);
+    if (!exported.after.some((f) => f.fact === 'artifact_valid')) throw new Error(`export did not validate: ${JSON.stringify(exported.after)}`);
   }
   const start = performance.now();
   const verdict = validateRun(join(out, 'run.json'));

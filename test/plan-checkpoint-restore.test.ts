@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { sha256 } from '../formats/text/sha256.ts';
 import { planEnv, planNext, planResume, planSubmit } from '../main/plan/index.ts';
+import { factLine } from '../main/cli/plan-lines.ts';
 import { PLAN } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -35,6 +36,6 @@ test('should pass over a generation whose state is another run\'s, though its ma
   manifest.files['state.cbor'] = sha256(readFileSync(join(target, 'state.cbor')));
   writeFileSync(join(target, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   const report = await planResume({ out: join(dir, 'restored'), from: a.from }, planEnv({}, dir, join(dir, 'state2')));
-  expect(report.notes[0]).toBe(`RESTORED: run=${a.run} generation=${older} from=${a.from}`);
+  expect(report.notes.map(factLine)[0]).toBe(`RESTORED: run=${a.run} generation=${older} from=${a.from}`);
   expect(report.run).toBe(a.run);
 });

@@ -8,6 +8,7 @@ import { claim, unclaim } from '../main/plan/core/driver.ts';
 import { numberedFindings } from '../main/plan/core/findings.ts';
 import { transition, type Command } from '../main/plan/core/machine.ts';
 import { emptyReport, type PlanReport } from '../main/plan/core/report.ts';
+import { factLine } from '../main/cli/plan-lines.ts';
 import type { StartInput } from '../main/plan/core/start.ts';
 
 // The review-run machine, driven as data: no store, no files, no process. Each step runs on
@@ -236,7 +237,7 @@ describe('results bind exactly once', () => {
     const r = new Run({ spendCap: 100, estimateUsd: 2 });
     const outside = r.open('ceo', 'outside');
     const done = r.apply({ type: 'submit', input: { attempt: outside, phase: 'ceo', voice: 'outside', snapshot: SNAP_A, kind: 'unavailable', why: 'no key' } });
-    expect(done.report.after).toEqual([`VOICE: ${outside} phase=ceo voice=outside status=unavailable`]);
+    expect(done.report.after.map(factLine)).toEqual([`VOICE: ${outside} phase=ceo voice=outside status=unavailable`]);
     expect(r.run.spend).toMatchObject({ reserved: 2, unknown_n: 0 });
     r.bind('ceo', 'native');
     expect(r.run.phases.ceo!.consensus!.coverage).toBe('native_only');
@@ -275,7 +276,7 @@ describe('next moves the run one step', () => {
     expect(types(gate.events)).toEqual(['gate_written']);
     expect(r.run.state).toBe('gate_pending');
     expect(r.run.gate!.items.map((i) => i.id)).toEqual(['p1']);
-    expect(gate.report.after[0]).toMatch(/^CYCLE: run=plan-20261201-abcdef wall_s=\d+ phases=ceo:\d+s,eng:\d+s$/);
+    expect(gate.report.after.map(factLine)[0]).toMatch(/^CYCLE: run=plan-20261201-abcdef wall_s=\d+ phases=ceo:\d+s,eng:\d+s$/);
     expect(gate.history.length).toBe(2);
   });
 
@@ -284,7 +285,7 @@ describe('next moves the run one step', () => {
     const done = r.toGate({ native: [low('a thing')] });
     expect(r.run.state).toBe('reviewed');
     expect(r.run.gate).toBeNull();
-    expect(done.report.after[0]).toBe('REVIEWED: run=plan-20261201-abcdef phase=ceo confirmed=0 new=0 native_only=1');
+    expect(done.report.after.map(factLine)[0]).toBe('REVIEWED: run=plan-20261201-abcdef phase=ceo confirmed=0 new=0 native_only=1');
   });
 
   test('should put a severe finding on the gate as an auto item and recommend p1b', () => {
@@ -437,7 +438,7 @@ describe('recommendations change before the gate is relayed', () => {
     r.toGate({ native: [high('the cache is never invalidated')] });
     const before = r.run.gate!.rec_hash;
     const done = r.apply({ type: 'recommend', input: { item: 'd1', option: 'b' } });
-    expect(done.report.after[0]).toMatch(/^RECOMMEND: plan-20261201-abcdef-d1 a -> b rec_rev=2 rec_hash=[0-9a-f]{16}$/);
+    expect(done.report.after.map(factLine)[0]).toMatch(/^RECOMMEND: plan-20261201-abcdef-d1 a -> b rec_rev=2 rec_hash=[0-9a-f]{16}$/);
     expect(r.run.gate!.rec_hash).not.toBe(before);
     expect(r.refused({ type: 'answer', input: { gateRev: 1, reply: 'rec' } })).toBe('GATE_REC_STALE');
     r.answer('rec', { recHash: r.run.gate!.rec_hash });
@@ -468,7 +469,7 @@ describe('the plan is revised', () => {
     r.toGate();
     r.answer('p1c');
     const done = r.apply({ type: 'revise', input: { kind: 'plan', plan: REVISED, incorporates: [] } });
-    expect(done.report.after).toEqual(['REVISED: run=plan-20261201-abcdef plan_rev=2 reopened=ceo,eng incorporated=- pending=0']);
+    expect(done.report.after.map(factLine)).toEqual(['REVISED: run=plan-20261201-abcdef plan_rev=2 reopened=ceo,eng incorporated=- pending=0']);
     expect(r.run.gate).toBeNull();
     expect(r.run.past_gates.map((g) => g.rev)).toEqual([1]);
     r.next();
@@ -493,7 +494,7 @@ describe('the plan is revised', () => {
     r.answer('p1b');
     const decision = r.run.amendments[0]!.decision;
     const settled = r.apply({ type: 'revise', input: { kind: 'settle', decision } });
-    expect(settled.report.after).toEqual([`SETTLED: ${decision} pending=0`]);
+    expect(settled.report.after.map(factLine)).toEqual([`SETTLED: ${decision} pending=0`]);
     expect(types(settled.events)).toEqual(['amendment_settled']);
   });
 
@@ -504,7 +505,7 @@ describe('the plan is revised', () => {
     r.apply({ type: 'revise', input: { kind: 'plan', plan: REVISED, incorporates: [] } });
     const done = r.toGate();
     // The gate before was held (p1c): nothing to carry from, so it goes to the owner.
-    expect(done.report.carry[0]).toMatch(/^CARRY: no \(gate_rev 1 was not approved \(p1c\)\)$/);
+    expect(done.report.carry.map(factLine)[0]).toMatch(/^CARRY: no \(gate_rev 1 was not approved \(p1c\)\)$/);
     expect(r.run.state).toBe('gate_pending');
   });
 
@@ -524,10 +525,10 @@ describe('the plan is revised', () => {
     };
     const carried = approve();
     const done = carried.next({ planFileSha: REVISED.sha256 });
-    expect(done.report.carry[0]).toMatch(/^CARRIED: gate_rev=2 <- gate_rev=1 words="as-is" by=unrecorded/);
+    expect(done.report.carry.map(factLine)[0]).toMatch(/^CARRIED: gate_rev=2 <- gate_rev=1 words="as-is" by=unrecorded/);
     expect(carried.run.state).toBe('complete');
     const changed = approve();
-    expect(changed.next({ planFileSha: 'c'.repeat(64) }).report.carry).toEqual(['CARRY: no (the plan file changed after the revise that took the changes)']);
+    expect(changed.next({ planFileSha: 'c'.repeat(64) }).report.carry.map(factLine)).toEqual(['CARRY: no (the plan file changed after the revise that took the changes)']);
     expect(changed.run.state).toBe('gate_pending');
   });
 });
@@ -538,7 +539,7 @@ describe('a carry check reads a change made past the round cap', () => {
     r.toGate();
     r.answer('as-is');
     const revised = r.apply({ type: 'revise', input: { kind: 'plan', plan: REVISED, incorporates: [] } });
-    expect(revised.report.after[0]).toContain('reopened=- capped=yes');
+    expect(revised.report.after.map(factLine)[0]).toContain('reopened=- capped=yes');
     const gate = r.next({ planFileSha: REVISED.sha256 });
     return { r, gate };
   };
@@ -546,7 +547,7 @@ describe('a carry check reads a change made past the round cap', () => {
   test('should put the unreviewed change on the gate and start a check by another family', () => {
     const { r, gate } = capped();
     expect(r.run.gate!.delta_item).toBe('d1');
-    expect(gate.report.carry[0]).toMatch(/^CARRY_CHECK: plan-20261201-abcdef-a\d+ prompt=carry-check\.r2-prompt\.md result=carry-check\.r2\.a\d+\.md model_family=differs from /);
+    expect(gate.report.carry.map(factLine)[0]).toMatch(/^CARRY_CHECK: plan-20261201-abcdef-a\d+ prompt=carry-check\.r2-prompt\.md result=carry-check\.r2\.a\d+\.md model_family=differs from /);
     expect(r.run.gate!.check!.state).toBe('open');
   });
 
@@ -561,7 +562,7 @@ describe('a carry check reads a change made past the round cap', () => {
     expect(pass.run.gate!.check!.state).toBe('pass');
     const fail = capped().r;
     const failed = fail.apply({ type: 'check', input: verdict(fail, { findings: [high('breaks the build')] }) });
-    expect(failed.report.carry).toEqual([expect.stringMatching(/verdict=fail findings=1 severe=1/), 'CARRY: no (the carry check found 1 High or Critical finding(s))']);
+    expect(failed.report.carry.map(factLine)).toEqual([expect.stringMatching(/verdict=fail findings=1 severe=1/), 'CARRY: no (the carry check found 1 High or Critical finding(s))']);
     expect(fail.run.state).toBe('gate_pending');
     const gone = capped().r;
     gone.apply({ type: 'check', input: { kind: 'unavailable', attempt: gone.run.gate!.check!.attempt, snapshot: gone.run.snapshot, why: 'no reviewer' } });
@@ -578,7 +579,7 @@ describe('a carry check reads a change made past the round cap', () => {
 
   test('should refuse to start a check over --carry-check-cap and leave the gate to the owner', () => {
     const { r, gate } = capped({ spendCap: 100, estimateUsd: 6 });
-    expect(gate.report.carry).toEqual(['CARRY: no (the carry check would reserve 6.00, over --carry-check-cap 5.00)']);
+    expect(gate.report.carry.map(factLine)).toEqual(['CARRY: no (the carry check would reserve 6.00, over --carry-check-cap 5.00)']);
     expect(r.run.gate!.check).toBeUndefined();
   });
 });
@@ -608,7 +609,7 @@ describe('attempts are dispatched, supervised, released and failed', () => {
     const r = new Run();
     const outside = r.open('ceo', 'outside');
     const failed = r.apply({ type: 'fail', input: { attempt: outside, status: 'failed', code: 'LEASE_EXPIRED', detail: 'no mark for 30 s' } });
-    expect(failed.report.after).toEqual([`VOICE: ${outside} phase=ceo voice=outside status=failed code=LEASE_EXPIRED`]);
+    expect(failed.report.after.map(factLine)).toEqual([`VOICE: ${outside} phase=ceo voice=outside status=failed code=LEASE_EXPIRED`]);
     expect(r.run.attempts[outside]).toMatchObject({ state: 'failed', code: 'LEASE_EXPIRED', why: 'LEASE_EXPIRED: no mark for 30 s' });
     const closed = r.bind('ceo', 'native');
     expect(closed.report.closed[0]!.coverage).toBe('native_only');
@@ -636,7 +637,7 @@ describe('attempts are dispatched, supervised, released and failed', () => {
   test('should release an open attempt (RELEASED, reservation back) and refuse releasing it twice', () => {
     const r = new Run({ spendCap: 100, estimateUsd: 2 });
     const a = r.open('ceo', 'outside');
-    expect(r.apply({ type: 'release', input: { attempt: a } }).report.after).toEqual([`RELEASED: ${a} phase=ceo voice=outside freed=2.00`]);
+    expect(r.apply({ type: 'release', input: { attempt: a } }).report.after.map(factLine)).toEqual([`RELEASED: ${a} phase=ceo voice=outside freed=2.00`]);
     expect(r.run.spend.reserved).toBe(2);
     expect(r.refused({ type: 'release', input: { attempt: a } })).toBe('ATTEMPT_MISMATCH');
   });

@@ -54,7 +54,7 @@ export const WORKER = command({
     const threads = intOption('jobs', values.jobs, 1, 256) ?? defaultThreads();
     const trust = readPublicKey(values.trust);
     // The queue client and the pool, and everything they load, are needed only here.
-    const { serveRunsWorker } = await import('../queue/runs-worker.ts');
-    return serveRunsWorker({ target, trust, root: values.root === undefined ? undefined : resolve(values.root), concurrency, threads, json: values.json === true }, io);
+    const [{ serveRunsWorker }, { workerPrinter }] = await Promise.all([import('../queue/runs-worker.ts'), import('./worker-lines.ts')]);
+    return serveRunsWorker({ target, trust, root: values.root === undefined ? undefined : resolve(values.root), concurrency, threads }, workerPrinter(io, values.json === true));
   },
 });

@@ -4,7 +4,8 @@ import type { ParseArgsConfig } from 'node:util';
 import { EXIT } from '../../formats/codes/codes.ts';
 import { planExitStatus } from '../../formats/codes/exit-status.ts';
 import { jsonLine } from '../../formats/text/one-line.ts';
-import { reportLines, resultLine, type PlanEnv, type PlanReport } from '../plan/index.ts';
+import type { PlanEnv, PlanReport } from '../plan/index.ts';
+import { factLine, reportLines, resultLine } from './plan-lines.ts';
 import { command, type Command, type FailureRule, type Parsed } from './command.ts';
 import { PLAN_HELP } from './plan-help.ts';
 
@@ -86,7 +87,7 @@ function reportJson(report: PlanReport): Record<string, unknown> {
     run: report.run,
     runDir: report.runDir,
     ...(report.stateRoot === undefined ? {} : { stateRoot: report.stateRoot }),
-    notes: report.notes,
+    notes: report.notes.map(factLine),
     phase: report.phase ?? null,
     attempts: report.attempts,
     spend: report.spend ?? null,
@@ -96,6 +97,6 @@ function reportJson(report: PlanReport): Record<string, unknown> {
     gate: report.gate ?? null,
     applied: report.applied,
     approved: report.approved,
-    lines: report.after,
+    lines: report.after.map(factLine),
   };
 }

@@ -7,7 +7,8 @@ import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import type { PlanRunEvent, PlanRunReport } from '../plan/index.ts';
-import { reportLines, resultLine } from '../plan/index.ts';
+import { factLine, reportLines, resultLine } from './plan-lines.ts';
+import { stopWords } from './plan-stop-lines.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, type Command } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
@@ -192,7 +193,7 @@ export function eventLines(event: PlanRunEvent): string[] {
     case 'interrupted':
       return [`INTERRUPTED: reason=${event.reason === 'deadline' ? 'deadline' : 'signal'}`];
     case 'stopped':
-      return [`STOPPED: ${oneLine(event.why)}`];
+      return [`STOPPED: ${oneLine(stopWords(event.stop))}`];
   }
 }
 
@@ -204,11 +205,11 @@ function runJson(report: PlanRunReport, exit: number): Record<string, unknown> {
     run: report.run,
     runDir: report.runDir,
     interrupted: report.interrupted,
-    stopped: report.stopped,
+    stopped: report.stopped === null ? null : stopWords(report.stopped),
     attempts: report.ends,
     spend: report.spend ?? null,
     gate: report.gate ?? null,
-    lines: report.notes,
+    lines: report.notes.map(factLine),
   };
 }
 

@@ -1,18 +1,31 @@
-/** A word as a shell reads it back as that one word: quoted only when it needs to be. */
-export function shellWord(w: string): string {
-  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`;
-}
+import { commandLine } from '../../formats/text/command-line.ts';
 
-/** The command that runs a crew's failed lanes again, runnable as printed. */
-export function retryAdvice(file: string, root: string, extra: readonly string[] = []): string {
-  return [`laneward crew run ${shellWord(file)} --retry-failed --state ${shellWord(root)}`, ...extra.map(shellWord)].join(' ');
+export { shellWord } from '../../formats/text/command-line.ts';
+
+/** The command that runs a crew's failed lanes again, as argv; `extra` (e.g. --rehearse) goes last. */
+export function retryArgv(file: string, root: string, extra: readonly string[] = []): readonly string[] {
+  return ['laneward', 'crew', 'run', file, '--retry-failed', '--state', root, ...extra];
 }
 
 /**
  * The command that continues a crew's unfinished lanes (interrupted, or in flight when its
- * process was killed) where each stopped, runnable as printed: the crew run itself, started
- * again on the same state root.
+ * process was killed) where each stopped, as argv: the crew run itself, started again on
+ * the same state root.
  */
+export function resumeArgv(file: string, root: string, extra: readonly string[] = []): readonly string[] {
+  return ['laneward', 'crew', 'run', file, '--state', root, ...extra];
+}
+
+/**
+ * {@link retryArgv} as the line the crew's lines and stories carry, runnable as printed.
+ * Why here: the crew run (crew-run.ts) and the lane story still carry the command as text;
+ * once they carry the argv, the edge joins it with commandLine.
+ */
+export function retryAdvice(file: string, root: string, extra: readonly string[] = []): string {
+  return commandLine(retryArgv(file, root, extra));
+}
+
+/** {@link resumeArgv} as a line, runnable as printed (see {@link retryAdvice}). */
 export function resumeAdvice(file: string, root: string, extra: readonly string[] = []): string {
-  return [`laneward crew run ${shellWord(file)} --state ${shellWord(root)}`, ...extra.map(shellWord)].join(' ');
+  return commandLine(resumeArgv(file, root, extra));
 }

@@ -1,7 +1,8 @@
 import { forLane } from '../../formats/crew/file.ts';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
-import { attemptOf, locateRun, phaseOf, planAnswer, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
+import { stopSummary } from '../cli/plan-stop-lines.ts';
+import { answerRun, attemptOf, locateRun, phaseOf, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
@@ -76,18 +77,19 @@ export function crewReviewPort(context: {
           // crew's line says how to retry the lane.
           return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})`, attempts, status: report.status };
         }
-        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: report.stopped.replace(/; run plan next --redispatch .*$/, ''), attempts, status: report.status };
+        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: stopSummary(report.stopped), attempts, status: report.status };
         return reviewStep(report, () => attempts);
       }, () => attempts);
     },
     async answer(runDir) {
       return step(async () => {
-        const { record } = locateRun(runDir, penv);
+        const located = locateRun(runDir, penv);
+        const { record } = located;
         if (record.state !== 'gate_pending' || record.gate === null) return { ok: true, code: null, detail: null, attempts: 0, status: record.state };
-        const report = await planAnswer({ out: runDir, gateRev: record.gate.rev, reply: settings.answer, by: CREW_ANSWERER, wordsBy: CREW_ANSWERER, recHash: record.gate.rec_hash }, penv);
+        const answered = await answerRun(located, { out: runDir, gateRev: record.gate.rev, reply: settings.answer, by: CREW_ANSWERER, wordsBy: CREW_ANSWERER, recHash: record.gate.rec_hash }, penv);
+        const { report, record: after } = answered;
         // Accepted plan changes wait for a revision of the plan, which a crew does not write:
         // the lane ends here, typed, before its agent works on a plan that is not final.
-        const after = locateRun(runDir, penv).record;
         if (after.amendments.length > 0) {
           return { ok: false, code: 'PLAN_AMEND_PENDING', detail: `the answer "${settings.answer}" accepted ${after.amendments.length} plan change(s) that need a plan revision: ${after.amendments.map((a) => a.decision).join(', ')}`, attempts: 0, status: after.state };
         }

@@ -1,6 +1,7 @@
 import { LanewardError } from '../../formats/codes/error.ts';
 import { runCommand } from './commit.ts';
-import { locateRun } from './locate.ts';
+import { locateRun, type Located } from './locate.ts';
+import type { RunRecord } from '../../formats/review/run-record.ts';
 import { currentPlanSha } from './plan-file.ts';
 import type { PlanReport } from './report.ts';
 import type { PlanEnv } from './settings.ts';
@@ -23,6 +24,23 @@ const BY = /^(human|agent:[^\s\p{C}\p{Z}]+)$/u;
 
 /** `plan answer`: applies a reply to the gate through the reply grammar (see core/answer.ts). */
 export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise<PlanReport> {
+  checkAnswer(options);
+  return (await commitAnswer(locateRun(options.out, penv), options, penv)).report;
+}
+
+/**
+ * An answer on a run the caller located already (a crew reads its gate first): the run is
+ * located once, and the record the answer committed comes back with the report.
+ */
+export async function answerRun(located: Located, options: AnswerOptions, penv: PlanEnv): Promise<{ report: PlanReport; record: RunRecord }> {
+  checkAnswer(options);
+  return commitAnswer(located, options, penv);
+}
+
+type Checked = AnswerOptions & { readonly gateRev: number; readonly reply: string };
+
+/** Refuses an answer whose flags are missing or malformed, before the run is touched. */
+function checkAnswer(options: AnswerOptions): asserts options is Checked {
   if (options.gateRev === undefined) throw new LanewardError('USAGE', '--gate-rev <n> is required (the gate_rev on the GATE line)');
   if (options.reply === undefined) throw new LanewardError('USAGE', '--reply "<reply>" is required');
   if (options.by !== undefined && !BY.test(options.by)) throw new LanewardError('USAGE', `--by must be human or agent:<id>, got ${JSON.stringify(options.by)}`);
@@ -32,13 +50,15 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
   if (options.wordsBy !== undefined && options.wordsBy !== options.by) {
     throw new LanewardError('ANSWER_WORDS_BY_MISMATCH', `--words-by ${options.wordsBy} is not the answering agent (--by ${options.by ?? 'absent'}); an agent answers in its own words with --by and --words-by naming itself`);
   }
-  const located = locateRun(options.out, penv);
+}
+
+async function commitAnswer(located: Located, options: Checked, penv: PlanEnv): Promise<{ report: PlanReport; record: RunRecord }> {
   const { gateRev, reply, by, ownerReply, wordsBy, recHash } = options;
   const input = { gateRev, reply, ...defined({ by, ownerReply, wordsBy, recHash }) };
   const { report, record } = await runCommand(located, penv, { type: 'answer', input }, { open: true });
   const sha = currentPlanSha(record.plan_source);
-  if (sha !== null && sha !== record.plan_sha256) report.notes.push(`PLAN_SOURCE_CHANGED: ${record.plan_source} sha256=${sha.slice(0, 12)} reviewed=${record.plan_sha256.slice(0, 12)}`);
-  return report;
+  if (sha !== null && sha !== record.plan_sha256) report.notes.push({ fact: 'plan_changed', since: 'answer', source: record.plan_source, sha256: sha, reviewed: record.plan_sha256 });
+  return { report, record };
 }
 
 function defined<T extends Record<string, string | undefined>>(values: T): { [K in keyof T]?: string } {

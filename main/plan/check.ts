@@ -9,6 +9,7 @@ import { runCommand } from './commit.ts';
 import { CHECK_PHASE } from './core/carry-check.ts';
 import { locateRun } from './locate.ts';
 import type { PlanReport } from './report.ts';
+import type { ReportFact } from './core/report-facts.ts';
 import type { PlanEnv } from './settings.ts';
 import { MAX_RESULT_BYTES } from './submit.ts';
 
@@ -49,7 +50,7 @@ export async function planCheck(options: CheckOptions, penv: PlanEnv): Promise<P
 }
 
 /** The verdict also goes to the run's decision trail, the plain record a person reads. */
-function recordInTrail(run: RunRecord, runDir: string, evidence: string, at: string, lines: string[]): void {
+function recordInTrail(run: RunRecord, runDir: string, evidence: string, at: string, lines: ReportFact[]): void {
   const check = run.gate?.check;
   if (check === undefined) return;
   try {
@@ -61,6 +62,6 @@ function recordInTrail(run: RunRecord, runDir: string, evidence: string, at: str
       result: check.state,
     }, undefined, at);
   } catch (error) {
-    lines.push(`TRAIL: failed ${toError(error).message.replace(/\s+/g, ' ')}`);
+    lines.push({ fact: 'trail_failed', detail: toError(error).message });
   }
 }

@@ -9,6 +9,7 @@ import { readJournal, transact, type Store } from '../store/store.ts';
 import { BINDING_FILE } from './run-binding.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { readRunFile, RUN_FILE_MAX } from '../fs/run-file.ts';
+import type { ReportFact } from './core/report-facts.ts';
 
 /** What a generation carries of the store: enough to restore the run on another root. */
 interface StateDump {
@@ -49,14 +50,14 @@ export function checkpointRoot(dir: string | undefined, runDir: string): string 
  * older than the one current.json names never replaces it, and restore picks the newest
  * generation that verifies, so a stale copy never wins either way.
  */
-export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, root: string): string {
+export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, root: string): ReportFact {
   try {
     const base = join(root, run.run);
     const generations = join(base, 'generations');
     makeDirs(generations);
     const name = String(run.seq).padStart(12, '0');
     const target = join(generations, name);
-    if (existsSync(target)) return `CHECKPOINT: gen=${name} seq=${run.seq} already`;
+    if (existsSync(target)) return { fact: 'checkpoint', generation: name, seq: run.seq, dir: null };
     const staging = join(generations, `.${name}.${process.pid}.tmp`);
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging);
@@ -88,9 +89,9 @@ export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, 
     const current = join(base, 'current.json');
     const before = readCurrent(current);
     if (before === null || before.seq < run.seq) writeFileAtomic(current, `${JSON.stringify({ run: run.run, generation: name, seq: run.seq })}\n`);
-    return `CHECKPOINT: gen=${name} seq=${run.seq} dir=${target}`;
+    return { fact: 'checkpoint', generation: name, seq: run.seq, dir: target };
   } catch (error) {
-    return `CHECKPOINT: failed ${toError(error).message.replace(/\s+/g, ' ')}`;
+    return { fact: 'checkpoint_failed', detail: toError(error).message };
   }
 }
 
@@ -229,7 +230,7 @@ function inside(child: string, parent: string): boolean {
 }
 
 /** Publishes a generation after a command changed the run, when checkpoints are on. */
-export function checkpointAfter(store: Store, run: RunRecord, runDir: string, dir: string | undefined, lines: string[]): void {
+export function checkpointAfter(store: Store, run: RunRecord, runDir: string, dir: string | undefined, lines: ReportFact[]): void {
   const root = checkpointRoot(dir, runDir);
   if (root !== null) lines.push(publishCheckpoint(store, run, runDir, root));
 }

@@ -127,8 +127,8 @@ export async function writeExport(store: Store, run: RunRecord, runDir: string, 
     const first = verdict.errors[0];
     throw new LanewardError('EXPORT_INVALID', `${verdict.errors.length} validation error(s); first: ${first?.code} ${first?.message} at ${first?.path}`, { path: join(runDir, 'run.json') });
   }
-  report.after.push(`EXPORTED: run=${run.run} files=${Object.keys(artifacts).length + 1} run_json=${join(runDir, 'run.json')}`);
-  report.after.push(`ARTIFACT_VALID: run=${run.run} status=${verdict.status}${attested(run) > 0 ? ` attested=${attested(run)}` : ''}`);
+  report.after.push({ fact: 'exported', run: run.run, files: Object.keys(artifacts).length + 1, runJson: join(runDir, 'run.json') });
+  report.after.push({ fact: 'artifact_valid', run: run.run, status: verdict.status, attested: attested(run) });
 }
 
 function attested(run: RunRecord): number {

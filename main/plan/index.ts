@@ -3,7 +3,7 @@
  * options, locates the run, commits one transition of the machine in core/ and writes
  * the files in files/), the settings they take, and the lookups a crew needs.
  */
-export { planAnswer, type AnswerOptions } from './answer.ts';
+export { answerRun, planAnswer, type AnswerOptions } from './answer.ts';
 export { fillTemplate, splitTemplate } from './argv-template.ts';
 export { settleOrphan } from './attempt-child.ts';
 export { planCheck, type CheckOptions } from './check.ts';
@@ -14,11 +14,11 @@ export { locateRun } from './locate.ts';
 export { planNext, type NextOptions } from './next.ts';
 export { planRecommend } from './recommend.ts';
 export { planRelease } from './release.ts';
-export { reportLines, resultLine, type PlanReport } from './report.ts';
+export { type PlanReport, type ReportFact, type TerminalStatus } from './report.ts';
 export { planResume } from './resume.ts';
 export { planRevise, type ReviseOptions } from './revise.ts';
 export { readBinding, stateRootFor } from './run-binding.ts';
-export { planRun, type PlanRunEvent, type PlanRunReport } from './run.ts';
+export { planRun, type PlanRunEvent, type PlanRunReport, type RunStop } from './run.ts';
 export { configuredStateRoot, defaultStateRoot, planEnv, readPlanSettings, type PlanEnv, type PlanSettings } from './settings.ts';
 export { planStatus } from './status.ts';
 export { planSubmit, type SubmitOptions } from './submit.ts';

@@ -12,7 +12,7 @@ import { emptyReport, type PlanReport } from './report.ts';
 import { BINDING_FILE, publishBinding, readBinding, stateRootFor } from './run-binding.ts';
 import type { PlanEnv } from './settings.ts';
 import { openStateRoot } from './state-root.ts';
-import { estimateLine } from './timing.ts';
+import { estimateFact } from './timing.ts';
 
 export interface NextOptions {
   readonly out: string | undefined;
@@ -80,14 +80,15 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
   // A CEO-only run ends at its review: the run directory is written and validated now.
   if (record.state === 'reviewed') await writeExport(store, record, runDir, report);
   if (first) report.stateRoot = { path: store.root, durable: settings.durable };
-  if (settings.session.note !== null && first) report.notes.push(settings.session.note);
+  // The settings word it (escaped where read; test/plan-settings.test.ts pins that line).
+  if (settings.session.note !== null && first) report.notes.push({ fact: 'session_kind_unknown', note: settings.session.note });
   if (first && scope !== undefined) {
-    report.scope.push(`SCOPE: ui=${yn(scope.ui)} (${scope.uiWhy}) dx=${yn(scope.dx)} (${scope.dxWhy}) source=${scope.source}`);
-    if (scope.pin !== null) report.scope.push(`SCOPE_PIN: add ${scope.pin} as the first line of ${plan!.path}`);
+    report.scope.push({ fact: 'scope', ui: scope.ui, uiWhy: scope.uiWhy, dx: scope.dx, dxWhy: scope.dxWhy, source: scope.source });
+    if (scope.pin !== null) report.scope.push({ fact: 'scope_pin', pin: scope.pin, plan: plan!.path });
   }
-  if (first) report.notes.push(estimateLine(store, record.order, record.run, settings.durable));
+  if (first) report.notes.push(estimateFact(store, record.order, record.run, settings.durable));
   const sha = first ? currentPlanSha(record.plan_source) : planFileSha;
-  if (sha !== null && sha !== record.plan_sha256) report.notes.push(`PLAN_CHANGED: ${record.plan_source} sha256=${sha.slice(0, 12)} reviewed=${record.plan_sha256.slice(0, 12)}`);
+  if (sha !== null && sha !== record.plan_sha256) report.notes.push({ fact: 'plan_changed', since: 'review', source: record.plan_source, sha256: sha, reviewed: record.plan_sha256 });
   return settleCommand(located, record, penv, report, { open: true, files: record.state !== 'reviewed' });
 }
 
@@ -98,7 +99,6 @@ export function mintRunId(planPath: string): string {
   return `${stem}-${day}-${randomBytes(3).toString('hex')}`;
 }
 
-const yn = (value: boolean) => (value ? 'yes' : 'no');
 
 /** The named options that are set, for inputs that take them as optional fields. */
 function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { LanewardError } from '../../formats/codes/error.ts';
-import { oneLine } from '../../formats/text/one-line.ts';
 import { transact } from '../store/store.ts';
 import { removeStaleTemps } from '../fs/atomic-write.ts';
 import { restoreCheckpoint } from './checkpoint.ts';
@@ -11,6 +10,7 @@ import { writeExport } from './export.ts';
 import { syncRunFiles } from './files/run-files.ts';
 import { locateRun, runDirOf } from './locate.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
+import type { ReportFact } from './core/report-facts.ts';
 import { readBinding, repointBinding, stateRootFor } from './run-binding.ts';
 import type { PlanEnv } from './settings.ts';
 import { openStateRoot } from './state-root.ts';
@@ -23,12 +23,12 @@ import { openStateRoot } from './state-root.ts';
  * done. Reads and repairs; never moves the run on.
  */
 export async function planResume(options: { out: string | undefined; from?: string }, penv: PlanEnv): Promise<PlanReport> {
-  const restored: string[] = [];
+  const restored: ReportFact[] = [];
   if (options.from !== undefined) {
     const out = runDirOf(options.out, penv);
     const store = openStateRoot(stateRootFor(penv.settings.stateRoot, undefined, penv.cwd));
     const { run, generation } = await restoreCheckpoint(resolve(penv.cwd, options.from), out, store);
-    restored.push(`RESTORED: run=${run} generation=${generation} from=${oneLine(resolve(penv.cwd, options.from))}`);
+    restored.push({ fact: 'restored', run, generation, from: resolve(penv.cwd, options.from) });
   }
   const located = locateRun(options.out, penv);
   const { store, runDir } = located;

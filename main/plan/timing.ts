@@ -1,5 +1,6 @@
 import type { PhaseId } from '../../formats/review/run-record.ts';
 import type { PhaseTiming, Store } from '../store/store.ts';
+import type { ReportFact } from './core/report-facts.ts';
 
 const HISTORY_RUNS = 10;
 
@@ -17,14 +18,11 @@ export function estimates(store: Store, order: readonly PhaseId[], exclude: stri
   return out;
 }
 
-/** The `ESTIMATE:` line a run prints when it starts. */
-export function estimateLine(store: Store, order: readonly PhaseId[], run: string, durable: boolean): string {
-  if (!durable) return 'ESTIMATE: skipped (state root is ephemeral; set LANEWARD_STATE_ROOT)';
+/** What a run's start estimates of each phase: the median of its last runs' wall times, null when none. */
+export function estimateFact(store: Store, order: readonly PhaseId[], run: string, durable: boolean): ReportFact {
+  if (!durable) return { fact: 'estimate', durable, phases: [], history: HISTORY_RUNS };
   const found = estimates(store, order, run);
-  if ([...found.values()].every((v) => v === null)) return 'ESTIMATE: no history';
-  const parts = order.map((p) => `${p}=${found.get(p) === null ? '?' : `${Math.round(found.get(p)!)}s`}`);
-  const total = [...found.values()].reduce<number>((sum, v) => sum + (v ?? 0), 0);
-  return `ESTIMATE: ${parts.join(' ')} total=${Math.round(total)}s (medians of the last ${HISTORY_RUNS} runs per phase)`;
+  return { fact: 'estimate', durable, phases: order.map((phase) => ({ phase, seconds: found.get(phase) ?? null })), history: HISTORY_RUNS };
 }
 
 function median(sorted: readonly number[]): number {

@@ -1,15 +1,12 @@
 import type { Job, Worker } from 'bullmq';
-import { EXIT } from '../../formats/codes/codes.ts';
+import { EXIT, type ResultCode } from '../../formats/codes/codes.ts';
 import type { LanewardError } from '../../formats/codes/error.ts';
-import { oneLine } from '../../formats/text/one-line.ts';
-import type { Io } from '../cli/io.ts';
 import { interruptSignal } from '../interrupt.ts';
 import { createPool } from '../pool.ts';
 import { bullConnection, checkQueue, type BullConnection, type QueueTarget } from './connection.ts';
 import { watchRedis, type RedisWatch } from './redis-watch.ts';
-import { codedReason, RUNS_QUEUE, type RunsAnswer } from './runs-job.ts';
+import { codedReason, readReason, RUNS_QUEUE, type RunsAnswer } from './runs-job.ts';
 import { runsProcessor, type ProcessorOptions } from './runs-processor.ts';
-import { jobPrinter } from './worker-lines.ts';
 
 export interface RunsWorkerOptions extends ProcessorOptions {
   readonly target: QueueTarget;
@@ -17,9 +14,14 @@ export interface RunsWorkerOptions extends ProcessorOptions {
   readonly concurrency: number;
   /** Validation threads. */
   readonly threads: number;
-  /** Per job a JSON object instead of a line. */
-  readonly json: boolean;
 }
+
+/** What the worker reports, as facts; `artifact worker` (main/cli/worker-lines.ts) prints them. */
+export type RunsWorkerEvent =
+  | { readonly type: 'ready'; readonly queue: string; readonly root: string | null; readonly concurrency: number; readonly threads: number }
+  | { readonly type: 'done'; readonly job: string | undefined; readonly runs: number; readonly invalid: number }
+  | { readonly type: 'failed'; readonly job: string | undefined; readonly code: ResultCode; readonly message: string }
+  | { readonly type: 'stopped'; readonly signal: string };
 
 /**
  * `artifact worker`: takes `runs` jobs from the queue until SIGTERM or SIGINT and
@@ -27,7 +29,7 @@ export interface RunsWorkerOptions extends ProcessorOptions {
  * renew the jobs' locks. A signal stops the taking of jobs; the running ones finish and
  * the worker exits 0. A lost Redis ends it with QUEUE_UNAVAILABLE.
  */
-export async function serveRunsWorker(options: RunsWorkerOptions, io: Io): Promise<number> {
+export async function serveRunsWorker(options: RunsWorkerOptions, onEvent: (event: RunsWorkerEvent) => void): Promise<number> {
   await checkQueue(options.target);
   const bullmq = await import('bullmq');
   // A refusal is final (never retried, whatever attempts the job asked for), its reason
@@ -45,17 +47,16 @@ export async function serveRunsWorker(options: RunsWorkerOptions, io: Io): Promi
   let worker: Worker | undefined;
   try {
     watch = await watchRedis(options.target, (error) => onLost((lost = error)));
-    worker = startWorker(bullmq.Worker, options, bull, runsProcessor(options, pool, refusal, () => poolError), io);
+    worker = startWorker(bullmq.Worker, options, bull, runsProcessor(options, pool, refusal, () => poolError), onEvent);
     // Announced once it can take jobs, so whoever starts workers can wait for this line.
     await Promise.race([worker.waitUntilReady(), lostRedis]);
-    const root = options.root === undefined ? 'job' : oneLine(options.root);
-    io.err(`ARTIFACT_WORKER: queue=${options.target.url} root=${root} concurrency=${options.concurrency} jobs=${options.threads}`);
+    onEvent({ type: 'ready', queue: options.target.url, root: options.root ?? null, concurrency: options.concurrency, threads: options.threads });
     const first = await Promise.race([signalled, lostRedis]);
     if (typeof first !== 'string') throw first;
     // Stops taking jobs and waits for the running ones, unless Redis is lost meanwhile.
     const closed = await Promise.race([worker.close().then(() => undefined), lostRedis]);
     if (closed !== undefined) throw closed;
-    io.err(`ARTIFACT_WORKER: stopped (${first})`);
+    onEvent({ type: 'stopped', signal: first });
     return EXIT.ok;
   } finally {
     stop.release();
@@ -69,13 +70,15 @@ export async function serveRunsWorker(options: RunsWorkerOptions, io: Io): Promi
   }
 }
 
-/** The BullMQ worker, printing what becomes of each job it takes. */
-function startWorker(Bull: typeof Worker, options: RunsWorkerOptions, bull: BullConnection, processor: (job: Job) => Promise<RunsAnswer>, io: Io): Worker {
+/** The BullMQ worker, reporting what becomes of each job it takes. */
+function startWorker(Bull: typeof Worker, options: RunsWorkerOptions, bull: BullConnection, processor: (job: Job) => Promise<RunsAnswer>, onEvent: (event: RunsWorkerEvent) => void): Worker {
   const worker = new Bull(RUNS_QUEUE, processor, { connection: bull.connection, concurrency: options.concurrency });
-  const print = jobPrinter(io, options.json);
   // Connection errors are the watch's to judge; without a listener they would be thrown.
   worker.on('error', () => undefined);
-  worker.on('completed', (job: Job, answer: RunsAnswer) => print.done(job.id, answer));
-  worker.on('failed', (job: Job | undefined, error: Error) => print.failed(job?.id, error.message));
+  worker.on('completed', (job: Job, answer: RunsAnswer) =>
+    onEvent({ type: 'done', job: job.id, runs: answer.reports.length, invalid: answer.reports.filter((entry) => !entry.report.valid).length }),
+  );
+  // A failed job's reason starts with its code (see codedReason).
+  worker.on('failed', (job: Job | undefined, error: Error) => onEvent({ type: 'failed', job: job?.id, ...readReason(error.message) }));
   return worker;
 }

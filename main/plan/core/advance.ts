@@ -8,7 +8,7 @@ import { mintAttempt, openPhase } from './phases.ts';
 import { attemptOf, isCurrent, nextPhase, phaseOf } from './records.ts';
 import { admit, settle } from './spend.ts';
 import type { Step } from './step.ts';
-import { cycleLine, phaseTimings } from './timing.ts';
+import { cycleFact, phaseTimings } from './timing.ts';
 
 export interface AdvanceInput {
   /** An open (or failed native) attempt to replace with a fresh one. */
@@ -58,7 +58,7 @@ export function advance(run: RunRecord, input: AdvanceInput, step: Step): { key:
     run.current = null;
     step.events.push({ type: 'reviewed', at: step.now });
     const c = run.phases.ceo!.consensus!;
-    step.report.after.push(`REVIEWED: run=${run.run} phase=ceo confirmed=${c.confirmed} new=${c.new} native_only=${c.native_only}`);
+    step.report.after.push({ fact: 'reviewed', run: run.run, phase: 'ceo', confirmed: c.confirmed, new: c.new, native_only: c.native_only });
   } else {
     writeGate(run, step);
     const urgentOpen = numberedFindings(run, step).filter((f) => f.urgent === true && isCurrent(run, f.attempt)).map((f) => f.id);
@@ -66,7 +66,7 @@ export function advance(run: RunRecord, input: AdvanceInput, step: Step): { key:
     if (carry === 'check') startCheck(run, step);
     if (carry === 'carried') recordAndSettle(run, step);
   }
-  step.report.after.push(cycleLine(run));
+  step.report.after.push(cycleFact(run));
   return phaseTimings(run);
 }
 

@@ -67,7 +67,7 @@ export function submit(run: RunRecord, input: SubmitInput, step: Step): boolean 
     attempt.why = input.why;
     phase.outside = { status: input.kind, attempt: attempt.id };
     step.events.push({ type: `voice_${input.kind}`, at: step.now, attempt: attempt.id, phase: input.phase, why: input.why });
-    step.report.after.push(`VOICE: ${attempt.id} phase=${input.phase} voice=outside status=${input.kind}`);
+    step.report.after.push({ fact: 'voice', attempt: attempt.id, phase: input.phase, voice: 'outside', status: input.kind, code: null });
   } else {
     if (input.invalid !== undefined) throw input.invalid;
     const other = phase[input.voice === 'native' ? 'outside' : 'native'];

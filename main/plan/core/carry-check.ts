@@ -28,7 +28,7 @@ export function startCheck(run: RunRecord, step: Step): void {
   const attempt = `${run.run}-a${n}`;
   gate.check = { attempt, state: 'open', prompt: `carry-check.r${gate.rev}-prompt.md`, result: `carry-check.r${gate.rev}.a${n}.md`, reserve_usd: each };
   step.events.push({ type: 'carry_check_started', at: step.now, attempt, gate_rev: gate.rev, reserve_usd: each });
-  step.report.carry.push(`CARRY_CHECK: ${attempt} prompt=${gate.check.prompt} result=${gate.check.result} model_family=differs from ${planFamilies(run).join(',') || 'the plan reviewers'}`);
+  step.report.carry.push({ fact: 'carry_check_started', attempt, prompt: gate.check.prompt, result: gate.check.result, families: planFamilies(run) });
 }
 
 /** The families of every model that reviewed the plan. */
@@ -76,7 +76,7 @@ export function bindCheck(run: RunRecord, input: CheckVerdictInput, step: Step):
     check.severe = severe;
     if (input.sameFamily !== undefined) check.why = `same family: ${input.sameFamily}`;
     check.state = severe > 0 ? 'fail' : 'pass';
-    step.report.carry.push(`CARRY_CHECK: ${check.attempt} verdict=${check.state} findings=${check.findings} severe=${severe} sha256=${input.digest.slice(0, 12)}`);
+    step.report.carry.push({ fact: 'carry_check_verdict', attempt: check.attempt, verdict: check.state, findings: check.findings, severe, sha256: input.digest });
     if (severe > 0) refuseCarry(gate.rev, `the carry check found ${severe} High or Critical finding(s)`, step);
     else {
       applyCarry(run, step);

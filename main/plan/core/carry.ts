@@ -1,5 +1,4 @@
 import { decisionId } from '../../../formats/gate/decisions.ts';
-import { oneLine } from '../../../formats/text/one-line.ts';
 import type { GateAnswer, GateRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import type { GateItem } from '../../../formats/schemas/gate.ts';
 import type { Step } from './step.ts';
@@ -44,7 +43,7 @@ export function tryCarry(run: RunRecord, facts: CarryFacts, step: Step): 'carrie
 }
 
 export function refuseCarry(rev: number, why: string, step: Pick<Step, 'now' | 'events' | 'report'>): void {
-  step.report.carry.push(`CARRY: no (${oneLine(why)})`);
+  step.report.carry.push({ fact: 'carry_refused', why });
   step.events.push({ type: 'carry_refused', at: step.now, gate_rev: rev, why });
 }
 
@@ -72,10 +71,10 @@ export function applyCarry(run: RunRecord, step: Pick<Step, 'now' | 'events' | '
       ...(underDoIt ? { carried_under: 'do it' as const } : {}),
     };
     gate.answers[item.id] = answer;
-    if (underDoIt) report.carry.push(`CARRIED_UNDER_DO_IT: ${decisionId(run.run, gate.rev, item.id)} ${oneLine(item.title)} -> ${chosen}`);
+    if (underDoIt) report.carry.push({ fact: 'carried_under_do_it', decision: decisionId(run.run, gate.rev, item.id), title: item.title, chosen });
   }
   gate.carried = true;
-  report.carry.unshift(`CARRIED: gate_rev=${gate.rev} <- gate_rev=${prev.rev} words="${oneLine(words)}" by=${p1!.by ?? 'unrecorded'} reason=nothing new needs the owner`);
+  report.carry.unshift({ fact: 'carried', gateRev: gate.rev, fromRev: prev.rev, words, by: p1!.by ?? null });
   events.push({ type: 'gate_carried', at: now, gate_rev: gate.rev, from_rev: prev.rev });
 }
 

@@ -21,6 +21,6 @@ export function recommend(run: RunRecord, input: { readonly item: string; readon
   gate.rec_rev += 1;
   gate.rec_hash = recHash(gate.items);
   run.updated_at = step.now;
-  step.report.after.push(`RECOMMEND: ${decisionId(run.run, gate.rev, item.id)} ${before} -> ${item.recommended} rec_rev=${gate.rec_rev} rec_hash=${gate.rec_hash}`);
+  step.report.after.push({ fact: 'recommend', decision: decisionId(run.run, gate.rev, item.id), from: before, to: item.recommended, recRev: gate.rec_rev, recHash: gate.rec_hash });
   step.events.push({ type: 'recommendation_changed', at: step.now, item: item.id, from: before, to: item.recommended, rec_rev: gate.rec_rev });
 }

@@ -1,4 +1,7 @@
 import type { RunState, SpendRecord } from '../../../formats/review/run-record.ts';
+import type { ReportFact } from './report-facts.ts';
+
+export type { ReportFact } from './report-facts.ts';
 
 export type TerminalStatus = 'awaiting_result' | 'gate_pending' | 'complete' | 'reviewed' | 'incomplete' | 'interrupted' | 'refused';
 
@@ -10,17 +13,19 @@ export interface GateFact { rev: number; items: number; pending: number; file: s
 
 /**
  * What one plan command found and did, as data. The CLI prints it as lines in the
- * contract's order, or as one JSON object with --json; nothing else decides wording.
+ * contract's order, or as one JSON object with --json; nothing else decides wording
+ * (main/cli/plan-lines.ts words every fact).
  */
 export interface PlanReport {
   run: string | null;
   runDir: string;
   status: TerminalStatus;
   stateRoot?: { path: string; durable: boolean };
-  notes: string[];
+  /** RUN, PHASE_STATUS, VOICE_FAILED, RESTORED, SESSION_KIND, ESTIMATE, PLAN_CHANGED: before PHASE. */
+  notes: ReportFact[];
   phase?: { id: string; snapshot: string; order: string[] };
   /** SCOPE and SCOPE_PIN, printed right after PHASE on a run's first next. */
-  scope: string[];
+  scope: ReportFact[];
   attempts: AttemptFact[];
   spend?: SpendRecord;
   bound: BoundFact[];
@@ -28,10 +33,11 @@ export interface PlanReport {
   unknown: UnknownFact[];
   gate?: GateFact;
   /** CARRIED, CARRY: no and CARRIED_UNDER_DO_IT: after the GATE line, before APPROVED. */
-  carry: string[];
+  carry: ReportFact[];
   applied: { decision: string; title: string; chosen: string }[];
   approved: { decision: string; key: string }[];
-  after: string[];
+  /** What the command did last (VOICE, CYCLE, REVISED, EXPORTED, CHECKPOINT, ...): the report's end. */
+  after: ReportFact[];
 }
 
 export function emptyReport(runDir: string, run: string | null): PlanReport {

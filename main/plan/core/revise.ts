@@ -30,7 +30,7 @@ export function revise(run: RunRecord, input: ReviseInput, step: Step): void {
     run.amendments.splice(found, 1);
     const verb = input.kind === 'settle' ? 'settled' : 'withdrawn';
     step.events.push({ type: `amendment_${verb}`, at: step.now, decision: input.decision });
-    step.report.after.push(`${verb === 'settled' ? 'SETTLED' : 'WITHDRAWN'}: ${input.decision} pending=${run.amendments.length}`);
+    step.report.after.push({ fact: 'amendment', verb, decision: input.decision, pending: run.amendments.length });
   }
   run.updated_at = step.now;
 }
@@ -70,7 +70,7 @@ function revisePlan(run: RunRecord, plan: Extract<ReviseInput, { kind: 'plan' }>
   run.state = 'phase_closed';
   run.plan_rev = (run.plan_rev ?? 1) + 1;
   step.events.push({ type: 'plan_revised', at: step.now, plan: plan.path, snapshot: plan.doc.snapshot, reopened: reopen, incorporated: [...incorporates], plan_rev: run.plan_rev });
-  step.report.after.push(`REVISED: run=${run.run} plan_rev=${run.plan_rev} reopened=${reopen.join(',') || '-'}${capped ? ' capped=yes' : ''} incorporated=${incorporates.join(',') || '-'} pending=${run.amendments.length}`);
+  step.report.after.push({ fact: 'revised', run: run.run, planRev: run.plan_rev, reopened: [...reopen], capped, incorporated: [...incorporates], pending: run.amendments.length });
 }
 
 function unknownDecision(run: RunRecord, id: string): LanewardError {

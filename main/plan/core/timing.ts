@@ -1,4 +1,5 @@
 import type { PhaseTiming, RunRecord } from '../../../formats/review/run-record.ts';
+import type { ReportFact } from './report-facts.ts';
 
 /** Each closed phase's wall time, to keep in the store's cross-run history. */
 export function phaseTimings(run: RunRecord): { key: [string, string]; value: PhaseTiming }[] {
@@ -10,10 +11,10 @@ export function phaseTimings(run: RunRecord): { key: [string, string]; value: Ph
   });
 }
 
-/** The `CYCLE:` line printed at the gate: the run's wall time so far and each phase's. */
-export function cycleLine(run: RunRecord): string {
-  const parts = phaseTimings(run).map(({ key, value }) => `${key[0]}:${Math.round(value.seconds)}s`);
+/** The cycle a run reports at its gate: its wall time so far and each closed phase's. */
+export function cycleFact(run: RunRecord): ReportFact {
+  const phases = phaseTimings(run).map(({ key, value }) => ({ phase: key[0], seconds: value.seconds }));
   const ends = run.order.map((id) => run.phases[id]?.closed_at).filter((t): t is string => typeof t === 'string').sort();
   const wall = ends.length === 0 ? 0 : (Date.parse(ends[ends.length - 1]!) - Date.parse(run.created_at)) / 1000;
-  return `CYCLE: run=${run.run} wall_s=${Math.round(wall)} phases=${parts.join(',')}`;
+  return { fact: 'cycle', run: run.run, wallS: wall, phases };
 }

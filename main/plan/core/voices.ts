@@ -2,7 +2,7 @@ import { LanewardError } from '../../../formats/codes/error.ts';
 import type { AttemptRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import { closeIfDone } from './phases.ts';
 import { attemptOf, openAttempt, phaseOf } from './records.ts';
-import { release, settle, usd } from './spend.ts';
+import { release, settle } from './spend.ts';
 import type { Step } from './step.ts';
 
 /** The facts of one supervision that the journal keeps (snake_case, like every journal field). */
@@ -83,7 +83,7 @@ export function failVoice(
   attempt.why = `${input.code}: ${input.detail}`;
   phase[attempt.voice] = { status: input.status, attempt: attempt.id };
   step.events.push({ type: `voice_${input.status}`, at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: input.code, why: attempt.why });
-  step.report.after.push(`VOICE: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=${input.status} code=${input.code}`);
+  step.report.after.push({ fact: 'voice', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, status: input.status, code: input.code });
   closeIfDone(run, phase, step);
   run.updated_at = step.now;
 }
@@ -104,7 +104,7 @@ export function cancelVoice(run: RunRecord, input: { readonly attempt: string; r
   attempt.why = `CANCELLED: ${input.why}`;
   phase[attempt.voice] = { status: 'pending', attempt: null };
   step.events.push({ type: 'attempt_abandoned', at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: 'CANCELLED', why: attempt.why });
-  step.report.after.push(`VOICE: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} status=cancelled code=CANCELLED`);
+  step.report.after.push({ fact: 'voice', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, status: 'cancelled', code: 'CANCELLED' });
   run.updated_at = step.now;
 }
 
@@ -121,7 +121,7 @@ export function releaseAttempt(run: RunRecord, input: { readonly attempt: string
   attempt.state = 'released';
   const phase = phaseOf(run, attempt.phase);
   if (phase[attempt.voice].attempt === attempt.id) phase[attempt.voice] = { status: 'pending', attempt: null };
-  step.report.after.push(`RELEASED: ${attempt.id} phase=${attempt.phase} voice=${attempt.voice} freed=${usd(freed)}`);
+  step.report.after.push({ fact: 'released', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, freedUsd: freed });
   step.events.push({ type: 'attempt_released', at: step.now, attempt: attempt.id, freed_usd: freed });
   run.updated_at = step.now;
 }
