@@ -162,7 +162,7 @@ describe('the signed action decides', () => {
   test.each([
     ['observe.fd', 'QA_POLICY_UNENFORCEABLE'],
     ['observe.deadline', 'QA_POLICY_UNENFORCEABLE'],
-    ['no-such-action', 'DESCRIPTOR_INVALID'],
+    ['no-such-action', 'ACTION_UNKNOWN'],
   ])('should refuse action %s before anything runs (%s, exit 3) and record no lane', (action, code) => {
     const { lane, log } = fresh();
     const started = start(ctx, lane, 'pass', ['--log', log], { action });

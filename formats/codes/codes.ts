@@ -128,7 +128,19 @@ export const RESULT_CODES = {
   },
   DESCRIPTOR_INVALID: {
     summary: 'the action descriptor is unsigned, tampered, malformed or of another version',
-    fix: 'sign the descriptor with laneward actions sign and verify it with the trusted public key',
+    fix: 'sign the descriptor again (laneward actions sign FILE --key KEY) with the key whose public half the crew file\'s actions.trust (or --trust) names, and check it with laneward actions verify FILE --trust PUB',
+  },
+  ACTION_UNKNOWN: {
+    summary: 'the signed action descriptor lists no action of that name; nothing was started',
+    fix: 'name one of the actions the message lists (laneward actions verify FILE --trust PUB prints them) where you named it: the crew file\'s actions.reviewer, actions.observer or actions.agent, or --action',
+  },
+  TRUST_KEY_UNUSABLE: {
+    summary: 'the trusted public key cannot be read as an Ed25519 public key; nothing was verified or started',
+    fix: 'point the crew file\'s actions.trust (or --trust) at the actions.pub that laneward actions keygen wrote beside the key the descriptor is signed with',
+  },
+  KEYS_EXIST: {
+    summary: 'a key file is already there and is never replaced; nothing was written',
+    fix: 'keep using the keys there (sign with --key DIR/actions.key), or pass laneward actions keygen another --out directory',
   },
   PROGRESS_CHANNEL_UNAVAILABLE: {
     summary: 'the progress channel could not be set up before launch; nothing was started',
@@ -140,11 +152,11 @@ export const RESULT_CODES = {
   },
   LEASE_EXPIRED: {
     summary: 'no admitted progress arrived within the inactivity lease',
-    fix: 'emit structured progress (tool or step lifecycle) more often than the lease, or raise --timeout-ms',
+    fix: 'emit structured progress (tool or step lifecycle) more often than the lease, or raise the lease where it is set: the crew file\'s limits.timeout_ms (crew run), --timeout-ms (lease run, plan run, qa start)',
   },
   PROVIDER_NO_START: {
     summary: 'the provider wrote no structured event within first_event_ms of its spawn',
-    fix: 'check the CLI starts (its key, its base URL, its network) or raise the action\'s first_event_ms; the attempt is not replayed',
+    fix: 'check the CLI starts (its key, its base URL, its network), or raise first_event_ms on its preset runner in the crew file (runners.agent.first_event_ms, likewise .native, .outside, .observer; 60000 by default) or in the signed action; the attempt is not replayed',
   },
   PROVIDER_NO_EXIT: {
     summary: 'the provider wrote its terminal event but did not exit within exit_after_terminal_ms; its tree was torn down and its result kept',
@@ -433,7 +445,7 @@ export const RESULT_CODES = {
   },
   USAGE: {
     summary: 'the command line is not one laneward accepts',
-    fix: 'see laneward <command> --help',
+    fix: 'use only the options and arguments {command} --help lists',
   },
   IO_ERROR: {
     summary: 'a file could not be read or written',
