@@ -8,7 +8,7 @@ import { openStore, type Store } from '../store/store.ts';
 import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
-import { crewRunRecord } from '../console/crew-run-record.ts';
+import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
 import { resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
@@ -133,7 +133,9 @@ async function runClaimed(
   // One cap over every call of every lane; what earlier runs of the crew spent counts too.
   const ledger = reviewLedger(store);
   const spend = new CrewSpend(runFacts.capUsd, runFacts.reserveUsd, spentBefore(store, crew.crew, loaded.lanes.map((l) => l.id)));
-  await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, null, null));
+  // A run with nothing to run (a finished crew served to look at it) keeps the crew's record.
+  const keepsRecord = runsNothing(loaded.lanes.map((lane) => store.crewLanes.get([crew.crew, lane.id])), options.retryFailed === true);
+  if (!keepsRecord) await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, null, null));
   const stop = new AbortController();
   let stoppedBy: string | null = null;
   const onCancel = () => {
@@ -301,7 +303,7 @@ async function runClaimed(
   const summary = summaryLine(counts, stats.started, durationS);
   view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
-  await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, view.snapshot(), stoppedBy));
+  if (!keepsRecord) await store.crewRuns.put(crew.crew, crewRunRecord(runFacts, view.snapshot(), stoppedBy));
   live?.close(true);
   if (options.report !== undefined) {
     const report = {
