@@ -7,11 +7,11 @@ import { ROOT } from './helpers/cli.ts';
 // package.json's allowScripts does not cover: a newcomer's first command should end clean.
 
 describe('package.json allowScripts', () => {
-  test('should cover every locked dependency that has an install script, at its locked version, and nothing else', () => {
-    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; hasInstallScript?: boolean }> };
+  test('should cover every locked dependency that has an install script, and nothing else', () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
     const scripted = Object.entries(lock.packages)
       .filter(([path, entry]) => path !== '' && entry.hasInstallScript === true)
-      .map(([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`)
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length))
       .sort();
     const allow = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> }).allowScripts ?? {};
     expect(Object.keys(allow).sort()).toEqual(scripted);

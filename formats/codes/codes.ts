@@ -160,7 +160,7 @@ export const RESULT_CODES = {
   },
   PROVIDER_NO_EXIT: {
     summary: 'the provider wrote its terminal event but did not exit within exit_after_terminal_ms; its tree was torn down and its result kept',
-    fix: 'find what keeps the CLI alive after its result (a hook, a background tool, an MCP server), or raise exit_after_terminal_ms',
+    fix: 'find what keeps the CLI alive after its result (a hook, a background tool, an MCP server), or raise the action\'s exit_after_terminal_ms in the descriptor and sign it again (laneward actions sign)',
   },
   PROVIDER_RATE_LIMITED: {
     summary: 'the provider reported a rate limit or overload (HTTP 429 or 529); the attempt ended and is not replayed',
@@ -192,11 +192,11 @@ export const RESULT_CODES = {
   },
   POST_PROVIDER_TIMEOUT: {
     summary: 'output draining and cleanup after the provider exited overran their budget',
-    fix: 'close inherited stdout/stderr in background descendants, or raise post_provider_ms',
+    fix: 'close inherited stdout/stderr in background descendants, or raise the action\'s post_provider_ms in the descriptor and sign it again (laneward actions sign)',
   },
   OUTPUT_LIMIT: {
     summary: 'the provider wrote more output than the limit allows',
-    fix: 'write large results to a file and print its path, or raise the output limit',
+    fix: 'write large results to a file and print its path, or raise the limit (lease run --stdout-limit or --stderr-limit)',
   },
   CANCELLED: {
     summary: 'the supervisor was interrupted and stopped the provider',
@@ -245,7 +245,7 @@ export const RESULT_CODES = {
   },
   SPEND_CAP_EXCEEDED: {
     summary: 'the attempt would take the run past its spend cap',
-    fix: 'raise --spend-cap, release attempts that will not run (plan release --attempt), or settle spend with --usage-usd',
+    fix: 'raise the cap where it is set (the crew file\'s limits.spend_cap_usd, or plan next --spend-cap), release attempts that will not run (plan release --attempt), or settle spend with plan submit --usage-usd',
   },
   CONSENSUS_MISSING: {
     summary: 'a closed phase the next one builds on has no consensus record',
@@ -437,7 +437,7 @@ export const RESULT_CODES = {
   },
   AGENT_TURNS_EXHAUSTED: {
     summary: 'the lane agent used every turn the crew allows without reporting finish',
-    fix: 'raise limits.agent_turns, or have the agent report finish',
+    fix: 'raise limits.agent_turns in the crew file, or have the agent report finish',
   },
   PROVIDER_INSTALL_FAILED: {
     summary: 'the pinned agent CLIs could not be installed into the cache',
