@@ -512,6 +512,9 @@ describe('laneward plan run', () => {
     const bad = laneward(args);
     expect(bad.code).toBe(3);
     expect(bad.stderr).toMatch(/\(or --trust\) .*\(TRUST_KEY_UNUSABLE\)\n$/);
+    const json = laneward([...args, '--json']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, status: 'refused', code: 'TRUST_KEY_UNUSABLE', fix: expect.stringContaining('(or --trust)') });
     expect(lines(bad.stdout).at(-1)).toBe('GSTACK_RESULT: skill=autoplan status=refused run=-');
     expect(reviewerLog(c)).toEqual([]);
     expect(existsSync(join(c.out, '.laneward-run'))).toBe(false);
