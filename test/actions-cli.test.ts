@@ -47,7 +47,8 @@ describe('laneward actions keygen', () => {
     const before = [readFileSync(keys.key), readFileSync(keys.pub)];
     const again = laneward(['actions', 'keygen', '--out', join(keys.key, '..')]);
     expect(again.code).toBe(3);
-    expect(codesOf(again.stderr)).toEqual(['IO_ERROR']);
+    expect(codesOf(again.stderr)).toEqual(['KEYS_EXIST']);
+    expect(again.stderr).toMatch(/; fix: keep using the keys there \(sign with --key DIR\/actions\.key\), or pass laneward actions keygen another --out directory \(KEYS_EXIST\)\n$/);
     expect(again.stdout).toBe('');
     expect([readFileSync(keys.key), readFileSync(keys.pub)]).toEqual(before);
   });
@@ -64,7 +65,13 @@ describe('laneward actions keygen', () => {
     });
     const second = laneward(['actions', 'keygen', '--out', dir, '--json']);
     expect(second.code).toBe(3);
-    expect(JSON.parse(second.stdout)).toMatchObject({ generated: false, code: 'IO_ERROR' });
+    expect(JSON.parse(second.stdout)).toEqual({
+      generated: false,
+      code: 'KEYS_EXIST',
+      message: 'a key file already exists there and is never replaced',
+      path: join(dir, 'actions.key'),
+      fix: 'keep using the keys there (sign with --key DIR/actions.key), or pass laneward actions keygen another --out directory',
+    });
   });
 });
 

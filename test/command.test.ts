@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { LanewardError } from '../formats/codes/error.ts';
-import { command, dispatch, group, rawCommand } from '../main/cli/command.ts';
+import { RESULT_CODES, type ResultCode } from '../formats/codes/codes.ts';
+import { fixClause, issue } from '../formats/codes/issue.ts';
+import { command, dispatch, group, rawCommand, refuse } from '../main/cli/command.ts';
 import type { Io } from '../main/cli/io.ts';
 
 function recorder(): Io & { out_: string[]; err_: string[] } {
@@ -25,6 +27,7 @@ const broken = rawCommand('broken', () => {
   throw new Error('boom');
 });
 const T = group({ name: 't', help: 'usage: t <echo>', commands: [echo, refused, broken] });
+const DESCRIPTOR_FIX = "sign the descriptor again (laneward actions sign FILE --key KEY) with the key whose public half the crew file's actions.trust (or --trust) names, and check it with laneward actions verify FILE --trust PUB";
 
 describe('dispatch', () => {
   test.each([
@@ -43,7 +46,8 @@ describe('dispatch', () => {
     const io = recorder();
     expect(await dispatch(T, ['nope'], io, 'laneward t nope')).toBe(2);
     expect(io.out_).toEqual([]);
-    expect(io.err_).toEqual(['laneward t nope: the command line is not one laneward accepts (unknown t subcommand "nope"); fix: see laneward <command> --help (USAGE)']);
+    // The fix names the group, whose --help lists its subcommands, never the unknown word.
+    expect(io.err_).toEqual(['laneward t nope: the command line is not one laneward accepts (unknown t subcommand "nope"); fix: use only the options and arguments laneward t --help lists (USAGE)']);
   });
 
   test('should print a command help for --help and -h, before its own checks', async () => {
@@ -61,7 +65,7 @@ describe('dispatch', () => {
     const bad = recorder();
     expect(await dispatch(T, ['echo', '--bogus'], bad, 'laneward t echo')).toBe(2);
     expect(bad.err_).toHaveLength(1);
-    expect(bad.err_[0]).toMatch(/^laneward t echo: .*Unknown option '--bogus'.*\(USAGE\)$/);
+    expect(bad.err_[0]).toMatch(/^laneward t echo: .*Unknown option '--bogus'.*; fix: use only the options and arguments laneward t echo --help lists \(USAGE\)$/);
     // A value that starts with a dash: one line, saying how to give one.
     const dashed = recorder();
     expect(await dispatch(T, ['echo', '--sep', '-x'], dashed, 'laneward t echo')).toBe(2);
@@ -81,7 +85,7 @@ describe('dispatch', () => {
     const J = group({ name: 'j', help: 'h', commands: [refused], failure: { json: true, context: (sub) => `j ${sub ?? '?'}` } });
     const io = recorder();
     expect(await dispatch(J, ['refused', '--json'], io, 'x')).toBe(3);
-    expect(io.out_).toEqual(['{"ok":false,"code":"DESCRIPTOR_INVALID","path":"a.json","message":"unsigned"}']);
+    expect(io.out_.map((line) => JSON.parse(line))).toEqual([{ ok: false, code: 'DESCRIPTOR_INVALID', path: 'a.json', message: 'unsigned', fix: DESCRIPTOR_FIX }]);
     const plain = recorder();
     expect(await dispatch(J, ['refused', '--', '--json'], plain, 'x')).toBe(3);
     expect(plain.out_).toEqual([]);
@@ -116,7 +120,7 @@ describe('dispatch', () => {
     const io = recorder();
     expect(await dispatch(M, [], io, 'laneward m')).toBe(2);
     expect(io.out_).toEqual([]);
-    expect(io.err_).toEqual(['laneward m: the command line is not one laneward accepts (expected echo); fix: see laneward <command> --help (USAGE)']);
+    expect(io.err_).toEqual(['laneward m: the command line is not one laneward accepts (expected echo); fix: use only the options and arguments laneward m --help lists (USAGE)']);
     const help = recorder();
     expect(await dispatch(M, ['--help'], help, 'laneward m')).toBe(0);
     expect(help.out_).toEqual(['usage: m <echo>']);
@@ -138,7 +142,7 @@ describe('dispatch', () => {
     });
     const json = recorder();
     expect(await dispatch(F, ['refused', '--json'], json, 'f refused')).toBe(3);
-    expect(json.out_).toEqual(['{"ok":false,"code":"DESCRIPTOR_INVALID","path":"a.json","message":"unsigned","runDir":"-"}']);
+    expect(json.out_.map((line) => JSON.parse(line))).toEqual([{ ok: false, code: 'DESCRIPTOR_INVALID', path: 'a.json', message: 'unsigned', fix: DESCRIPTOR_FIX, runDir: '-' }]);
     const text = recorder();
     expect(await dispatch(F, ['refused', 'x'], text, 'f refused')).toBe(3);
     expect(text.err_).toEqual([expect.stringMatching(/^f refused: .*\(DESCRIPTOR_INVALID\)$/)]);
@@ -150,5 +154,35 @@ describe('dispatch', () => {
       ['DESCRIPTOR_INVALID', 3, 'refused', ['x']],
       ['USAGE', 2, undefined, []],
     ]);
+  });
+});
+
+describe('fix clauses', () => {
+  test('should name no placeholder the user must fill in: every {command} is filled, no <word> is left', () => {
+    for (const code of Object.keys(RESULT_CODES) as ResultCode[]) {
+      const fix = fixClause(code, 'laneward crew run');
+      expect([code, fix]).not.toEqual([code, expect.stringMatching(/\{command\}|<command>/)]);
+    }
+  });
+
+  test('should carry code, message and fix in a refusal JSON object, each of its errors with its own fix', () => {
+    const io = recorder();
+    const issues = [issue('KEYS_EXIST', 'k/actions.key', 'there'), issue('USAGE', '', 'bad')];
+    expect(refuse(io, 'laneward t echo', issues, true, 3)).toBe(3);
+    const object = JSON.parse(io.out_[0]!);
+    expect(object).toMatchObject({ ok: false, code: 'KEYS_EXIST', message: 'there', fix: fixClause('KEYS_EXIST', 'laneward t echo') });
+    expect(object.errors.map((e: { code: string; fix: string }) => [e.code, e.fix])).toEqual([
+      ['KEYS_EXIST', fixClause('KEYS_EXIST', 'laneward t echo')],
+      ['USAGE', 'use only the options and arguments laneward t echo --help lists'],
+    ]);
+  });
+
+  test('should point an unknown top-level command at laneward --help', async () => {
+    const io = recorder();
+    const top = rawCommand('laneward', () => {
+      throw new LanewardError('USAGE', 'unknown command "nope"');
+    });
+    expect(await dispatch(top, ['nope'], io, 'laneward nope')).toBe(2);
+    expect(io.err_).toEqual(['laneward nope: the command line is not one laneward accepts (unknown command "nope"); fix: use only the options and arguments laneward --help lists (USAGE)']);
   });
 });

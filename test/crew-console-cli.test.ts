@@ -49,6 +49,16 @@ describe('a finished crew, read from its store', () => {
     expect(lasting(read)).toEqual(lasting(live));
   });
 
+  test('crew run --serve again on the finished crew: it runs nothing and keeps the recorded run (attempts, duration, start)', async () => {
+    const again = served(['crew', 'run', file, '--state', state, '--serve', '0'], dir);
+    await again.url;
+    expect(await again.exited).toBe(1);
+    expect(again.out().split('\n').find((line) => line.startsWith('CREW_SUMMARY: '))).toMatch(/ attempts=0 /);
+    const read = JSON.parse(laneward(['crew', 'status', file, '--state', state, '--json'], { cwd: dir }).stdout) as CrewSnapshot;
+    expect(read.attempts.started).toBeGreaterThan(0);
+    expect(lasting(read)).toEqual(lasting(live));
+  });
+
   test('crew status: the crew line, one line per lane that needs the operator, the retry command', () => {
     const status = laneward(['crew', 'status', file, '--state', state], { cwd: dir });
     expect(status.code).toBe(1);

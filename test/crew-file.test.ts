@@ -113,4 +113,30 @@ describe('crew files', () => {
     const text = JSON.stringify({ ...base, prices, lanes: [{ id: 'a', plan: 'plans/1.md' }] }).replace('"input":null', '"input":1e400');
     expect(load(undefined, text)).toMatchObject({ code: 'CREW_INVALID', message: expect.stringContaining('prices') });
   });
+
+  it.each([
+    ['a typo of an optional key', { ...base, lanes: [{ id: 'a', plan: 'plans/1.md' }], worksapce: { repo: '.' } }, 'worksapce: unknown key "worksapce"; did you mean "workspace"?'],
+    // The typo also leaves "actions" missing; the typo is what to correct.
+    ['a typo of a required key', { ...base, actions: undefined, actoins: base.actions, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'actoins: unknown key "actoins"; did you mean "actions"?'],
+    ['a typo inside limits', { ...base, limits: { concurency: 2 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.concurency: unknown key "concurency"; did you mean "concurrency"?'],
+    ['a typo inside a lane', { ...base, lanes: [{ id: 'a', plna: 'plans/1.md' }] }, 'lanes.0.plna: unknown key "plna"; did you mean "plan"?'],
+    ['a typo inside a preset runner', { ...base, runners: { ...base.runners, agent: { preset: 'codex', modle: 'm' } }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'runners.agent.modle: unknown key "modle"; did you mean "model"?'],
+    ['a key like none it knows', { ...base, limits: { zzzzzzzz: 1 }, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'limits.zzzzzzzz: unknown key "zzzzzzzz"; the keys there are "concurrency", "lanes", "spend_cap_usd"'],
+    ['a required key missing', { ...base, models: undefined, lanes: [{ id: 'a', plan: 'plans/1.md' }] }, 'models: a required key is missing'],
+  ])('should name %s with the key it knows (CREW_INVALID)', (_what, value, message) => {
+    const crew = load(value);
+    expect(crew).toMatchObject({ code: 'CREW_INVALID' });
+    expect((crew as { message: string }).message).toContain(message);
+    expect((crew as { message: string }).message).not.toContain('Expected never');
+  });
+
+  it.each([
+    ['a value missing on line 3', '{\n  "schema_version": 1,\n  "crew": ,\n}', 'line 3 column 11: expected a JSON value'],
+    ['a trailing comma', '{"schema_version": 1,\n"crew": "c",\n}', 'line 3 column 1: expected a "key" in double quotes'],
+    ['a cut file', '{"schema_version": 1,\n"crew": "c"', 'line 2 column 12: expected \',\' or \'}\''],
+    ['two documents', '{}\n{}', 'line 2 column 1: expected the end of the text (one JSON document)'],
+  ])('should give %s as a line and a column, not a byte position', (_what, text, where) => {
+    const crew = load(null, text);
+    expect(crew).toMatchObject({ code: 'CREW_INVALID', message: `the crew file is not one JSON document (${where})` });
+  });
 });

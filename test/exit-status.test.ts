@@ -50,6 +50,10 @@ describe('exitStatus: the one table from result code to exit status', () => {
     ['RUN_BUSY', {}, 3],
     ['ANSWER_WORDS_BY_MISMATCH', {}, 3],
     ['PROVIDER_INSTALL_FAILED', {}, 1],
+    ['PROVIDER_NO_START', {}, 124],
+    ['TRUST_KEY_UNUSABLE', {}, 3],
+    ['ACTION_UNKNOWN', {}, 3],
+    ['KEYS_EXIST', {}, 3],
   ] as [ResultCode | null, { childExitCode?: number; cancelSignal?: string }, number][])('%s %j exits %i', (code, facts, exit) => {
     expect(exitStatus(code, facts)).toBe(exit);
   });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { jsonText } from '../formats/text/json-text.ts';
+import { jsonSyntaxError, jsonText, parseJson } from '../formats/text/json-text.ts';
+import { nearestWord } from '../formats/text/nearest-word.ts';
 import { appendToArrayMember } from '../formats/text/json-splice.ts';
 import { JsonlLineSplitter } from '../formats/jsonl/lines.ts';
 
@@ -48,5 +49,44 @@ describe('JsonlLineSplitter and UTF-8 (8)', () => {
       ['{"b":1}', 3, undefined],
       [null, 4, 'line is not valid UTF-8'],
     ]);
+  });
+});
+
+describe('parseJson', () => {
+  test.each([
+    ['', 1, 1, 'a JSON value'],
+    ['{"a":1,}', 1, 8, 'a "key" in double quotes'],
+    ['{"a":1', 1, 7, "',' or '}'"],
+    ['{x', 1, 2, 'a "key" in double quotes or \'}\''],
+    ['{"a": tru}', 1, 7, 'a JSON value'],
+    ['[1,\n2\n,]', 3, 2, 'a JSON value'],
+    ['{"a":1}\n{"b":2}', 2, 1, 'the end of the text (one JSON document)'],
+    ['{"a" 1}', 1, 6, "':'"],
+    ['[1 2]', 1, 4, "',' or ']'"],
+    ['"\t"', 1, 1, 'a JSON value'],
+  ])('should place the error in %j at line %i column %i', (text, line, column, expected) => {
+    expect(parseJson(text)).toEqual({ ok: false, line, column, expected });
+  });
+
+  test.each([['{}'], ['[]'], [' {"a": [1, {"b": null}], "c": "\\u00e9"} '], ['-0.5e+3'], ['[[],[{}],{"x":[]}]']])('should read %j as JSON.parse does', (text) => {
+    expect(parseJson(text)).toEqual({ ok: true, value: JSON.parse(text) });
+    expect(jsonSyntaxError(text)).toBeNull();
+  });
+
+  test('should place an error under 100,000 levels of nesting without overflowing the stack', () => {
+    const text = `${'['.repeat(100_000)}1,${']'.repeat(100_000)}`;
+    expect(parseJson(text)).toMatchObject({ ok: false, line: 1, column: 100_003 });
+  });
+});
+
+describe('nearestWord', () => {
+  test.each([
+    ['worksapce', ['workspace', 'lanes'], 'workspace'],
+    ['concurency', ['concurrency', 'lanes'], 'concurrency'],
+    ['Lanes', ['lanes', 'count'], 'lanes'],
+    ['zzzzzzzz', ['concurrency', 'lanes'], null],
+    ['x', ['ab', 'cd'], null],
+  ])('should suggest for %j among %j: %j', (word, known, near) => {
+    expect(nearestWord(word, known)).toBe(near);
   });
 });

@@ -204,13 +204,14 @@ describe('laneward lease run: refusals before launch spawn nothing', () => {
     cancelled: false,
   };
 
-  function expectRefused(descriptor: string, action = 'fd', trust = keys.pub): void {
+  function expectRefused(descriptor: string, action = 'fd', trust = keys.pub, code = 'DESCRIPTOR_INVALID'): string {
     const marker = file('never.pid');
     const result = laneward([...leaseArgs(action, 400, ['--json'], descriptor, trust), '--', ...counted(marker, provider('marks', 10, 3))]);
     expect(result.code).toBe(3);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ...refused, action });
-    expect(codesOf(result.stderr)).toEqual(['DESCRIPTOR_INVALID']);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ...refused, code, action });
+    expect(codesOf(result.stderr)).toEqual([code]);
     expect(existsSync(marker)).toBe(false);
+    return result.stderr;
   }
 
   test('an unsigned descriptor', () => {
@@ -234,8 +235,12 @@ describe('laneward lease run: refusals before launch spawn nothing', () => {
     expectRefused(other);
   });
 
-  test('an action the descriptor does not list', () => {
-    expectRefused(actions, 'no.such.action');
+  test('an action the descriptor does not list: ACTION_UNKNOWN, whose fix names --action', () => {
+    expect(expectRefused(actions, 'no.such.action', keys.pub, 'ACTION_UNKNOWN')).toMatch(/; fix: name one of the actions the message lists .*, or --action \(ACTION_UNKNOWN\)\n$/);
+  });
+
+  test('a trust file that is no public key: TRUST_KEY_UNUSABLE, whose fix names --trust', () => {
+    expect(expectRefused(actions, 'fd', keys.key, 'TRUST_KEY_UNUSABLE')).toMatch(/; fix: point the crew file's actions\.trust \(or --trust\) at the actions\.pub .*\(TRUST_KEY_UNUSABLE\)\n$/);
   });
 
   test('a descriptor signed by a key other than the trusted one', () => {

@@ -507,11 +507,14 @@ describe('laneward plan run', () => {
     expect(quote.code).toBe(2);
     expect(quote.stderr).toMatch(/^laneward plan run: .*--native holds an unterminated ' quote at character 6.*\(USAGE\)\n$/);
     const args = runArgs(c, reviewer(c), reviewer(c), 'fd');
-    // A trust key that did not sign the descriptor (any file that is not the key).
+    // A trust file that is no public key at all: its own code, whose fix names --trust.
     args[args.indexOf('--trust') + 1] = join(root, 'plan.md');
     const bad = laneward(args);
     expect(bad.code).toBe(3);
-    expect(bad.stderr).toMatch(/\(DESCRIPTOR_INVALID\)\n$/);
+    expect(bad.stderr).toMatch(/\(or --trust\) .*\(TRUST_KEY_UNUSABLE\)\n$/);
+    const json = laneward([...args, '--json']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, status: 'refused', code: 'TRUST_KEY_UNUSABLE', fix: expect.stringContaining('(or --trust)') });
     expect(lines(bad.stdout).at(-1)).toBe('GSTACK_RESULT: skill=autoplan status=refused run=-');
     expect(reviewerLog(c)).toEqual([]);
     expect(existsSync(join(c.out, '.laneward-run'))).toBe(false);

@@ -62,7 +62,7 @@ prefix=""; prev=""
 for a in "$@"; do [ "$prev" = --prefix ] && prefix="$a"; prev="$a"; done
 make() {
   mkdir -p "$prefix/node_modules/.bin"
-  printf '#!/bin/sh\\nprintf "%%s\\\\n" "%s (fake)"\\n' "\${FAKE_NPM_VERSION:-$2}" > "$prefix/node_modules/.bin/$1"
+  printf '#!/bin/sh\\n[ -n "$FAKE_CLI_SLOW" ] && sleep "$FAKE_CLI_SLOW"\\nprintf "%%s\\\\n" "%s (fake)"\\n' "\${FAKE_NPM_VERSION:-$2}" > "$prefix/node_modules/.bin/$1"
   chmod +x "$prefix/node_modules/.bin/$1"
 }
 for a in "$@"; do
@@ -188,7 +188,7 @@ describe('laneward providers: the report', () => {
     const bin = fresh('bin');
     const onPath = fakeCli(bin, 'claude', '2.1.300');
     const local = fakeCli(join(cwd, 'node_modules', '.bin'), 'claude', '2.1.301');
-    const cacheDir = join(cwd, '.laneward', 'clis');
+    const cacheDir = join(cwd, '.cache', 'laneward');
     const cached = fakeCli(join(cacheDir, 'node_modules', '.bin'), 'claude', '2.1.328');
     const first = async () => (await providers([], { cwd, path: [bin, sysBin] })).stdout.split('\n')[0];
     writeFileSync(join(cacheDir, 'installed.json'), JSON.stringify({ 'claude-code': '2.1.328' }));
@@ -237,7 +237,7 @@ describe('laneward providers --install', () => {
     const bin = fresh('bin');
     const claude = fakeCli(bin, 'claude', '2.1.328 (Claude Code)');
     const log = join(npmDir, 'argv.log');
-    const cacheDir = join(cwd, '.laneward', 'clis');
+    const cacheDir = join(cwd, '.cache', 'laneward');
     const run = await providers(['--install'], { cwd, path: [bin, npmDir, sysBin], env: { FAKE_NPM_LOG: log, OPENAI_API_KEY: SECRET } });
     expect(run.stderr).toBe(`PROVIDERS: installing ${packageSpec(CODEX)} ${packageSpec(GEMINI)} into ${cacheDir}\n`);
     expect(run.code).toBe(0);
@@ -279,7 +279,7 @@ describe('laneward providers --install', () => {
       expect(run.code, what).toBe(1);
       expect(run.stdout, what).toBe('');
       const [announce, error, ...rest] = run.stderr.split('\n');
-      expect(announce, what).toBe(`PROVIDERS: installing ${PROVIDER_PINS.map(packageSpec).join(' ')} into ${join(cwd, '.laneward', 'clis')}`);
+      expect(announce, what).toBe(`PROVIDERS: installing ${PROVIDER_PINS.map(packageSpec).join(' ')} into ${join(cwd, '.cache', 'laneward')}`);
       expect(rest, what).toEqual(['']);
       expect(codesOf(error!), what).toEqual(['PROVIDER_INSTALL_FAILED']);
       expect(error, what).toMatch(message);
@@ -296,7 +296,7 @@ describe('laneward providers --install', () => {
     const log = join(npmDir, 'argv.log');
     const killed = await providers(['--install'], { cwd, path: [npmDir, sysBin], env: { FAKE_NPM_LOG: log, FAKE_NPM_MODE: 'kill' } });
     expect(killed.code).toBeNull(); // laneward itself was killed, with every bin already there
-    const cacheDir = join(cwd, '.laneward', 'clis');
+    const cacheDir = join(cwd, '.cache', 'laneward');
     expect(existsSync(join(cacheDir, 'node_modules', '.bin', 'claude'))).toBe(true);
     const report = await providers([], { cwd, path: [sysBin] });
     expect(report.stdout.split('\n').slice(0, 3)).toEqual([line(CLAUDE, null, 'missing', null), line(CODEX, null, 'missing', null), line(GEMINI, null, 'missing', null)]);
@@ -324,6 +324,54 @@ describe('laneward providers --install', () => {
     expect(a.stdout.split('\n').slice(0, 3).map((one) => /found=(\w+)/.exec(one)?.[1])).toEqual(['cache', 'cache', 'cache']);
     // Only the one that ran npm says so; the other found the install done once it had the lock.
     expect([a.stderr, b.stderr].filter((text) => text !== '')).toHaveLength(1);
+  });
+});
+
+describe('laneward providers: one cache per user', () => {
+  test('should install once and find the CLIs there from any directory (HOME/.cache/laneward)', async () => {
+    const home = fresh('home');
+    const npmDir = fresh('npm');
+    fakeNpm(npmDir);
+    const log = join(npmDir, 'argv.log');
+    const env = { FAKE_NPM_LOG: log, HOME: home };
+    const first = await providers(['--install'], { cwd: fresh('cwd'), path: [npmDir, sysBin], env });
+    expect(first.code).toBe(0);
+    const cacheDir = join(home, '.cache', 'laneward');
+    expect(first.stderr).toBe(`PROVIDERS: installing ${PROVIDER_PINS.map(packageSpec).join(' ')} into ${cacheDir}\n`);
+    // From another directory: found in the cache, nothing installed again.
+    const elsewhere = await providers(['--install'], { cwd: fresh('other'), path: [npmDir, sysBin], env });
+    expect(elsewhere).toMatchObject({ code: 0, stderr: '' });
+    expect(npmArgvOf(log)).toHaveLength(1);
+    expect(elsewhere.stdout.split('\n').slice(0, 3)).toEqual(PROVIDER_PINS.map((pin) => line(pin, join(cacheDir, 'node_modules', '.bin', pin.binary), 'cache', pin.version)));
+  });
+
+  test.each([
+    ['LANEWARD_CACHE, relative to the working directory', (cwd: string) => ({ env: { LANEWARD_CACHE: 'my-cache', XDG_CACHE_HOME: join(cwd, 'xdg') }, dir: join(cwd, 'my-cache') })],
+    ['XDG_CACHE_HOME/laneward', (cwd: string) => ({ env: { XDG_CACHE_HOME: join(cwd, 'xdg') }, dir: join(cwd, 'xdg', 'laneward') })],
+    ['HOME/.cache/laneward for a relative XDG_CACHE_HOME', (cwd: string) => ({ env: { XDG_CACHE_HOME: 'xdg' }, dir: join(cwd, '.cache', 'laneward') })],
+  ])('should install into %s', async (_what, make) => {
+    const cwd = fresh('cwd');
+    const npmDir = fresh('npm');
+    fakeNpm(npmDir);
+    const { env, dir } = make(cwd);
+    const run = await providers(['--install'], { cwd, path: [npmDir, sysBin], env: { FAKE_NPM_LOG: join(npmDir, 'argv.log'), ...env } });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(`PROVIDERS: installing ${PROVIDER_PINS.map(packageSpec).join(' ')} into ${dir}\n`);
+    expect(JSON.parse(readFileSync(join(dir, 'installed.json'), 'utf8'))).toEqual(Object.fromEntries(PROVIDER_PINS.map((pin) => [pin.preset, pin.version])));
+  });
+
+  test('should take a CLI that answers --version in 5.5 s, over the report\'s 5 s, for installed', async () => {
+    const cwd = fresh('cwd');
+    const npmDir = fresh('npm');
+    fakeNpm(npmDir);
+    const log = join(npmDir, 'argv.log');
+    // Every other CLI found on PATH; gemini installed, and slow on its first answers.
+    const bin = fresh('bin');
+    fakeCli(bin, 'claude', '2.1.328');
+    fakeCli(bin, 'codex', 'codex-cli 0.169.0');
+    const run = await providers(['--install'], { cwd, path: [bin, npmDir, sysBin], env: { FAKE_NPM_LOG: log, FAKE_CLI_SLOW: '5.5' } });
+    expect([run.code, run.stderr]).toEqual([0, `PROVIDERS: installing ${packageSpec(GEMINI)} into ${join(cwd, '.cache', 'laneward')}\n`]);
+    expect(JSON.parse(readFileSync(join(cwd, '.cache', 'laneward', 'installed.json'), 'utf8'))).toEqual({ 'gemini-cli': '0.61.0' });
   });
 });
 

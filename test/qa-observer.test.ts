@@ -162,7 +162,7 @@ describe('the signed action decides', () => {
   test.each([
     ['observe.fd', 'QA_POLICY_UNENFORCEABLE'],
     ['observe.deadline', 'QA_POLICY_UNENFORCEABLE'],
-    ['no-such-action', 'DESCRIPTOR_INVALID'],
+    ['no-such-action', 'ACTION_UNKNOWN'],
   ])('should refuse action %s before anything runs (%s, exit 3) and record no lane', (action, code) => {
     const { lane, log } = fresh();
     const started = start(ctx, lane, 'pass', ['--log', log], { action });
@@ -172,5 +172,8 @@ describe('the signed action decides', () => {
     const status = qa(ctx, ['status', '--lane', lane]);
     expect(status.code).toBe(3);
     expect(codesOf(status.stderr)).toEqual(['QA_NO_OBSERVER']);
+    // A --json report that ends with a code carries its fix, as the error line does.
+    const json = qa(ctx, ['status', '--lane', lane, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, code: 'QA_NO_OBSERVER', fix: 'start the lane with laneward qa start --lane ID --observer ... before finishing it' });
   });
 });

@@ -186,14 +186,14 @@ describe('defect 4: every input file goes through one bounded reader', () => {
       return fifo;
     }],
     ['/dev/zero', () => '/dev/zero'],
-  ])('a trust key that is %s is refused at once: DESCRIPTOR_INVALID, exit 3, nothing started', (_name, make) => {
+  ])('a trust key that is %s is refused at once: TRUST_KEY_UNUSABLE, exit 3, nothing started', (_name, make) => {
     const work = dir('trust');
     const marker = join(work, 'ran');
     const child = spawnSync(NODE, [BUNDLE, ...lease(5_000, ['touch', marker], [], actions.file, make(work))], { encoding: 'utf8', timeout: 20_000 });
     expect(child.signal).toBeNull();
     expect(child.status).toBe(3);
-    expect(JSON.parse(child.stdout)).toMatchObject({ status: 'refused', code: 'DESCRIPTOR_INVALID', attempts: 0 });
-    expect(codesOf(child.stderr)).toEqual(['DESCRIPTOR_INVALID']);
+    expect(JSON.parse(child.stdout)).toMatchObject({ status: 'refused', code: 'TRUST_KEY_UNUSABLE', attempts: 0 });
+    expect(codesOf(child.stderr)).toEqual(['TRUST_KEY_UNUSABLE']);
     expect(existsSync(marker)).toBe(false);
   });
 });

@@ -132,7 +132,19 @@ export const RESULT_CODES = {
   },
   DESCRIPTOR_INVALID: {
     summary: 'the action descriptor is unsigned, tampered, malformed or of another version',
-    fix: 'sign the descriptor with laneward actions sign and verify it with the trusted public key',
+    fix: 'sign the descriptor again (laneward actions sign FILE --key KEY) with the key whose public half the crew file\'s actions.trust (or --trust) names, and check it with laneward actions verify FILE --trust PUB',
+  },
+  ACTION_UNKNOWN: {
+    summary: 'the signed action descriptor lists no action of that name; nothing was started',
+    fix: 'name one of the actions the message lists (laneward actions verify FILE --trust PUB prints them) where you named it: the crew file\'s actions.reviewer, actions.observer or actions.agent, or --action',
+  },
+  TRUST_KEY_UNUSABLE: {
+    summary: 'the trusted public key cannot be read as an Ed25519 public key; nothing was verified or started',
+    fix: 'point the crew file\'s actions.trust (or --trust) at the actions.pub that laneward actions keygen wrote beside the key the descriptor is signed with',
+  },
+  KEYS_EXIST: {
+    summary: 'a key file is already there and is never replaced; nothing was written',
+    fix: 'keep using the keys there (sign with --key DIR/actions.key), or pass laneward actions keygen another --out directory',
   },
   PROGRESS_CHANNEL_UNAVAILABLE: {
     summary: 'the progress channel could not be set up before launch; nothing was started',
@@ -144,15 +156,15 @@ export const RESULT_CODES = {
   },
   LEASE_EXPIRED: {
     summary: 'no admitted progress arrived within the inactivity lease',
-    fix: 'emit structured progress (tool or step lifecycle) more often than the lease, or raise --timeout-ms',
+    fix: 'emit structured progress (tool or step lifecycle) more often than the lease, or raise the lease where it is set: the crew file\'s limits.timeout_ms (crew run), --timeout-ms (lease run, plan run, qa start)',
   },
   PROVIDER_NO_START: {
     summary: 'the provider wrote no structured event within first_event_ms of its spawn',
-    fix: 'check the CLI starts (its key, its base URL, its network) or raise the action\'s first_event_ms; the attempt is not replayed',
+    fix: 'check the CLI starts (its key, its base URL, its network), or raise first_event_ms on its preset runner in the crew file (runners.agent.first_event_ms, likewise .native, .outside, .observer; 60000 by default) or in the signed action; the attempt is not replayed',
   },
   PROVIDER_NO_EXIT: {
     summary: 'the provider wrote its terminal event but did not exit within exit_after_terminal_ms; its tree was torn down and its result kept',
-    fix: 'find what keeps the CLI alive after its result (a hook, a background tool, an MCP server), or raise exit_after_terminal_ms',
+    fix: 'find what keeps the CLI alive after its result (a hook, a background tool, an MCP server), or raise the action\'s exit_after_terminal_ms in the descriptor and sign it again (laneward actions sign)',
   },
   PROVIDER_RATE_LIMITED: {
     summary: 'the provider reported a rate limit or overload (HTTP 429 or 529); the attempt ended and is not replayed',
@@ -184,11 +196,11 @@ export const RESULT_CODES = {
   },
   POST_PROVIDER_TIMEOUT: {
     summary: 'output draining and cleanup after the provider exited overran their budget',
-    fix: 'close inherited stdout/stderr in background descendants, or raise post_provider_ms',
+    fix: 'close inherited stdout/stderr in background descendants, or raise the action\'s post_provider_ms in the descriptor and sign it again (laneward actions sign)',
   },
   OUTPUT_LIMIT: {
     summary: 'the provider wrote more output than the limit allows',
-    fix: 'write large results to a file and print its path, or raise the output limit',
+    fix: 'write large results to a file and print its path, or raise the limit (lease run --stdout-limit or --stderr-limit)',
   },
   CANCELLED: {
     summary: 'the supervisor was interrupted and stopped the provider',
@@ -237,7 +249,7 @@ export const RESULT_CODES = {
   },
   SPEND_CAP_EXCEEDED: {
     summary: 'the attempt would take the run past its spend cap',
-    fix: 'raise --spend-cap, release attempts that will not run (plan release --attempt), or settle spend with --usage-usd',
+    fix: 'raise the cap where it is set (the crew file\'s limits.spend_cap_usd, or plan next --spend-cap), release attempts that will not run (plan release --attempt), or settle spend with plan submit --usage-usd',
   },
   CONSENSUS_MISSING: {
     summary: 'a closed phase the next one builds on has no consensus record',
@@ -429,7 +441,7 @@ export const RESULT_CODES = {
   },
   AGENT_TURNS_EXHAUSTED: {
     summary: 'the lane agent used every turn the crew allows without reporting finish',
-    fix: 'raise limits.agent_turns, or have the agent report finish',
+    fix: 'raise limits.agent_turns in the crew file, or have the agent report finish',
   },
   PROVIDER_INSTALL_FAILED: {
     summary: 'the pinned agent CLIs could not be installed into the cache',
@@ -437,7 +449,7 @@ export const RESULT_CODES = {
   },
   USAGE: {
     summary: 'the command line is not one laneward accepts',
-    fix: 'see laneward <command> --help',
+    fix: 'use only the options and arguments {command} --help lists',
   },
   IO_ERROR: {
     summary: 'a file could not be read or written',

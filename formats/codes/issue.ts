@@ -20,10 +20,18 @@ export function issue(code: ResultCode, path: string, message: string): Issue {
  * `<context>: <summary> (<detail> at <path>); fix: <fix> (<CODE>)`. The detail and the
  * path are each cut at PRINTED_VALUE_MAX characters (formats/text/bounded.ts), with their length named.
  */
-export function renderIssueLine(context: string, found: Issue): string {
+export function renderIssueLine(context: string, found: Issue, helpCommand: string = context): string {
   const info = RESULT_CODES[found.code];
   // Each value bounded before it is escaped: a cut never splits an escape.
   const message = oneLine(bounded(found.message));
   const where = found.path === '' ? message : `${message} at ${oneLine(bounded(found.path))}`;
-  return `${context}: ${info.summary} (${where}); fix: ${info.fix} (${found.code})`;
+  return `${context}: ${info.summary} (${where}); fix: ${fixClause(found.code, helpCommand)} (${found.code})`;
+}
+
+/**
+ * A code's fix as printed: `{command}` in it becomes the command whose --help lists what
+ * the user may change (`laneward crew run`), so no fix tells the user to fill in a word.
+ */
+export function fixClause(code: ResultCode, helpCommand: string): string {
+  return RESULT_CODES[code].fix.replaceAll('{command}', helpCommand);
 }

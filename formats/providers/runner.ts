@@ -10,7 +10,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * A provider preset standing where an argv would: the CLI is driven non-interactively
  * with its prompt on stdin. `args` are appended to the preset's own; `env` is added to
  * the CLI's environment (the key and base URL, say); `bin` names the program when it is
- * not found on PATH or in node_modules.
+ * not found on PATH or in node_modules; `first_event_ms` bounds its start.
  */
 export const presetRunnerSchema = v.strictObject({
   preset: v.picklist(PRESET_NAMES, `Expected a preset: ${PRESET_NAMES.join(', ')}`),
@@ -23,7 +23,16 @@ export const presetRunnerSchema = v.strictObject({
     ),
   ),
   bin: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /**
+   * No structured event within this many ms of the spawn: PROVIDER_NO_START (a CLI that
+   * cannot reach its model ends at once instead of waiting out its lease). Over the
+   * signed action's first_event_ms; default {@link PRESET_FIRST_EVENT_MS}.
+   */
+  first_event_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2 ** 31 - 1))),
 });
+
+/** How long a preset call may go without its first structured event when neither the runner nor the action says. */
+export const PRESET_FIRST_EVENT_MS = 60_000;
 
 export const runnerSchema = v.union([argvRunnerSchema, presetRunnerSchema], 'Expected an argv array or a preset object ({"preset": ...})');
 

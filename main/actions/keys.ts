@@ -29,7 +29,7 @@ export interface KeyPairFiles {
 /**
  * Generates an Ed25519 pair into `dir` (created 0700 if absent): actions.key as PKCS#8
  * PEM (0600) and actions.pub as SPKI PEM (0644). An existing key file is never replaced:
- * that is an IO_ERROR whose `cause` carries EEXIST, so the CLI can report a refusal.
+ * that is KEYS_EXIST, a refusal, not a failure to write.
  */
 export function writeKeyPair(dir: string): KeyPairFiles {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -112,9 +112,8 @@ function writeNewFile(file: string, content: string, mode: number): void {
     linkSync(temp, file);
     syncDir(dirname(file));
   } catch (error) {
-    const exists = created && errnoCode(error) === 'EEXIST';
-    const message = exists ? 'a key file already exists there and is never replaced' : toError(error).message;
-    throw new LanewardError('IO_ERROR', message, { path: file, cause: error });
+    if (created && errnoCode(error) === 'EEXIST') throw new LanewardError('KEYS_EXIST', 'a key file already exists there and is never replaced', { path: file, cause: error });
+    throw new LanewardError('IO_ERROR', toError(error).message, { path: file, cause: error });
   } finally {
     // Only our own temp file: one we failed to create may belong to someone else.
     if (created) rmSync(temp, { force: true });

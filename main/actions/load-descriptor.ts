@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
-import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
 import { checkSchema } from '../../formats/schemas/check.ts';
+import { jsonSyntaxText, parseJson } from '../../formats/text/json-text.ts';
 import {
   actionDescriptorSchema,
   DESCRIPTOR_VERSION,
@@ -22,14 +23,24 @@ export interface VerifiedDescriptor {
   readonly sha256: string;
 }
 
+/** The codes a descriptor can be refused with: nothing is spawned under any of them. */
+export const DESCRIPTOR_REFUSALS = ['DESCRIPTOR_INVALID', 'TRUST_KEY_UNUSABLE', 'ACTION_UNKNOWN'] as const;
+export type DescriptorRefusal = (typeof DESCRIPTOR_REFUSALS)[number];
+
+/** Whether `error` is a descriptor's refusal (its file, its trust key or its action name). */
+export function isDescriptorRefusal(error: unknown): error is LanewardError & { readonly code: DescriptorRefusal } {
+  return isLanewardError(error) && (DESCRIPTOR_REFUSALS as readonly string[]).includes(error.code);
+}
+
 const invalid = (message: string, path: string, cause?: unknown) =>
   new LanewardError('DESCRIPTOR_INVALID', message, cause === undefined ? { path } : { path, cause });
 
 /**
  * Reads `file` once, checks FILE.sig over those exact bytes with the trusted public key
  * (`trustPub`, an SPKI PEM file), then parses the same bytes and checks the schema and
- * version. Every failure, including an unreadable trust key, is DESCRIPTOR_INVALID:
- * whoever asks must fail closed, never fall back to a default timeout mode.
+ * version. Every failure is DESCRIPTOR_INVALID, but an unreadable trust key, which is
+ * TRUST_KEY_UNUSABLE (exit 3 as well): whoever asks must fail closed, never fall back to
+ * a default timeout mode.
  */
 export function loadVerifiedDescriptor(file: string, trustPub: string): VerifiedDescriptor {
   const bytes = readOnce(file, 'descriptor');
@@ -40,18 +51,22 @@ export function loadVerifiedDescriptor(file: string, trustPub: string): Verified
   try {
     publicKey = readPublicKey(trustPub);
   } catch (error) {
-    throw invalid(`the trusted public key is unusable: ${toError(error).message}`, trustPub, error);
+    // Its own code: the fix is the trust path, not the descriptor's signature.
+    throw new LanewardError('TRUST_KEY_UNUSABLE', `the trusted public key is unusable: ${toError(error).message}`, { path: trustPub, cause: error });
   }
   // Verify before parsing: unauthenticated bytes never reach the JSON parser.
   if (!verifySignature(bytes, signature, publicKey)) {
     throw invalid('the signature does not match the file bytes under the trusted key', file);
   }
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (error) {
-    throw invalid(`not one JSON document: ${toError(error).message}`, file, error);
+    throw invalid('not UTF-8 text', file, error);
   }
+  const json = parseJson(text);
+  if (!json.ok) throw invalid(`not one JSON document (${jsonSyntaxText(json)})`, file);
+  const value = json.value;
   // The version is checked first and on its own: a descriptor from another version may
   // have another shape, and "newer writer" must not read as "broken fields".
   const version = (value as { schema_version?: unknown } | null)?.schema_version;
@@ -67,14 +82,16 @@ export function loadVerifiedDescriptor(file: string, trustPub: string): Verified
 
 /**
  * The verified spec of one action, for a supervisor to call before anything is spawned.
- * Throws DESCRIPTOR_INVALID for any problem with the file, its signature, or a name the
+ * Throws DESCRIPTOR_INVALID for any problem with the file or its signature,
+ * TRUST_KEY_UNUSABLE for a trust key that is not one, ACTION_UNKNOWN for a name the
  * descriptor does not list.
  */
 export function loadVerifiedAction(file: string, trustPub: string, action: string): { spec: ActionSpec; sha256: string } {
   const { descriptor, sha256 } = loadVerifiedDescriptor(file, trustPub);
   // Own keys only: "toString" or "__proto__" must not resolve through the prototype.
   if (!Object.hasOwn(descriptor.actions, action)) {
-    throw invalid(`no action named ${JSON.stringify(action)} in the descriptor`, file);
+    const names = Object.keys(descriptor.actions);
+    throw new LanewardError('ACTION_UNKNOWN', `no action named ${JSON.stringify(action)} in the descriptor, which lists ${names.map((n) => JSON.stringify(n)).join(', ')}`, { path: file });
   }
   return { spec: descriptor.actions[action]!, sha256 };
 }

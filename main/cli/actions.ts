@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { EXIT } from '../../formats/codes/codes.ts';
-import { errnoCode, isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
-import { issue } from '../../formats/codes/issue.ts';
+import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { fixClause, issue } from '../../formats/codes/issue.ts';
 import { readPrivateKey, writeKeyPair } from '../actions/keys.ts';
 import { loadVerifiedDescriptor } from '../actions/load-descriptor.ts';
 import { sha256Hex, signatureFileOf, signatureText } from '../actions/signature.ts';
@@ -21,9 +21,9 @@ export const ACTIONS_HELP = `usage: laneward actions <keygen|sign|verify> ... [-
 Prints ACTIONS_KEYGEN: key=<file> pub=<file> pub_sha256=<hex>,
 ACTIONS_SIGNED: file=<file> sig=<file> sha256=<hex>, or
 ACTIONS_VERIFIED: actions=<n> sha256=<hex> (sha256 of the file bytes). --json prints one
-JSON object instead. Exit status: 0 ok, 1 fail, 2 usage, 3 refused (a key file exists,
-or the descriptor is unsigned, tampered, malformed or of another version:
-DESCRIPTOR_INVALID).`;
+JSON object instead. Exit status: 0 ok, 1 fail, 2 usage, 3 refused (a key file exists:
+KEYS_EXIST; the trusted key is not an Ed25519 public key: TRUST_KEY_UNUSABLE; the
+descriptor is unsigned, tampered, malformed or of another version: DESCRIPTOR_INVALID).`;
 
 /** One subcommand: parses its own argv, does the work, returns its result object. */
 interface Sub {
@@ -94,7 +94,7 @@ function actionCommand(name: string, sub: Sub): Command {
         if (!isLanewardError(caught)) throw caught;
         const exit = refused(caught) ? EXIT.refused : EXIT.fail;
         if (json) {
-          io.out(JSON.stringify({ [sub.flag]: false, code: caught.code, message: caught.message, path: caught.path }));
+          io.out(JSON.stringify({ [sub.flag]: false, code: caught.code, message: caught.message, path: caught.path, fix: fixClause(caught.code, `laneward actions ${name}`) }));
           return exit;
         }
         // A plain failure is rendered by the one catch (exit 1); only a refusal needs its own status.
@@ -112,9 +112,9 @@ export const ACTIONS = group({
   commands: Object.entries(SUBS).map(([name, sub]) => actionCommand(name, sub)),
 });
 
-/** A refusal (exit 3): a descriptor that may not be used, or a key file that may not be replaced. */
+/** A refusal (exit 3): a descriptor or trust key that may not be used, or a key file that may not be replaced. */
 function refused(error: LanewardError): boolean {
-  return error.code === 'DESCRIPTOR_INVALID' || (error.code === 'IO_ERROR' && errnoCode(error.cause) === 'EEXIST');
+  return error.code === 'DESCRIPTOR_INVALID' || error.code === 'TRUST_KEY_UNUSABLE' || error.code === 'KEYS_EXIST';
 }
 
 function readBytes(file: string): Buffer {

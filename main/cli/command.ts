@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { EXIT, type ResultCode } from '../../formats/codes/codes.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
-import { issue, renderIssueLine, type Issue } from '../../formats/codes/issue.ts';
+import { fixClause, issue, renderIssueLine, type Issue } from '../../formats/codes/issue.ts';
 import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { jsonText } from '../../formats/text/json-text.ts';
 import { parseCommand, usage } from './args.ts';
@@ -48,7 +48,7 @@ export interface FailureRule {
   readonly exit?: (code: ResultCode) => number;
   /** The context of the error line; `sub` is undefined for an unknown subcommand. */
   readonly context?: (sub: string | undefined) => string;
-  /** With --json before any `--`, one {ok: false, code, path, message} object on stdout instead. */
+  /** With --json before any `--`, one {ok: false, code, path, message, fix} object on stdout instead. */
   readonly json?: boolean;
   /** What else a failure reports: fields added to the JSON object, lines on stdout after the error line. */
   readonly more?: (error: LanewardError, exit: number, failed: Failed) => { readonly fields: Readonly<Record<string, unknown>>; readonly lines: readonly string[] };
@@ -58,6 +58,8 @@ export interface FailureRule {
 export interface Failed {
   readonly sub: string | undefined;
   readonly args: readonly string[];
+  /** The command whose --help a fix points at (`laneward crew run`); default the line's context. */
+  readonly helpCommand?: string;
 }
 
 /**
@@ -122,8 +124,18 @@ export async function dispatch(entry: Command | Group, args: readonly string[], 
     return await found.run(rest, io);
   } catch (caught) {
     const where = rule.context === undefined ? context : rule.context(sub);
-    return fail(caught, where, rule, rule.json === true && jsonRequested(args.slice(1)), io, { sub, args: args.slice(1) });
+    return fail(caught, where, rule, rule.json === true && jsonRequested(args.slice(1)), io, { sub, args: args.slice(1), helpCommand: helpCommandOf(entry, sub) });
   }
+}
+
+/**
+ * The command whose --help lists what may be given: the subcommand that ran, the group
+ * when the subcommand is unknown, the top level for an unknown command. Taken from the
+ * table, never from argv, so an unknown word is not named as a command to ask help of.
+ */
+function helpCommandOf(entry: Command | Group, sub: string | undefined): string {
+  if (entry.name === 'laneward') return 'laneward';
+  return `laneward ${entry.name}${entry.kind === 'group' && sub !== undefined ? ` ${sub}` : ''}`;
 }
 
 /** Renders a thrown error: INTERNAL for anything that is not a LanewardError. */
@@ -131,11 +143,12 @@ export function fail(caught: unknown, context: string, rule: FailureRule, json: 
   const error = isLanewardError(caught) ? caught : new LanewardError('INTERNAL', toError(caught).message);
   const exit = (rule.exit ?? exitStatus)(error.code);
   const more = rule.more?.(error, exit, failed) ?? { fields: {}, lines: [] };
+  const helpCommand = failed.helpCommand ?? context;
   if (json) {
-    io.out(jsonLine({ ok: false, code: error.code, path: error.path, message: error.message, ...more.fields }));
+    io.out(jsonLine({ ok: false, code: error.code, path: error.path, message: error.message, fix: fixClause(error.code, helpCommand), ...more.fields }));
     return exit;
   }
-  io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
+  io.err(renderIssueLine(context, issue(error.code, error.path, error.message), helpCommand));
   for (const line of more.lines) io.out(line);
   return exit;
 }
@@ -148,12 +161,13 @@ function jsonRequested(args: readonly string[]): boolean {
 
 /**
  * The one refusal rule: a command that refuses prints one error line per issue on
- * stderr, or with --json one {ok: false, code, path, message, errors} object on stdout,
- * and returns `exit`.
+ * stderr, or with --json one {ok: false, code, path, message, fix, errors} object on
+ * stdout (each of `errors` with its own fix), and returns `exit`.
  */
 export function refuse(io: Io, context: string, issues: readonly Issue[], json: boolean, exit: number): number {
   const first = issues[0]!;
-  if (json) io.out(jsonText({ ok: false, code: first.code, path: first.path, message: first.message, errors: issues }));
+  const withFix = (found: Issue) => ({ ...found, fix: fixClause(found.code, context) });
+  if (json) io.out(jsonText({ ok: false, code: first.code, path: first.path, message: first.message, fix: fixClause(first.code, context), errors: issues.map(withFix) }));
   else for (const found of issues) io.err(renderIssueLine(context, found));
   return exit;
 }

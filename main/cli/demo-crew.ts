@@ -25,8 +25,9 @@ crashing reviewer, a malformed result, a crashing agent, a failing observer; def
 default 4, --broken 0): native reviews and the observer by claude-code, outside reviews by
 codex, agents alternating codex and claude-code, each lane in its own worktree of a small
 git repository the demo makes, all against a model server of the demo's own on loopback
-(no key, no network). CLIs not found (PATH, node_modules, .laneward/clis) are installed at
-their pinned versions into .laneward/clis first, said on stderr.
+(no key, no network). CLIs not found (PATH, node_modules, the per-user cache of laneward
+providers --help) are installed at their pinned versions into that cache first, said on
+stderr.
 Ends with the CREW_SUMMARY: line, a DEMO: line and three DEMO_NEXT: lines on stderr, the
 commands to try next: this crew's status, laneward init for a crew of your own, and its
 rehearsal with no key. Exit 0 when exactly the lanes broken on purpose failed, each with

@@ -1,10 +1,10 @@
-import { isLanewardError } from '../../formats/codes/error.ts';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
 import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import { refusedOutcome, type Outcome } from '../../workers/supervise/outcome.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { leaseSpecFor, type LeaseRequest } from '../lease/lease-options.ts';
+import { isDescriptorRefusal } from '../actions/load-descriptor.ts';
 import { intOption, usage } from './args.ts';
 import type { Io } from './io.ts';
 
@@ -50,7 +50,7 @@ export function specOrRefusal(request: LeaseRequest, argv: readonly string[], st
   try {
     return leaseSpecFor(request, argv, startedAt);
   } catch (error) {
-    if (!isLanewardError(error) || error.code !== 'DESCRIPTOR_INVALID') throw error;
+    if (!isDescriptorRefusal(error)) throw error;
     io.err(renderIssueLine(context, issue(error.code, error.path, error.message)));
     return refusedOutcome(error.code, request.action, startedAt);
   }

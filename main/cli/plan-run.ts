@@ -3,7 +3,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { EXIT } from '../../formats/codes/codes.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
 import { exitStatus, planExitStatus } from '../../formats/codes/exit-status.ts';
-import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
+import { fixClause, issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import type { PlanRunEvent, PlanRunReport } from '../plan/index.ts';
@@ -158,7 +158,7 @@ export const planRunCommand: Command = command({
       const exit = planExitStatus(error.code);
       const dir = runDir === '-' || error.code === 'USAGE' ? '-' : runDir;
       if (json) {
-        io.out(jsonLine({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, runDir: dir }));
+        io.out(jsonLine({ ok: false, status: 'refused', code: error.code, path: error.path, message: error.message, fix: fixClause(error.code, 'laneward plan run'), runDir: dir }));
       } else {
         io.err(renderIssueLine('laneward plan run', issue(error.code, error.path, error.message)));
         const exists = dir !== '-' && existsSync(join(dir, '.laneward-run'));

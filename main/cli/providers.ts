@@ -2,7 +2,7 @@ import { EXIT } from '../../formats/codes/codes.ts';
 import { PROVIDER_PINS, type ProviderPin } from '../../formats/providers/pins.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
 import { installClis } from '../providers/install.ts';
-import { cliVersion, defaultCacheDir, keyIsSet, locateCli, type FoundWhere } from '../providers/locate.ts';
+import { CACHE_ENV, cacheDirOf, cliVersion, keyIsSet, locateCli, type FoundWhere } from '../providers/locate.ts';
 import { command } from './command.ts';
 
 export const PROVIDERS_HELP = `usage: laneward providers [--install] [--json]
@@ -12,14 +12,16 @@ Reports the agent CLIs the provider presets drive, one line per preset:
 ${PROVIDER_PINS.map((pin) => `  ${pin.preset.padEnd(12)} ${`${pin.packageName}@${pin.version}`.padEnd(34)} program ${pin.binary.padEnd(7)} key ${pin.keyEnv.join(' or ')}`).join('\n')}
 
 A program is looked up on PATH first (found=path), then in ./node_modules/.bin
-(found=node_modules), then in the cache ./.laneward/clis (found=cache, only once an install
-there finished and was checked). version is what <program> --version prints (run for at
-most 5 s, without the API keys in its environment); unknown when it prints none. key says
-whether the key variable is set; its value is never printed.
+(found=node_modules), then in the per-user cache (found=cache, only once an install there
+finished and was checked): $${CACHE_ENV} if set, else $XDG_CACHE_HOME/laneward, else
+~/.cache/laneward, the same from every directory. version is what <program> --version
+prints (run for at most 5 s, without the API keys in its environment); unknown when it
+prints none. key says whether the key variable is set; its value is never printed.
 
 --install first installs the presets found nowhere into the cache, at their pinned versions
-(npm install --ignore-scripts --prefix .laneward/clis; npm must be on PATH), saying so in one
-PROVIDERS: line on stderr. Concurrent installs take turns; an interrupted one is redone.
+(npm install --ignore-scripts --prefix CACHE; npm must be on PATH), saying so in one
+PROVIDERS: line on stderr; each installed CLI must then answer --version with its pinned
+version within a minute. Concurrent installs take turns; an interrupted one is redone.
 --json prints one JSON array of {preset, package, cli, found, version, pinned, key, key_env}.
 Exit status: 0 for the report (a missing CLI or key is reported, not a failure), 1 when
 an install failed (PROVIDER_INSTALL_FAILED), 2 usage.`;
@@ -43,7 +45,7 @@ export const PROVIDERS = command({
   run: async ({ values }, io) => {
     const cwd = process.cwd();
     const env = process.env;
-    const cacheDir = defaultCacheDir(cwd);
+    const cacheDir = cacheDirOf(env, cwd);
     if (values.install) {
       const missing = PROVIDER_PINS.filter((pin) => locateCli(pin, { cwd, env, cacheDir }).found === 'missing');
       if (missing.length > 0) await installClis(missing, cacheDir, io, { env });

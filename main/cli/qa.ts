@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXIT } from '../../formats/codes/codes.ts';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
-import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
+import { fixClause, issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { jsonText } from '../../formats/text/json-text.ts';
 import { MAX_TIMER_MS } from '../../formats/supervision/limits.ts';
 import { renderQaLine, renderStatusLine } from '../../formats/qa/lines.ts';
@@ -75,7 +75,7 @@ function storeOf(values: { state?: string | undefined }): Store {
 /** Prints a report (lines, or one JSON object) and returns its exit status. */
 function print(io: Io, context: string, json: boolean, result: QaReport, cancelSignal: string | null = null): number {
   if (json) {
-    io.out(jsonText({ ok: result.code === null, lane: result.lane, code: result.code, message: result.message, events: result.events, status: result.status }));
+    io.out(jsonText({ ok: result.code === null, lane: result.lane, code: result.code, message: result.message, fix: result.code === null ? null : fixClause(result.code, context), events: result.events, status: result.status }));
   } else {
     for (const event of result.events) io.out(renderQaLine(event));
     if (result.code !== null) io.err(renderIssueLine(context, issue(result.code, '', result.message === '' ? `lane ${result.lane}` : result.message)));

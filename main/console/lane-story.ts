@@ -1,4 +1,5 @@
-import { RESULT_CODES } from '../../formats/codes/codes.ts';
+import { RESULT_CODES, type ResultCode } from '../../formats/codes/codes.ts';
+import { fixClause } from '../../formats/codes/issue.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
@@ -108,7 +109,7 @@ function laneCost(record: RunRecord | undefined, progress: LaneProgress | undefi
   return usd(costOfLane(progress ?? {}, record?.spend ?? null).usd);
 }
 
-/** The fix clause of a result code; null for a code the table does not have. */
+/** The fix clause of a result code as a crew run prints it; null for a code the table does not have. */
 function fixOf(code: string | null): string | null {
-  return code !== null && Object.hasOwn(RESULT_CODES, code) ? RESULT_CODES[code as keyof typeof RESULT_CODES].fix : null;
+  return code !== null && Object.hasOwn(RESULT_CODES, code) ? fixClause(code as ResultCode, 'laneward crew run') : null;
 }

@@ -1,7 +1,7 @@
 import type { ActionSpec } from '../../formats/schemas/actions.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
-import { loadVerifiedAction } from '../actions/load-descriptor.ts';
+import { isDescriptorRefusal, loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { specFrom } from '../lease/lease-options.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { LaneSpec } from '../../formats/crew/file.ts';
@@ -24,7 +24,7 @@ export interface CrewActions {
 export function verifyCrewActions(crew: LoadedCrew): CrewActions {
   const names = { reviewer: crew.crew.actions.reviewer, observer: crew.crew.actions.observer, agent: crew.crew.actions.agent };
   const verified = {} as Record<CallKind, { spec: ActionSpec; sha256: string }>;
-  for (const kind of Object.keys(names) as CallKind[]) verified[kind] = loadVerifiedAction(crew.actionsFile, crew.trustFile, names[kind]);
+  for (const kind of Object.keys(names) as CallKind[]) verified[kind] = verifiedAction(crew, kind, names[kind]);
   const request = (kind: CallKind) => ({
     file: crew.actionsFile,
     trust: crew.trustFile,
@@ -40,6 +40,20 @@ export function verifyCrewActions(crew: LoadedCrew): CrewActions {
     names,
     spec: (kind, argv) => specFrom(verified[kind].spec, verified[kind].sha256, request(kind), argv, nowMs()),
   };
+}
+
+/**
+ * One action of the crew, a refusal prefixed with the crew file's field that named what
+ * was refused (`actions.agent`, `actions.trust`), the one the user must correct.
+ */
+function verifiedAction(crew: LoadedCrew, kind: CallKind, name: string): { spec: ActionSpec; sha256: string } {
+  try {
+    return loadVerifiedAction(crew.actionsFile, crew.trustFile, name);
+  } catch (error) {
+    if (!isDescriptorRefusal(error)) throw error;
+    const field = error.code === 'ACTION_UNKNOWN' ? `actions.${kind}` : error.code === 'TRUST_KEY_UNUSABLE' ? 'actions.trust' : 'actions.file';
+    throw new LanewardError(error.code, `${field}: ${error.message}`, { path: error.path, cause: error });
+  }
 }
 
 const ROLE_KIND: Readonly<Record<keyof LaneSpec['runners'], CallKind>> = { native: 'reviewer', outside: 'reviewer', observer: 'observer', agent: 'agent' };

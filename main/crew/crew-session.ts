@@ -6,7 +6,7 @@ import type { DispatchStats } from '../dispatch/dispatcher.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, type CrewViewOptions } from '../console/view-state.ts';
-import { crewRunRecord } from '../console/crew-run-record.ts';
+import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { summaryLine, tally, type CrewTally } from './coordinator.ts';
@@ -179,10 +179,12 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
     reserveUsd: loaded.crew.limits.reserve_usd,
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
   };
-  await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, null, null));
+  // A run with nothing to run (a finished crew served to look at it) keeps the crew's record.
+  const keepsRecord = runsNothing(loaded.lanes.map((lane) => base.store.crewLanes.get([runFacts.crew, lane.id])), options.retryFailed === true);
+  if (!keepsRecord) await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, null, null));
   const shown: Shown = { view: undefined, live: undefined, server: undefined };
   const lanes = await runShown(sessionOf(base, runner, shown), runner, shown, runFacts);
-  return endCrew(base, runner, shown, runFacts, lanes, (performance.now() - started) / 1000);
+  return endCrew(base, runner, shown, runFacts, lanes, (performance.now() - started) / 1000, keepsRecord);
 }
 
 /** The session a runner is handed: the lanes' changes reach the view, their ends print above the live region. */
@@ -245,7 +247,7 @@ async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, 
 }
 
 /** The crew's end: its summary in the view and the store's record, the report, the last line, then the server closed. */
-async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runFacts: RunFacts, lanes: LaneProgress[], durationS: number): Promise<CrewRunResult> {
+async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runFacts: RunFacts, lanes: LaneProgress[], durationS: number, keepsRecord: boolean): Promise<CrewRunResult> {
   const { options, loaded, stop } = base;
   const counts = tally(lanes, loaded.lanes.length);
   const attempts = runner.attempts(lanes);
@@ -253,7 +255,7 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
   const view = shown.view!;
   view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
-  await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, view.snapshot(), stop.stoppedBy));
+  if (!keepsRecord) await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, view.snapshot(), stop.stoppedBy));
   shown.live?.close(true);
   if (options.report !== undefined) {
     writeCrewReport(resolve(options.cwd, options.report), {

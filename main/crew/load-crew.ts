@@ -3,6 +3,8 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew/file.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
+import { describeKeyIssues } from '../../formats/schemas/key-issues.ts';
+import { jsonSyntaxText, parseJson } from '../../formats/text/json-text.ts';
 import { replyFormProblem } from '../../formats/gate/reply.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { checkWorkspace, type LoadedWorkspace } from './check-workspace.ts';
@@ -32,18 +34,16 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
   const file = resolve(cwd, path);
   const read = tryReadBounded(file, MAX_CREW_BYTES);
   if (!read.ok) throw invalid(file, `the crew file ${read.detail}`);
-  let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(read.bytes));
-  } catch (error) {
-    throw invalid(file, `the crew file is not one UTF-8 JSON document (${(error as Error).message})`);
+    text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
+  } catch {
+    throw invalid(file, 'the crew file is not UTF-8 text');
   }
-  const parsed = v.safeParse(crewFileSchema, value);
-  if (!parsed.success) {
-    const first = parsed.issues[0];
-    const where = v.getDotPath(first) ?? '(top level)';
-    throw invalid(file, `${where}: ${first.message}`);
-  }
+  const json = parseJson(text);
+  if (!json.ok) throw invalid(file, `the crew file is not one JSON document (${jsonSyntaxText(json)})`);
+  const parsed = v.safeParse(crewFileSchema, json.value);
+  if (!parsed.success) throw invalid(file, describeKeyIssues(crewFileSchema, parsed.issues));
   const crew = parsed.output;
   // The standing answer is the same for every lane: a reply that cannot parse would fail
   // each lane at its gate, after its review was paid for.

@@ -9,7 +9,7 @@ import { writeSignedActions } from './demo-crew.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { gitSync } from '../git/run-git.ts';
 import { installClis } from '../providers/install.ts';
-import { defaultCacheDir, locateCli } from '../providers/locate.ts';
+import { cacheDirOf, locateCli } from '../providers/locate.ts';
 
 /** The CLIs a real demo crew runs: claude-code reviews natively and observes, codex reviews from outside; agents alternate. */
 const DEMO_PRESETS: readonly PresetName[] = ['claude-code', 'codex'];
@@ -21,8 +21,8 @@ const DEMO_PRESETS: readonly PresetName[] = ['claude-code', 'codex'];
 export async function demoClis(cwd: string, env: NodeJS.ProcessEnv, io: { err(line: string): void }): Promise<Record<PresetName, string>> {
   const missing = DEMO_PRESETS.filter((preset) => locateCli(pinOf(preset), { cwd, env }).path === null);
   if (missing.length > 0) {
-    io.err(`DEMO: ${missing.join(', ')} not found: installing the pinned versions into ${defaultCacheDir(cwd)}`);
-    await installClis(missing.map(pinOf), defaultCacheDir(cwd), io, { env });
+    io.err(`DEMO: ${missing.join(', ')} not found: installing the pinned versions into ${cacheDirOf(env, cwd)}`);
+    await installClis(missing.map(pinOf), cacheDirOf(env, cwd), io, { env });
   }
   const found = {} as Record<PresetName, string>;
   for (const preset of DEMO_PRESETS) {

@@ -7,13 +7,15 @@ import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { acquireLock } from '../fs/file-lock.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
 import { readInstalled, writeInstalled } from './installed-record.ts';
-import { cliVersion, withoutKeys } from './locate.ts';
+import { cliVersion, INSTALL_VERSION_TIMEOUT_MS, withoutKeys } from './locate.ts';
 
 export interface InstallOptions {
   /** npm's environment (PATH finds npm); API keys are removed. Default process.env. */
   readonly env?: NodeJS.ProcessEnv;
   /** How long another process's install is waited for. Default 20 minutes. */
   readonly lockWaitMs?: number;
+  /** How long each installed CLI may take to answer --version. Default a minute. */
+  readonly versionTimeoutMs?: number;
   /** How long npm may run before it is killed. Default 20 minutes. */
   readonly npmTimeoutMs?: number;
 }
@@ -43,7 +45,7 @@ export async function installClis(
   const release = lock(join(dir, '.install.lock'), options.lockWaitMs ?? WAIT_MS);
   try {
     const todo: ProviderPin[] = [];
-    for (const pin of pins) if (!(await installedAt(pin, dir, env))) todo.push(pin);
+    for (const pin of pins) if (!(await installedAt(pin, dir, env, options.versionTimeoutMs ?? INSTALL_VERSION_TIMEOUT_MS))) todo.push(pin);
     if (todo.length === 0) return [];
     // npm install --prefix wants a project there; without one it walks up to a parent's.
     // --save-exact keeps its package.json at the pins (npm would write ^ ranges).
@@ -57,7 +59,7 @@ export async function installClis(
     for (const pin of todo) if (pin.postinstall !== undefined) await runPostinstall(pin, pin.postinstall, dir, env);
     for (const pin of todo) {
       const bin = join(dir, 'node_modules', '.bin', pin.binary);
-      const version = await cliVersion(bin, { env, cwd: dir });
+      const version = await cliVersion(bin, { env, cwd: dir, timeoutMs: options.versionTimeoutMs ?? INSTALL_VERSION_TIMEOUT_MS });
       if (version !== pin.version) {
         throw new LanewardError('PROVIDER_INSTALL_FAILED', `npm finished but ${bin} --version printed ${version ?? 'no version'}, not ${pin.version}`, { path: bin });
       }
@@ -71,9 +73,9 @@ export async function installClis(
 }
 
 /** Whether `pin` is in the cache already: recorded as installed and answering its version. */
-async function installedAt(pin: ProviderPin, dir: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+async function installedAt(pin: ProviderPin, dir: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<boolean> {
   if (readInstalled(dir)[pin.preset] !== pin.version) return false;
-  return (await cliVersion(join(dir, 'node_modules', '.bin', pin.binary), { env, cwd: dir })) === pin.version;
+  return (await cliVersion(join(dir, 'node_modules', '.bin', pin.binary), { env, cwd: dir, timeoutMs })) === pin.version;
 }
 
 function lock(path: string, waitMs: number): () => void {

@@ -2,7 +2,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import type { ProviderFacts } from '../../formats/providers/facts.ts';
 import type { PresetName } from '../../formats/providers/names.ts';
 import { PRESETS, type CallRole } from '../../formats/providers/presets.ts';
-import { fillPlaceholders, isPresetRunner, type RunnerConfig } from '../../formats/providers/runner.ts';
+import { fillPlaceholders, isPresetRunner, PRESET_FIRST_EVENT_MS, type RunnerConfig } from '../../formats/providers/runner.ts';
 import type { ToolClass } from '../../formats/supervision/tool-policy.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import type { SupervisionSpec } from '../../workers/supervise/spec.ts';
@@ -17,6 +17,8 @@ export interface Launch {
   readonly provider?: PresetName;
   /** The model a preset was asked for; null for an argv runner. */
   readonly model: string | null;
+  /** A preset's budget for its first structured event, as its runner gives it; undefined: the action's, else the preset default. */
+  readonly firstEventMs?: number;
 }
 
 export interface LaunchCall {
@@ -48,19 +50,23 @@ export function launchOf(runner: RunnerConfig, call: LaunchCall): Launch {
     stdinFile: call.prompt,
     provider: runner.preset,
     model,
+    ...(runner.first_event_ms === undefined ? {} : { firstEventMs: runner.first_event_ms }),
   };
 }
 
 /**
  * The spec of one call of `launch` on `base` (the signed action's): the runner's env under
- * laneward's own variables, and for a preset its prompt on stdin and its stream read.
+ * laneward's own variables, and for a preset its prompt on stdin, its stream read and a
+ * budget for its first event (the runner's first_event_ms, else the action's, else
+ * PRESET_FIRST_EVENT_MS): a CLI that cannot reach its model writes no event, and would
+ * otherwise hold its slot for the whole lease.
  */
 export function launchSpec(base: SupervisionSpec, launch: Launch, env: Readonly<Record<string, string>>): SupervisionSpec {
   return {
     ...base,
     env: { ...base.env, ...launch.env, ...env },
     ...(launch.stdinFile === undefined ? {} : { stdinFile: launch.stdinFile }),
-    ...(launch.provider === undefined ? {} : { provider: launch.provider }),
+    ...(launch.provider === undefined ? {} : { provider: launch.provider, firstEventMs: launch.firstEventMs ?? base.firstEventMs ?? PRESET_FIRST_EVENT_MS }),
     ...(launch.model === null ? {} : { model: launch.model }),
   };
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { delimiter, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { PROVIDER_KEY_ENV, type ProviderPin } from '../../formats/providers/pins.ts';
 import { unrunnable } from '../process/runnable.ts';
 import { readInstalled } from './installed-record.ts';
@@ -16,25 +17,45 @@ export interface Located {
 export interface LocateOptions {
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
-  /** Where `laneward providers --install` puts the CLIs; default `<cwd>/.laneward/clis`. */
+  /** Where `laneward providers --install` puts the CLIs; default {@link cacheDirOf}. */
   readonly cacheDir?: string;
 }
+
+/** The variable that names the CLI cache directory (it holds node_modules and installed.json). */
+export const CACHE_ENV = 'LANEWARD_CACHE';
 
 /** glibc's default search path (confstr _CS_PATH): what execvp walks when PATH is unset. */
 const DEFAULT_PATH = '/bin:/usr/bin';
 const VERSION_TIMEOUT_MS = 5_000;
+/**
+ * The check of a CLI just installed: its first start reads a cold disk cache (gemini took
+ * 5.03 s once), so a slow answer is not a failed install; only a wrong one, or none in a
+ * minute, is.
+ */
+export const INSTALL_VERSION_TIMEOUT_MS = 60_000;
 const VERSION_OUTPUT_MAX = 64 * 1024;
 
-/** The cache directory of `cwd` when none is named. */
-export function defaultCacheDir(cwd: string): string {
-  return join(resolve(cwd), '.laneward', 'clis');
+/**
+ * The per-user CLI cache: $LANEWARD_CACHE (relative to `cwd`), else
+ * $XDG_CACHE_HOME/laneward, else $HOME/.cache/laneward. Per user, not per directory: the
+ * CLIs are some 860 MB, and a cache under the working directory was not found (and was
+ * downloaded again) from the next directory. A relative XDG_CACHE_HOME is ignored, as the
+ * XDG base directory rules say.
+ */
+export function cacheDirOf(env: NodeJS.ProcessEnv, cwd: string): string {
+  const named = env[CACHE_ENV] ?? '';
+  if (named !== '') return resolve(cwd, named);
+  const xdg = env['XDG_CACHE_HOME'] ?? '';
+  if (isAbsolute(xdg)) return join(xdg, 'laneward');
+  const home = env['HOME'] ?? '';
+  return join(home !== '' ? home : homedir(), '.cache', 'laneward');
 }
 
 /**
  * Finds a preset's program: on PATH first (as execvp would run it: each entry in order,
  * an empty entry meaning the working directory, skipping what cannot run), then in
- * `<cwd>/node_modules/.bin`, then in the cache, where it counts only when its install
- * finished and was verified (installed-record.ts).
+ * `<cwd>/node_modules/.bin`, then in the per-user cache (cacheDirOf), where it counts only
+ * when its install finished and was verified (installed-record.ts).
  */
 export function locateCli(pin: ProviderPin, options: LocateOptions): Located {
   const cwd = resolve(options.cwd);
@@ -44,7 +65,7 @@ export function locateCli(pin: ProviderPin, options: LocateOptions): Located {
   }
   const local = join(cwd, 'node_modules', '.bin', pin.binary);
   if (unrunnable(local) === null) return { path: local, found: 'node_modules' };
-  const cacheDir = resolve(cwd, options.cacheDir ?? defaultCacheDir(cwd));
+  const cacheDir = resolve(cwd, options.cacheDir ?? cacheDirOf(options.env, cwd));
   const cached = join(cacheDir, 'node_modules', '.bin', pin.binary);
   if (readInstalled(cacheDir)[pin.preset] === pin.version && unrunnable(cached) === null) return { path: cached, found: 'cache' };
   return { path: null, found: 'missing' };

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import type { ResultCode } from '../../formats/codes/codes.ts';
-import { isLanewardError, toError } from '../../formats/codes/error.ts';
+import { toError } from '../../formats/codes/error.ts';
 import { QA_TOOL_POLICY, type Frame, type ObserverConfig, type QaMode } from '../../formats/qa/record.ts';
 import { qaVerdictSchema, VERDICT_FILE_MAX, type QaVerdict } from '../../formats/qa/verdict.ts';
 import { isToolEventFormat, type ToolClass, type ToolEventFormat } from '../../formats/supervision/tool-policy.ts';
@@ -17,6 +17,7 @@ import { transact, type Store } from '../store/store.ts';
 import { journalChild } from './reservations.ts';
 import { isBoundedReadError, readBounded } from '../fs/read-bounded.ts';
 import { leaseSpecFor } from '../lease/lease-options.ts';
+import { isDescriptorRefusal } from '../actions/load-descriptor.ts';
 import { callDirPath } from './call-dirs.ts';
 import { readFrames } from './frames.ts';
 import type { SuperviseFn } from './supervise-fn.ts';
@@ -73,8 +74,8 @@ export function callSpec(lane: string, observer: ObserverConfig, call: number, m
       startedAt,
     );
   } catch (error) {
-    if (!isLanewardError(error) || error.code !== 'DESCRIPTOR_INVALID') throw error;
-    return { refused: { outcome: refusedOutcome('DESCRIPTOR_INVALID', observer.action, startedAt), code: 'DESCRIPTOR_INVALID', detail: error.message } };
+    if (!isDescriptorRefusal(error)) throw error;
+    return { refused: { outcome: refusedOutcome(error.code, observer.action, startedAt), code: error.code, detail: error.message } };
   }
   // An action that leaves progress to the preset reads the preset's own stream format.
   const events = progressFor(base.progress, launch.provider);

@@ -1,8 +1,7 @@
-import { isLanewardError } from '../../formats/codes/error.ts';
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord, ObserverConfig } from '../../formats/qa/record.ts';
 import { isToolEventFormat } from '../../formats/supervision/tool-policy.ts';
-import { loadVerifiedAction } from '../actions/load-descriptor.ts';
+import { isDescriptorRefusal, loadVerifiedAction } from '../actions/load-descriptor.ts';
 import { progressFor } from '../../formats/providers/presets.ts';
 import { transact, type Store } from '../store/store.ts';
 import { bootstrap } from './bootstrap.ts';
@@ -67,7 +66,7 @@ export async function qaStart(store: Store, lane: string, options: QaStartOption
     // Progress left to the preset is the preset's own stream format.
     progress = spec.timeout_mode === 'admitted_progress_inactivity' ? progressFor(spec.progress, observer.preset?.preset) : null;
   } catch (error) {
-    if (isLanewardError(error) && error.code === 'DESCRIPTOR_INVALID') return report(lane, 'DESCRIPTOR_INVALID', [], undefined, error.message);
+    if (isDescriptorRefusal(error)) return report(lane, error.code, [], undefined, error.message);
     throw error;
   }
   if (!isToolEventFormat(progress)) {

@@ -17,7 +17,7 @@ export type FailureCode =
   | 'PROVIDER_NO_EXIT'
   | 'PROVIDER_RATE_LIMITED';
 /** Refused before anything was spawned: a descriptor that failed, or a crew's spend cap that has no room. */
-export type RefusalCode = 'DESCRIPTOR_INVALID' | 'PROGRESS_CHANNEL_UNAVAILABLE' | 'SPEND_CAP_EXCEEDED';
+export type RefusalCode = 'DESCRIPTOR_INVALID' | 'TRUST_KEY_UNUSABLE' | 'ACTION_UNKNOWN' | 'PROGRESS_CHANNEL_UNAVAILABLE' | 'SPEND_CAP_EXCEEDED';
 /** Every code a supervision can end with. */
 export type OutcomeCode = TimeoutCode | FailureCode | RefusalCode | 'CANCELLED';
 
@@ -88,6 +88,8 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
   TOOL_DENIED: 'failed',
   TEARDOWN_UNPROVEN: 'failed',
   DESCRIPTOR_INVALID: 'refused',
+  TRUST_KEY_UNUSABLE: 'refused',
+  ACTION_UNKNOWN: 'refused',
   PROGRESS_CHANNEL_UNAVAILABLE: 'refused',
   SPEND_CAP_EXCEEDED: 'refused',
   CANCELLED: 'cancelled',
