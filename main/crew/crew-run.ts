@@ -9,6 +9,11 @@ import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
+import { crewRunId } from './crew-run-id.ts';
+import { landPort } from './land-port.ts';
+import { landLines, type LandEvent } from '../../formats/crew/land-lines.ts';
+import { pregateChecks } from '../../formats/crew/pregate-checks.ts';
+import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
@@ -123,6 +128,7 @@ async function runClaimed(
 
   const runFacts = {
     crew: crew.crew,
+    runId: crewRunId(store, crew.crew),
     file: loaded.file,
     startedAt,
     retryCommand: retryAdvice(loaded.file, root),
@@ -267,7 +273,10 @@ async function runClaimed(
         orphans,
         review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
         ...(crew.prices === undefined ? {} : { prices: crew.prices }),
-        ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
+        ...laneWorkspace(loaded, runFacts.runId, stop.signal, (progress) => laneCost(progress, ledger(progress)).usd, (event) => {
+          if (options.json) print(JSON.stringify(event));
+          else for (const line of landLines(event)) print(line);
+        }),
       },
       {
         cancel: stop.signal,
@@ -329,6 +338,16 @@ async function runClaimed(
     await server.close();
   }
   return { tally: counts, lanes, stoppedBy, summary };
+}
+
+/** The lanes' workspace port and, for a crew file with a `pregate`, its land port (none without a workspace). */
+function laneWorkspace(loaded: LoadedCrew, runId: string, cancel: AbortSignal, spentUsd: (progress: LaneProgress) => number, onEvent: (event: LandEvent) => void): { workspace?: WorkspacePort; land?: LandPort } {
+  const { crew } = loaded;
+  if (loaded.workspace === null) return {};
+  const workspace = workspacePort(loaded.workspace, crew.crew, runId, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes });
+  if (crew.pregate === undefined) return { workspace };
+  const checks = pregateChecks(crew.pregate, crew.limits.timeout_ms);
+  return { workspace, land: landPort({ crew: crew.crew, crewRun: runId, workspace: loaded.workspace, port: workspace, checks, cancel, spentUsd, onEvent }) };
 }
 
 /** A report path that cannot be written is refused before the crew runs, not after its work. */
