@@ -403,7 +403,7 @@ describe('the crew file workspace', () => {
     ['an option-looking base', (c: Record<string, any>) => (c.workspace.base = '--output=/tmp/x'), /^workspace\.base: "--output=\/tmp\/x" starts with "-"/],
     ['an empty repo', (c: Record<string, any>) => (c.workspace.repo = ''), /^workspace\.repo: /],
     ['an unknown workspace field', (c: Record<string, any>) => (c.workspace.branch = 'x'), /^workspace\.branch: /],
-    ['a lane id with ".."', (c: Record<string, any>) => (c.lanes[1].id = 'a..b'), /^lane a\.\.b: its branch laneward\/nightly\/a\.\.b is not a valid git branch name \(it contains "\.\."\)$/],
+    ['a lane id with ".."', (c: Record<string, any>) => (c.lanes[1].id = 'a..b'), /^lane a\.\.b: its branch laneward\/nightly\/<run id>\/a\.\.b is not a valid git branch name \(it contains "\.\."\)$/],
     ['a lane id ending ".lock"', (c: Record<string, any>) => (c.lanes[0].id = 'x.lock'), /^lane x\.lock: .*ends with "\.lock"/],
     ['a lane id ending "."', (c: Record<string, any>) => (c.lanes[2].id = 'v1.'), /^lane v1\.: .*ends with "\."/],
     ['a lane id starting "."', (c: Record<string, any>) => (c.lanes[2].id = '.hidden'), /^lanes\.2\.id: /],
@@ -466,7 +466,7 @@ describe('laneward crew clean', () => {
     expect(g(r.dir, 'worktree', 'list', '--porcelain')).not.toContain('prunable');
 
     const nothing = laneward(['crew', 'clean', file]);
-    expect(nothing).toEqual({ code: 0, stdout: 'CREW_CLEAN_SUMMARY: worktrees=0 removed=0 kept=0\n', stderr: '' });
+    expect(nothing).toMatchObject({ code: 0, stdout: 'CREW_CLEAN_SUMMARY: worktrees=0 removed=0 kept=0\n', stderr: '' });
   });
 
   it('should refuse a crew file without a workspace (exit 2, CREW_INVALID) and a bad command line (exit 2, USAGE)', () => {

@@ -53,9 +53,8 @@ export function checkWorkspace(
   const crewProblem = branchNameProblem(laneBranch(crew, 'lane', SAMPLE_RUN));
   if (crewProblem !== null) throw invalid(`crew: ${JSON.stringify(crew)} cannot be part of a git branch name (${crewProblem})`);
   for (const lane of lanes) {
-    const branch = laneBranch(crew, lane, SAMPLE_RUN);
-    const problem = branchNameProblem(branch);
-    if (problem !== null) throw invalid(`lane ${lane}: its branch ${branch} is not a valid git branch name (${problem})`);
+    const problem = branchNameProblem(laneBranch(crew, lane, SAMPLE_RUN));
+    if (problem !== null) throw invalid(`lane ${lane}: its branch ${laneBranch(crew, lane, '<run id>')} is not a valid git branch name (${problem})`);
   }
   return { repo: top.stdout.trim(), base, commit };
 }
