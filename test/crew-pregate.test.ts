@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { ensureBuilt, laneward } from './helpers/cli.ts';
-import { killStrays } from './helpers/procs.ts';
+import { canRun, killStrays } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // From done to landed, the first half: the repository's checks at the lane's head
@@ -148,5 +148,27 @@ describe('pregate at the lane head', () => {
     const bad = laneward(['crew', 'run', shell.file, '--state', shell.state], { cwd: shell.dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/pregate\.0\.argv: .*\(CREW_INVALID\)\n$/);
+  });
+
+  test('should tear down, proven gone, the check a SIGKILLed crew left running before it runs the pregate again', () => {
+    const r = repo();
+    const pidfile = join(root, `check-pid-${serial}`);
+    // First run: the check records its pid, SIGKILLs the crew that runs it (a second after
+    // its spawn was journaled) and lives on as its orphan.
+    const orphaning = join(root, `orphaning-check-${serial}.sh`);
+    writeFileSync(orphaning, `#!/bin/sh\nif [ ! -e '${pidfile}' ]; then echo $$ > '${pidfile}'; sleep 1; kill -9 $PPID; exec sleep 60; fi\nexit 0\n`);
+    chmodSync(orphaning, 0o755);
+    const c = crew(r.dir, { pregate: [{ argv: [orphaning] }] });
+    const killed = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, timeoutMs: 60_000 });
+    expect(killed.signal, killed.stdout + killed.stderr).toBe('SIGKILL');
+    const orphan = Number(readFileSync(pidfile, 'utf8'));
+    expect(canRun(orphan)).toBe(true);
+    const resumed = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, timeoutMs: 60_000 });
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    // Gone (or a zombie PID 1 has not reaped yet) by the time the crew ran its checks again.
+    expect(canRun(orphan)).toBe(false);
+    const lines = ours(resumed.stdout);
+    expect(lines[0]).toMatch(/^PREGATE: lane=lane-1 status=pass /);
+    expect(field(lines.at(-1)!, 'status')).toBe('complete');
   });
 });

@@ -63,6 +63,11 @@ export interface LaneProgress {
   worktree?: string | null;
   branch?: string | null;
   head?: string | null;
+  /**
+   * The pregate check running, journaled at its spawn (null once it ended): a crew started
+   * after this one died tears it down, proven gone, before it runs the checks again.
+   */
+  pregateChild?: { readonly pid: number; readonly ticks: number } | null;
   /** The tree id the lane's last pregate passed at (its head's tree), for its receipt; absent: none passed. */
   pregateTree?: string | null;
   /** The stages it entered, in order, each with when (the last {@link STAGE_HISTORY} kept; absent on lanes saved before it was kept). */

@@ -6,6 +6,7 @@ import type { LoadedWorkspace } from './check-workspace.ts';
 import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { pregateGuidance, runPregate } from './pregate.ts';
 import { writeShipReceipt } from './ship-receipt.ts';
+import { tearDownOrphan } from '../../workers/supervise/adopt.ts';
 
 /**
  * A crew's way from done to landed for its lanes: the pregate at a lane's head, and the
@@ -24,10 +25,17 @@ export function landPort(options: {
   readonly onEvent: (event: LandEvent) => void;
 }): LandPort {
   return {
-    async pregate(lane, progress) {
+    async pregate(lane, progress, journal) {
+      // A check a crew that died left running is torn down, proven gone, before any runs again.
+      const left = progress.pregateChild;
+      if (left != null) {
+        const down = await tearDownOrphan(left, { graceMs: 1_000, budgetMs: 10_000 });
+        if (!down.confirmed) throw new LanewardError('WORKSPACE_FAILED', `lane ${lane}: the pregate check a stopped crew left (pid ${left.pid}) could not be proven gone`, { path: progress.runDir });
+        await journal(null);
+      }
       // Found again (or added back at the branch's tip) when a crew started again finds it gone.
       const made = await options.port.prepare(lane, progress.branch ?? null);
-      const result = await runPregate({ lane, worktree: made.worktree, runDir: progress.runDir, checks: options.checks, cancel: options.cancel });
+      const result = await runPregate({ lane, worktree: made.worktree, runDir: progress.runDir, checks: options.checks, cancel: options.cancel, onChild: (child) => void journal(child).catch(() => undefined) });
       const failed = result.checks.filter((c) => c.status !== 'pass').map((c) => c.id);
       options.onEvent({ kind: 'pregate', lane, status: result.passed ? 'pass' : 'fail', head: result.head, tree: result.tree, checks: result.checks.length, failed, ms: result.ms, file: result.file });
       const detail = `pregate at ${result.head.slice(0, 12)}: ${failed.join(', ')} did not pass (${result.file})`;

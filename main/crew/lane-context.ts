@@ -32,8 +32,12 @@ export interface WorkspacePort {
 
 /** A lane's way from done to landed: the repository's checks at its head, then its receipt. */
 export interface LandPort {
-  /** Runs the pregate at the lane's head (pregate.json, a PREGATE line); a failed one says what to tell the agent. */
-  pregate(lane: string, progress: LaneProgress): Promise<{ readonly passed: boolean; readonly head: string; readonly tree: string; readonly guidance: string | null; readonly detail: string }>;
+  /**
+   * Runs the pregate at the lane's head (pregate.json, a PREGATE line); a failed one says
+   * what to tell the agent. `journal` saves the check running (null: none), so a crew
+   * started after this one died tears it down first.
+   */
+  pregate(lane: string, progress: LaneProgress, journal: (child: { readonly pid: number; readonly ticks: number } | null) => Promise<void>): Promise<{ readonly passed: boolean; readonly head: string; readonly tree: string; readonly guidance: string | null; readonly detail: string }>;
   /** Writes the receipt bound to the lane's head (ship-run.json, SHIP_RECEIPT and GSTACK_RESULT lines); QUEUE_RECEIPT_STALE when its branch moved. */
   receipt(lane: string, progress: LaneProgress): Promise<void>;
 }

@@ -48,6 +48,8 @@ export interface PregateRun {
   readonly runDir: string;
   readonly checks: readonly PregateCheck[];
   readonly cancel: AbortSignal;
+  /** Hears each check's process at its spawn, and null once it ended (the lane journals it). */
+  readonly onChild?: (child: { readonly pid: number; readonly ticks: number } | null) => void;
 }
 
 /** What of a check's output its detail quotes: the end, where a test runner says what failed. */
@@ -65,7 +67,7 @@ export async function runPregate(run: PregateRun): Promise<PregateResult> {
   const tree = await revParse(run.worktree, `${head}^{tree}`);
   const checks: CheckResult[] = [];
   for (const check of run.checks) {
-    checks.push(run.cancel.aborted ? { id: check.id, status: 'incomplete', ms: 0, detail: 'the crew stopped before it ran', argv: check.argv, exit_code: null, ...(check.tier === null ? {} : { tier: check.tier }) } : await runCheck(check, run.worktree, run.cancel));
+    checks.push(run.cancel.aborted ? { id: check.id, status: 'incomplete', ms: 0, detail: 'the crew stopped before it ran', argv: check.argv, exit_code: null, ...(check.tier === null ? {} : { tier: check.tier }) } : await runCheck(check, run.worktree, run.cancel, run.onChild));
   }
   const after = await revParse(run.worktree, 'HEAD^{commit}');
   if (after !== head) checks.push({ id: 'head', status: 'fail', ms: 0, detail: `the head moved from ${head} to ${after} while the checks ran`, argv: [], exit_code: null });
@@ -79,7 +81,7 @@ export async function runPregate(run: PregateRun): Promise<PregateResult> {
   return { passed: checks.every((c) => c.status === 'pass'), head, tree, checks, ms, file };
 }
 
-async function runCheck(check: PregateCheck, cwd: string, cancel: AbortSignal): Promise<CheckResult> {
+async function runCheck(check: PregateCheck, cwd: string, cancel: AbortSignal, onChild: PregateRun['onChild']): Promise<CheckResult> {
   let tail = Buffer.alloc(0);
   const keep = (chunk: Buffer) => {
     tail = Buffer.concat([tail, chunk]);
@@ -88,7 +90,15 @@ async function runCheck(check: PregateCheck, cwd: string, cancel: AbortSignal): 
   // The guard's supervision with the output piped to us, not inherited: a check's output
   // is the lane's, never the crew's stdout.
   const spec = { ...guardSpec(check.argv, check.timeoutMs, nowMs()), stdio: 'pipe' as const, cwd };
-  const outcome = await supervise(spec, cancel, { onStdout: keep, onStderr: keep });
+  const outcome = await supervise(spec, cancel, {
+    onStdout: keep,
+    onStderr: keep,
+    onSpawn: (pid, child) => {
+      if (child.ticks !== null) onChild?.({ pid, ticks: child.ticks });
+    },
+  });
+  // Its whole group was torn down with proof (or it never started): nothing of it is left to account for.
+  onChild?.(null);
   const ms = Math.round(outcome.durationMs);
   const tier = check.tier === null ? {} : { tier: check.tier };
   const said = oneLine(tail.toString('utf8'));
