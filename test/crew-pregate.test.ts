@@ -153,10 +153,10 @@ describe('pregate at the lane head', () => {
   test('should tear down, proven gone, the check a SIGKILLed crew left running before it runs the pregate again', () => {
     const r = repo();
     const pidfile = join(root, `check-pid-${serial}`);
-    // First run: the check records its pid, SIGKILLs the crew that runs it (a second after
-    // its spawn was journaled) and lives on as its orphan.
+    // First run: the check records its pid, SIGKILLs the crew that runs it at once (before
+    // the crew could save anything of its spawn) and lives on as its orphan.
     const orphaning = join(root, `orphaning-check-${serial}.sh`);
-    writeFileSync(orphaning, `#!/bin/sh\nif [ ! -e '${pidfile}' ]; then echo $$ > '${pidfile}'; sleep 1; kill -9 $PPID; exec sleep 60; fi\nexit 0\n`);
+    writeFileSync(orphaning, `#!/bin/sh\nif [ ! -e '${pidfile}' ]; then echo $$ > '${pidfile}'; kill -9 $PPID; exec sleep 60; fi\nexit 0\n`);
     chmodSync(orphaning, 0o755);
     const c = crew(r.dir, { pregate: [{ argv: [orphaning] }] });
     const killed = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, timeoutMs: 60_000 });

@@ -64,10 +64,11 @@ export interface LaneProgress {
   branch?: string | null;
   head?: string | null;
   /**
-   * The pregate check running, journaled at its spawn (null once it ended): a crew started
-   * after this one died tears it down, proven gone, before it runs the checks again.
+   * The value of LANEWARD_PREGATE in the environment of every pregate check the lane runs,
+   * saved before the first one starts: a crew started after this one died finds a check
+   * still running by it (whether or not its spawn was ever seen) and tears it down.
    */
-  pregateChild?: { readonly pid: number; readonly ticks: number } | null;
+  pregateTag?: string | null;
   /** The tree id the lane's last pregate passed at (its head's tree), for its receipt; absent: none passed. */
   pregateTree?: string | null;
   /** The stages it entered, in order, each with when (the last {@link STAGE_HISTORY} kept; absent on lanes saved before it was kept). */

@@ -4,9 +4,9 @@ import type { LaneProgress } from '../../formats/crew/record.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 import type { LoadedWorkspace } from './check-workspace.ts';
 import type { LandPort, WorkspacePort } from './lane-context.ts';
-import { pregateGuidance, runPregate } from './pregate.ts';
+import { randomBytes } from 'node:crypto';
+import { PREGATE_VAR, pregateGuidance, runPregate, sweepChecks } from './pregate.ts';
 import { writeShipReceipt } from './ship-receipt.ts';
-import { tearDownOrphan } from '../../workers/supervise/adopt.ts';
 
 /**
  * A crew's way from done to landed for its lanes: the pregate at a lane's head, and the
@@ -27,15 +27,16 @@ export function landPort(options: {
   return {
     async pregate(lane, progress, journal) {
       // A check a crew that died left running is torn down, proven gone, before any runs again.
-      const left = progress.pregateChild;
-      if (left != null) {
-        const down = await tearDownOrphan(left, { graceMs: 1_000, budgetMs: 10_000 });
-        if (!down.confirmed) throw new LanewardError('WORKSPACE_FAILED', `lane ${lane}: the pregate check a stopped crew left (pid ${left.pid}) could not be proven gone`, { path: progress.runDir });
-        await journal(null);
+      let tag = progress.pregateTag;
+      if (tag != null && !(await sweepChecks(tag))) throw new LanewardError('WORKSPACE_FAILED', `lane ${lane}: a pregate check a stopped crew left (${PREGATE_VAR}=${tag}) could not be proven gone`, { path: progress.runDir });
+      if (tag == null) {
+        tag = randomBytes(12).toString('base64url');
+        // Saved before any check starts: a crew killed at any instant after can find its checks.
+        await journal(tag);
       }
       // Found again (or added back at the branch's tip) when a crew started again finds it gone.
       const made = await options.port.prepare(lane, progress.branch ?? null);
-      const result = await runPregate({ lane, worktree: made.worktree, runDir: progress.runDir, checks: options.checks, cancel: options.cancel, onChild: (child) => void journal(child).catch(() => undefined) });
+      const result = await runPregate({ lane, worktree: made.worktree, runDir: progress.runDir, checks: options.checks, cancel: options.cancel, tag });
       const failed = result.checks.filter((c) => c.status !== 'pass').map((c) => c.id);
       options.onEvent({ kind: 'pregate', lane, status: result.passed ? 'pass' : 'fail', head: result.head, tree: result.tree, checks: result.checks.length, failed, ms: result.ms, file: result.file });
       const detail = `pregate at ${result.head.slice(0, 12)}: ${failed.join(', ')} did not pass (${result.file})`;

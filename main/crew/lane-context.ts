@@ -34,10 +34,10 @@ export interface WorkspacePort {
 export interface LandPort {
   /**
    * Runs the pregate at the lane's head (pregate.json, a PREGATE line); a failed one says
-   * what to tell the agent. `journal` saves the check running (null: none), so a crew
-   * started after this one died tears it down first.
+   * what to tell the agent. `journal` saves the tag its checks carry before any starts,
+   * so a crew started after this one died finds and tears down what it left running.
    */
-  pregate(lane: string, progress: LaneProgress, journal: (child: { readonly pid: number; readonly ticks: number } | null) => Promise<void>): Promise<{ readonly passed: boolean; readonly head: string; readonly tree: string; readonly guidance: string | null; readonly detail: string }>;
+  pregate(lane: string, progress: LaneProgress, journal: (tag: string) => Promise<void>): Promise<{ readonly passed: boolean; readonly head: string; readonly tree: string; readonly guidance: string | null; readonly detail: string }>;
   /** Writes the receipt bound to the lane's head (ship-run.json, SHIP_RECEIPT and GSTACK_RESULT lines); QUEUE_RECEIPT_STALE when its branch moved. */
   receipt(lane: string, progress: LaneProgress): Promise<void>;
 }

@@ -131,7 +131,7 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           // The repository's checks at the head the agent finished at, before the cross-check:
           // a passed cross-check closes the lane's QA, so a failed check could no longer go
           // back to the agent after it. A crew started again runs them again (no model is called).
-          const gate = await ctx.land!.pregate(lane.id, progress, (child) => save({ pregateChild: child }));
+          const gate = await ctx.land!.pregate(lane.id, progress, (tag) => save({ pregateTag: tag }));
           if (ctx.cancel.aborted) break;
           if (gate.passed) advance({ stage: 'cross-check', pregateTree: gate.tree });
           // A failed check goes back to the agent while it has turns left, as the cross-check's guidance does.

@@ -5,6 +5,8 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { pregateSchema } from '../../formats/schemas/pregate.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { supervise } from '../../workers/supervise/supervise.ts';
+import { tearDownOrphan } from '../../workers/supervise/adopt.ts';
+import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
 import { guardSpec } from '../deadline/guard-run.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { git, gitFailure } from '../git/run-git.ts';
@@ -19,6 +21,23 @@ import { git, gitFailure } from '../git/run-git.ts';
  */
 
 export const PREGATE_FILE = 'pregate.json';
+
+/** The variable every check of a lane's pregate carries in its environment (see {@link sweepChecks}). */
+export const PREGATE_VAR = 'LANEWARD_PREGATE';
+
+/**
+ * Tears down, proven gone from /proc, every check still running with `tag` in its
+ * environment: what a crew that died in the middle of a pregate left, journaled or not
+ * (a check is found by its environment, never by a pid that may name another process
+ * now). False when one could not be proven gone.
+ */
+export async function sweepChecks(tag: string): Promise<boolean> {
+  for (let found = findLiveByEnv(PREGATE_VAR, tag); found !== undefined; found = findLiveByEnv(PREGATE_VAR, tag)) {
+    const down = await tearDownOrphan({ pid: found.pid, ticks: found.ticks }, { graceMs: 1_000, budgetMs: 10_000 });
+    if (!down.confirmed) return false;
+  }
+  return true;
+}
 
 export type CheckStatus = 'pass' | 'fail' | 'incomplete' | 'not_installed';
 
@@ -48,8 +67,8 @@ export interface PregateRun {
   readonly runDir: string;
   readonly checks: readonly PregateCheck[];
   readonly cancel: AbortSignal;
-  /** Hears each check's process at its spawn, and null once it ended (the lane journals it). */
-  readonly onChild?: (child: { readonly pid: number; readonly ticks: number } | null) => void;
+  /** LANEWARD_PREGATE in every check's environment: the lane's record keeps it, to find a check a dead crew left. */
+  readonly tag: string;
 }
 
 /** What of a check's output its detail quotes: the end, where a test runner says what failed. */
@@ -67,7 +86,7 @@ export async function runPregate(run: PregateRun): Promise<PregateResult> {
   const tree = await revParse(run.worktree, `${head}^{tree}`);
   const checks: CheckResult[] = [];
   for (const check of run.checks) {
-    checks.push(run.cancel.aborted ? { id: check.id, status: 'incomplete', ms: 0, detail: 'the crew stopped before it ran', argv: check.argv, exit_code: null, ...(check.tier === null ? {} : { tier: check.tier }) } : await runCheck(check, run.worktree, run.cancel, run.onChild));
+    checks.push(run.cancel.aborted ? { id: check.id, status: 'incomplete', ms: 0, detail: 'the crew stopped before it ran', argv: check.argv, exit_code: null, ...(check.tier === null ? {} : { tier: check.tier }) } : await runCheck(check, run.worktree, run.cancel, run.tag));
   }
   const after = await revParse(run.worktree, 'HEAD^{commit}');
   if (after !== head) checks.push({ id: 'head', status: 'fail', ms: 0, detail: `the head moved from ${head} to ${after} while the checks ran`, argv: [], exit_code: null });
@@ -81,7 +100,7 @@ export async function runPregate(run: PregateRun): Promise<PregateResult> {
   return { passed: checks.every((c) => c.status === 'pass'), head, tree, checks, ms, file };
 }
 
-async function runCheck(check: PregateCheck, cwd: string, cancel: AbortSignal, onChild: PregateRun['onChild']): Promise<CheckResult> {
+async function runCheck(check: PregateCheck, cwd: string, cancel: AbortSignal, tag: string): Promise<CheckResult> {
   let tail = Buffer.alloc(0);
   const keep = (chunk: Buffer) => {
     tail = Buffer.concat([tail, chunk]);
@@ -89,16 +108,8 @@ async function runCheck(check: PregateCheck, cwd: string, cancel: AbortSignal, o
   };
   // The guard's supervision with the output piped to us, not inherited: a check's output
   // is the lane's, never the crew's stdout.
-  const spec = { ...guardSpec(check.argv, check.timeoutMs, nowMs()), stdio: 'pipe' as const, cwd };
-  const outcome = await supervise(spec, cancel, {
-    onStdout: keep,
-    onStderr: keep,
-    onSpawn: (pid, child) => {
-      if (child.ticks !== null) onChild?.({ pid, ticks: child.ticks });
-    },
-  });
-  // Its whole group was torn down with proof (or it never started): nothing of it is left to account for.
-  onChild?.(null);
+  const spec = { ...guardSpec(check.argv, check.timeoutMs, nowMs()), stdio: 'pipe' as const, cwd, env: { [PREGATE_VAR]: tag } };
+  const outcome = await supervise(spec, cancel, { onStdout: keep, onStderr: keep });
   const ms = Math.round(outcome.durationMs);
   const tier = check.tier === null ? {} : { tier: check.tier };
   const said = oneLine(tail.toString('utf8'));
