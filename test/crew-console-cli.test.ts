@@ -63,7 +63,7 @@ describe('a finished crew, read from its store', () => {
     const status = laneward(['crew', 'status', file, '--state', state], { cwd: dir });
     expect(status.code).toBe(1);
     const lines = status.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^CREW_STATUS: crew=after run=done lanes=12 queued=0 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=10 failed=2 interrupted=0 lanes_per_min=\d+\.\d\d eta_s=0 spend_usd=0\.000000 cap_usd=- unpriced=(\d+)$/);
+    expect(lines[0]).toMatch(/^CREW_STATUS: crew=after run=done lanes=12 queued=0 bootstrap=0 review=0 answer=0 work=0 pregate=0 cross-check=0 export=0 complete=10 failed=2 interrupted=0 lanes_per_min=\d+\.\d\d eta_s=0 spend_usd=0\.000000 cap_usd=- unpriced=(\d+)$/);
     // The demo's runners are argv programs with no stream: every call of theirs is of unknown cost.
     expect(Number(/unpriced=(\d+)$/.exec(lines[0]!)![1])).toBe(lanes.reduce((sum, line) => sum + Number(/ unpriced=(\d+) /.exec(line)![1]), 0));
     const failed = lanes.filter((line) => line.includes(' status=failed '));
@@ -172,7 +172,7 @@ describe('crew status and crew view refuse what they cannot read', () => {
     const r = laneward(['crew', 'status', file, '--state', stateDir], { cwd: dir });
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual([
-      'CREW_STATUS: crew=never run=stopped lanes=3 queued=3 bootstrap=0 review=0 answer=0 work=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- spend_usd=0.000000 cap_usd=- unpriced=0',
+      'CREW_STATUS: crew=never run=stopped lanes=3 queued=3 bootstrap=0 review=0 answer=0 work=0 pregate=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- spend_usd=0.000000 cap_usd=- unpriced=0',
     ]);
   });
 

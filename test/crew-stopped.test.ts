@@ -92,7 +92,7 @@ describe('crew status and crew view of a crew whose process was SIGKILLed', () =
     const first = status(c, '--stuck-after', '1ms');
     expect(first.code).toBe(0);
     const lines = first.stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^CREW_STATUS: crew=s\d+ run=stopped lanes=2 queued=0 bootstrap=0 review=2 answer=0 work=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- /);
+    expect(lines[0]).toMatch(/^CREW_STATUS: crew=s\d+ run=stopped lanes=2 queued=0 bootstrap=0 review=2 answer=0 work=0 pregate=0 cross-check=0 export=0 complete=0 failed=0 interrupted=0 lanes_per_min=- eta_s=- /);
     // The two lanes come quietest first: which saved last is the race's to say.
     expect(lines.slice(1, 3).sort()).toEqual(['CREW_NEEDS: lane=lane-1 need=interrupted state=review code=-', 'CREW_NEEDS: lane=lane-2 need=interrupted state=review code=-']);
     expect(lines.slice(3)).toEqual([`CREW_RESUME: ${resumeOf(c)}`]);

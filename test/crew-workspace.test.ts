@@ -66,21 +66,21 @@ async function refused(work: Promise<unknown> | (() => unknown), code: string): 
 describe('laneWorktree', () => {
   it('should make the lane worktree under the out on its own branch at base, and find it again', async () => {
     const r = repo();
-    const made = await laneWorktree({ repo: r.dir, base: r.base, crew: 'nightly', lane: 'lane-1', out: r.out });
-    expect(made).toEqual({ path: join(r.out, 'lane-1', 'worktree'), branch: 'laneward/nightly/lane-1', head: r.base, created: true });
+    const made = await laneWorktree({ repo: r.dir, base: r.base, crew: 'nightly', lane: 'lane-1', run: 'r1', out: r.out });
+    expect(made).toEqual({ path: join(r.out, 'lane-1', 'worktree'), branch: 'laneward/nightly/r1/lane-1', head: r.base, created: true });
     expect(laneWorktreePath(r.out, 'lane-1')).toBe(made.path);
-    expect(g(made.path, 'symbolic-ref', 'HEAD')).toBe('refs/heads/laneward/nightly/lane-1');
+    expect(g(made.path, 'symbolic-ref', 'HEAD')).toBe('refs/heads/laneward/nightly/r1/lane-1');
     expect(readFileSync(join(made.path, 'a.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
     // Work left in it survives a crew started again.
     writeFileSync(join(made.path, 'work.txt'), 'in progress\n');
-    const again = await laneWorktree({ repo: r.dir, base: r.base, crew: 'nightly', lane: 'lane-1', out: r.out });
+    const again = await laneWorktree({ repo: r.dir, base: r.base, crew: 'nightly', lane: 'lane-1', run: 'r1', out: r.out });
     expect(again).toEqual({ ...made, created: false });
     expect(readFileSync(join(made.path, 'work.txt'), 'utf8')).toBe('in progress\n');
   });
 
   it('should re-add the worktree of a branch that exists without one, at the branch head, not at base', async () => {
     const r = repo();
-    const spec = { repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out };
+    const spec = { repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out };
     const made = await laneWorktree(spec);
     writeFileSync(join(made.path, 'a.txt'), 'changed\n');
     const head = await commitTurn(made.path, { lane: 'l', turn: 1 });
@@ -96,7 +96,7 @@ describe('laneWorktree', () => {
 
   it('should start over a worktree whose git worktree add was killed (left locked "initializing")', async () => {
     const r = repo();
-    const spec = { repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out };
+    const spec = { repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out };
     const made = await laneWorktree(spec);
     // What a SIGKILLed add leaves: its admin directory locked "initializing", a partial checkout.
     const admin = g(made.path, 'rev-parse', '--absolute-git-dir');
@@ -110,23 +110,23 @@ describe('laneWorktree', () => {
 
   it('should refuse a branch checked out elsewhere and a foreign directory at its path, touching neither', async () => {
     const r = repo();
-    g(r.dir, 'branch', 'laneward/c/taken');
+    g(r.dir, 'branch', 'laneward/c/r1/taken');
     const elsewhere = join(root, `elsewhere ${serial}`);
-    g(r.dir, 'worktree', 'add', '--quiet', elsewhere, 'laneward/c/taken');
-    const message = await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'taken', out: r.out }), 'WORKSPACE_FAILED');
+    g(r.dir, 'worktree', 'add', '--quiet', elsewhere, 'laneward/c/r1/taken');
+    const message = await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'taken', run: 'r1', out: r.out }), 'WORKSPACE_FAILED');
     expect(message).toContain('checked out in another worktree');
     const foreign = laneWorktreePath(r.out, 'mine');
     mkdirSync(foreign, { recursive: true });
     writeFileSync(join(foreign, 'keep.txt'), 'not laneward\n');
-    expect(await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'mine', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a worktree');
+    expect(await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'mine', run: 'r1', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a worktree');
     expect(readFileSync(join(foreign, 'keep.txt'), 'utf8')).toBe('not laneward\n');
   });
 
   it('should make the worktrees of many lanes at once on one repository', async () => {
     const r = repo();
     const lanes = ['l1', 'l2', 'l3', 'l4', 'l5', 'l6'];
-    const made = await Promise.all(lanes.map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, out: r.out })));
-    expect(made.map((m) => [m.branch, m.created, m.head])).toEqual(lanes.map((lane) => [`laneward/c/${lane}`, true, r.base]));
+    const made = await Promise.all(lanes.map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, run: 'r1', out: r.out })));
+    expect(made.map((m) => [m.branch, m.created, m.head])).toEqual(lanes.map((lane) => [`laneward/c/r1/${lane}`, true, r.base]));
     expect(new Set(made.map((m) => g(m.path, 'rev-parse', '--absolute-git-dir'))).size).toBe(lanes.length);
   });
 
@@ -135,9 +135,9 @@ describe('laneWorktree', () => {
     // (seen in a crew of eight real-CLI lanes): a repository's registry is changed one call at a time.
     const r = repo();
     const lanes = Array.from({ length: 24 }, (_, i) => `m${i}`);
-    const first = await Promise.all(lanes.slice(0, 12).map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, out: r.out })));
+    const first = await Promise.all(lanes.slice(0, 12).map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, run: 'r1', out: r.out })));
     const [made, removed] = await Promise.all([
-      Promise.all(lanes.slice(12).map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, out: r.out }))),
+      Promise.all(lanes.slice(12).map((lane) => laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane, run: 'r1', out: r.out }))),
       Promise.all(first.map((m) => removeWorktree(m.path, { force: false }))),
     ]);
     expect(made.map((m) => m.created)).toEqual(lanes.slice(12).map(() => true));
@@ -147,9 +147,9 @@ describe('laneWorktree', () => {
   it('should refuse typed, not crash, on a missing repository, an option-looking base and a missing worktree', async () => {
     const r = repo();
     const missing = join(root, 'no such repo');
-    expect(await refused(laneWorktree({ repo: missing, base: 'HEAD', crew: 'c', lane: 'l', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a directory');
-    expect(await refused(laneWorktree({ repo: r.dir, base: '--detach', crew: 'c', lane: 'l', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a revision');
-    expect(await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'a..b', out: r.out }), 'WORKSPACE_FAILED')).toContain('not a valid git branch name');
+    expect(await refused(laneWorktree({ repo: missing, base: 'HEAD', crew: 'c', lane: 'l', run: 'r1', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a directory');
+    expect(await refused(laneWorktree({ repo: r.dir, base: '--detach', crew: 'c', lane: 'l', run: 'r1', out: r.out }), 'WORKSPACE_FAILED')).toContain('is not a revision');
+    expect(await refused(laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'a..b', run: 'r1', out: r.out }), 'WORKSPACE_FAILED')).toContain('not a valid git branch name');
     await refused(commitTurn(missing, { lane: 'l', turn: 1 }), 'WORKSPACE_FAILED');
     await refused(worktreeChanges(missing), 'WORKSPACE_FAILED');
     await refused(headOf(missing), 'WORKSPACE_FAILED');
@@ -160,7 +160,7 @@ describe('laneWorktree', () => {
   it('should start a lane at a tag base (an annotated tag, peeled to its commit)', async () => {
     const r = repo();
     g(r.dir, 'commit', '--quiet', '--allow-empty', '-m', 'after the tag');
-    const made = await laneWorktree({ repo: r.dir, base: 'v1', crew: 'c', lane: 'tagged', out: r.out });
+    const made = await laneWorktree({ repo: r.dir, base: 'v1', crew: 'c', lane: 'tagged', run: 'r1', out: r.out });
     expect(made.head).toBe(r.base);
   });
 });
@@ -168,7 +168,7 @@ describe('laneWorktree', () => {
 describe('worktreeChanges', () => {
   it('should see modified, untracked and deleted files (not ignored ones), without touching the index', async () => {
     const r = repo();
-    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out });
+    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out });
     expect(await worktreeChanges(path)).toEqual({ changed: false, files: 0, insertions: 0, deletions: 0 });
     writeFileSync(join(path, 'debug.log'), 'ignored\n');
     expect((await worktreeChanges(path)).changed).toBe(false);
@@ -187,7 +187,7 @@ describe('worktreeChanges', () => {
 
   it('should count an agent\'s own commits when asked since a commit', async () => {
     const r = repo();
-    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out });
+    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out });
     writeFileSync(join(path, 'a.txt'), 'rewritten\n');
     g(path, 'commit', '--quiet', '-am', 'the agent committed itself');
     expect((await worktreeChanges(path)).changed).toBe(false);
@@ -198,7 +198,7 @@ describe('worktreeChanges', () => {
 describe('commitTurn', () => {
   it('should commit everything as the lane turn with the fixed identity, no hooks, and return null when nothing changed', async () => {
     const r = repo();
-    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out });
+    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out });
     // Hooks that would leave a mark, and an inherited identity that must not win.
     const marker = join(root, `hooked ${serial}`);
     for (const hook of ['pre-commit', 'commit-msg', 'post-commit']) {
@@ -226,7 +226,7 @@ describe('commitTurn', () => {
 
   it('should neither lose nor duplicate a turn committed again after a crash, and amend what came after into it', async () => {
     const r = repo();
-    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out });
+    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out });
     writeFileSync(join(path, 'a.txt'), 'turn one\n');
     // Killed between staging and committing: the staged work is committed on the next call.
     g(path, 'add', '-A');
@@ -242,7 +242,7 @@ describe('commitTurn', () => {
 
   it('should take over the index, HEAD and branch locks a SIGKILLed git left', async () => {
     const r = repo();
-    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out });
+    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out });
     const admin = g(path, 'rev-parse', '--absolute-git-dir');
     writeFileSync(join(admin, 'index.lock'), '');
     writeFileSync(join(admin, 'HEAD.lock'), '');
@@ -250,7 +250,7 @@ describe('commitTurn', () => {
     writeFileSync(join(path, 'a.txt'), 'after the crash\n');
     const head = await commitTurn(path, { lane: 'l', turn: 3 });
     expect(head).toBe(await headOf(path));
-    expect(g(r.dir, 'rev-parse', 'laneward/c/l')).toBe(head);
+    expect(g(r.dir, 'rev-parse', 'laneward/c/r1/l')).toBe(head);
     expect(existsSync(join(admin, 'index.lock'))).toBe(false);
   });
 });
@@ -260,8 +260,8 @@ describe('a turn too large for the crew file, refused before anything of it is c
   const limits = { maxFileBytes: 1024, maxTurnBytes: 4096 };
   async function lane(name: string) {
     const r = repo();
-    const port = workspacePort({ repo: r.dir, base: 'HEAD', commit: r.base } as LoadedWorkspace, 'nightly', r.out, limits);
-    const made = await port.prepare(name);
+    const port = workspacePort({ repo: r.dir, base: 'HEAD', commit: r.base } as LoadedWorkspace, 'nightly', 'r1', r.out, limits);
+    const made = await port.prepare(name, null);
     const tip = () => g(r.dir, 'rev-parse', `refs/heads/${made.branch}`);
     return { r, port, path: made.worktree, since: tip(), tip };
   }
@@ -275,7 +275,7 @@ describe('a turn too large for the crew file, refused before anything of it is c
     const l = await lane('l1');
     big(join(l.path, 'data', 'deep', 'big.bin'), 1025);
     writeFileSync(join(l.path, 'small.txt'), 'fine\n');
-    const message = await refused(l.port.guard(l.path, 'l1', 1, l.since), 'WORKSPACE_TOO_LARGE');
+    const message = await refused(l.port.guard(l.path, 'l1', 1, l.since, null), 'WORKSPACE_TOO_LARGE');
     expect(message).toContain('adds data/deep/big.bin of 1025 bytes');
     expect(l.tip()).toBe(l.since);
     // The agent's files stay in the worktree for the operator; nothing of them is on the branch.
@@ -293,7 +293,7 @@ describe('a turn too large for the crew file, refused before anything of it is c
         g(l.path, 'rm', '--quiet', 'big.bin');
         g(l.path, 'commit', '--quiet', '-m', 'and deletes it: it is still in the history');
       }
-      expect(await refused(l.port.guard(l.path, name, 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
+      expect(await refused(l.port.guard(l.path, name, 1, l.since, null), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
       expect(l.tip()).toBe(l.since);
       expect(await headOf(l.path)).toBe(l.since);
     }
@@ -306,7 +306,7 @@ describe('a turn too large for the crew file, refused before anything of it is c
     g(l.path, 'commit', '--quiet', '-m', 'the agent commits by itself');
     const gitDir = g(l.path, 'rev-parse', '--absolute-git-dir');
     writeFileSync(join(gitDir, 'index.lock'), '');
-    expect(await refused(l.port.guard(l.path, 'l7', 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
+    expect(await refused(l.port.guard(l.path, 'l7', 1, l.since, null), 'WORKSPACE_TOO_LARGE')).toContain('adds big.bin of 2048 bytes');
     expect(l.tip()).toBe(l.since);
   });
 
@@ -315,7 +315,7 @@ describe('a turn too large for the crew file, refused before anything of it is c
     // Five different contents (git stores one content once, whatever the files holding it).
     mkdirSync(join(l.path, 'parts'));
     for (let i = 0; i < 5; i++) writeFileSync(join(l.path, 'parts', `part-${i}.bin`), Buffer.alloc(1000, i + 1));
-    expect(await refused(l.port.guard(l.path, 'l4', 1, l.since), 'WORKSPACE_TOO_LARGE')).toContain('adds 5 files of 5000 bytes in all');
+    expect(await refused(l.port.guard(l.path, 'l4', 1, l.since, null), 'WORKSPACE_TOO_LARGE')).toContain('adds 5 files of 5000 bytes in all');
     expect(l.tip()).toBe(l.since);
   });
 
@@ -325,7 +325,7 @@ describe('a turn too large for the crew file, refused before anything of it is c
     big(outside, 1 << 20);
     symlinkSync(outside, join(l.path, 'link.bin'));
     for (let i = 0; i < 3; i++) big(join(l.path, `part-${i}.bin`), 1024);
-    await l.port.guard(l.path, 'l5', 1, l.since);
+    await l.port.guard(l.path, 'l5', 1, l.since, null);
     const head = await commitTurn(l.path, { lane: 'l5', turn: 1 });
     expect(l.tip()).toBe(head);
     expect(g(l.path, 'ls-tree', '--format=%(objectmode) %(objectsize) %(path)', 'HEAD', 'link.bin')).toBe(`120000 ${outside.length} link.bin`);
@@ -334,20 +334,20 @@ describe('a turn too large for the crew file, refused before anything of it is c
   it('should refuse a turn that left its worktree off the lane branch (WORKSPACE_FAILED), naming where it is', async () => {
     const l = await lane('l6');
     g(l.path, 'checkout', '--quiet', '--detach');
-    expect(await refused(l.port.guard(l.path, 'l6', 1, l.since), 'WORKSPACE_FAILED')).toContain('left its worktree on a detached HEAD, not on refs/heads/laneward/nightly/l6');
+    expect(await refused(l.port.guard(l.path, 'l6', 1, l.since, null), 'WORKSPACE_FAILED')).toContain('left its worktree on a detached HEAD, not on refs/heads/laneward/nightly/r1/l6');
   });
 });
 
 describe('removeWorktree', () => {
   it('should refuse a worktree with uncommitted changes unless forced, and keep the branch', async () => {
     const r = repo();
-    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', out: r.out });
+    const { path } = await laneWorktree({ repo: r.dir, base: r.base, crew: 'c', lane: 'l', run: 'r1', out: r.out });
     writeFileSync(join(path, 'untracked.txt'), 'work\n');
     expect(await refused(removeWorktree(path, { force: false }), 'WORKSPACE_DIRTY')).toContain('uncommitted changes: 1 files');
     expect(existsSync(join(path, 'untracked.txt'))).toBe(true);
     expect(await removeWorktree(path, { force: true })).toBe('removed');
     expect(existsSync(path)).toBe(false);
-    expect(g(r.dir, 'rev-parse', '--verify', 'refs/heads/laneward/c/l')).toBe(r.base);
+    expect(g(r.dir, 'rev-parse', '--verify', 'refs/heads/laneward/c/r1/l')).toBe(r.base);
     expect(await removeWorktree(path, { force: false })).toBe('absent');
     await refused(removeWorktree(r.dir, { force: true }), 'WORKSPACE_FAILED');
   });
@@ -406,7 +406,7 @@ describe('the crew file workspace', () => {
     ['an option-looking base', (c: Record<string, any>) => (c.workspace.base = '--output=/tmp/x'), /^workspace\.base: "--output=\/tmp\/x" starts with "-"/],
     ['an empty repo', (c: Record<string, any>) => (c.workspace.repo = ''), /^workspace\.repo: /],
     ['an unknown workspace field', (c: Record<string, any>) => (c.workspace.branch = 'x'), /^workspace\.branch: /],
-    ['a lane id with ".."', (c: Record<string, any>) => (c.lanes[1].id = 'a..b'), /^lane a\.\.b: its branch laneward\/nightly\/a\.\.b is not a valid git branch name \(it contains "\.\."\)$/],
+    ['a lane id with ".."', (c: Record<string, any>) => (c.lanes[1].id = 'a..b'), /^lane a\.\.b: its branch laneward\/nightly\/<run id>\/a\.\.b is not a valid git branch name \(it contains "\.\."\)$/],
     ['a lane id ending ".lock"', (c: Record<string, any>) => (c.lanes[0].id = 'x.lock'), /^lane x\.lock: .*ends with "\.lock"/],
     ['a lane id ending "."', (c: Record<string, any>) => (c.lanes[2].id = 'v1.'), /^lane v1\.: .*ends with "\."/],
     ['a lane id starting "."', (c: Record<string, any>) => (c.lanes[2].id = '.hidden'), /^lanes\.2\.id: /],
@@ -432,7 +432,7 @@ describe('laneward crew clean', () => {
     const r = repo();
     const file = crewFile(r);
     const loaded = loadCrew(file, root);
-    const spec = (lane: string) => ({ repo: r.dir, base: loaded.workspace!.commit, crew: 'nightly', lane, out: loaded.out });
+    const spec = (lane: string) => ({ repo: r.dir, base: loaded.workspace!.commit, crew: 'nightly', lane, run: 'r1', out: loaded.out });
     const l1 = await laneWorktree(spec('l1'));
     const l2 = await laneWorktree(spec('l2'));
     const l3 = await laneWorktree(spec('l3'));
@@ -461,15 +461,15 @@ describe('laneward crew clean', () => {
     const forced = laneward(['crew', 'clean', file, '--force', '--json']);
     expect(forced.code).toBe(0);
     expect(forced.stdout.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
-      { lane: 'l2', worktree: l2.path, branch: 'laneward/nightly/l2', status: 'removed', code: null, reason: null },
+      { lane: 'l2', worktree: l2.path, branch: 'laneward/nightly/r1/l2', status: 'removed', code: null, reason: null },
       { summary: { worktrees: 1, removed: 1, kept: 0 } },
     ]);
     expect(existsSync(l2.path)).toBe(false);
-    for (const lane of ['l1', 'l2', 'l3', 'other']) expect(g(r.dir, 'rev-parse', '--verify', `refs/heads/laneward/nightly/${lane}`)).toMatch(/^[0-9a-f]{40}$/);
+    for (const lane of ['r1/l1', 'r1/l2', 'r1/l3', 'other']) expect(g(r.dir, 'rev-parse', '--verify', `refs/heads/laneward/nightly/${lane}`)).toMatch(/^[0-9a-f]{40}$/);
     expect(g(r.dir, 'worktree', 'list', '--porcelain')).not.toContain('prunable');
 
     const nothing = laneward(['crew', 'clean', file]);
-    expect(nothing).toEqual({ code: 0, stdout: 'CREW_CLEAN_SUMMARY: worktrees=0 removed=0 kept=0\n', stderr: '' });
+    expect(nothing).toMatchObject({ code: 0, stdout: 'CREW_CLEAN_SUMMARY: worktrees=0 removed=0 kept=0\n', stderr: '' });
   });
 
   it('should refuse a crew file without a workspace (exit 2, CREW_INVALID) and a bad command line (exit 2, USAGE)', () => {

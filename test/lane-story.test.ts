@@ -253,11 +253,14 @@ describe('readLaneStory: a crew with a workspace', () => {
     const read = (lane: string, diff: boolean) => readLaneStory(store, { crew: c.crew, lane, retryCommand: null, workspace: { repo, base }, diffStat: diff })!;
     const complete = read('lane-1', true);
     // A complete lane's worktree is removed; its work stays on its branch.
-    expect(complete.workspace).toEqual({ branch: `laneward/${c.crew}/lane-1`, head: git(repo, 'rev-parse', `laneward/${c.crew}/lane-1`), worktree: null, diffStat: '1 file changed, 1 insertion(+)' });
+    // Each lane's branch is of this crew run: laneward/<crew>/<run id>/<lane>.
+    const branch1 = complete.workspace!.branch!;
+    expect(branch1).toMatch(new RegExp(`^laneward/${c.crew}/\\d{8}T\\d{6}Z-[0-9a-f]{6}/lane-1$`));
+    expect(complete.workspace).toEqual({ branch: branch1, head: git(repo, 'rev-parse', branch1), worktree: null, diffStat: '1 file changed, 1 insertion(+)' });
     expect(read('lane-1', false).workspace!.diffStat).toBe(null);
     // A failed lane keeps its worktree for inspection: six turns, six lines, none of its files in the listing.
     const failed = read('lane-2', true);
-    expect(failed.workspace).toMatchObject({ branch: `laneward/${c.crew}/lane-2`, worktree: join(c.dir, 'runs', 'lane-2', 'worktree'), diffStat: '1 file changed, 6 insertions(+)' });
+    expect(failed.workspace).toMatchObject({ branch: branch1.replace(/lane-1$/, 'lane-2'), worktree: join(c.dir, 'runs', 'lane-2', 'worktree'), diffStat: '1 file changed, 6 insertions(+)' });
     expect(existsSync(join(c.dir, 'runs', 'lane-2', 'worktree', 'work.txt'))).toBe(true);
     expect(failed.files.filter((f) => f.path.startsWith('worktree'))).toEqual([]);
     expect(failed.files.map((f) => f.path)).toContain('agent/turn-6.json');

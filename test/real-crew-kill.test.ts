@@ -175,7 +175,7 @@ describe('a crew of real CLIs SIGKILLed and started again', () => {
       const turn2 = calls(from).find((r) => new RegExp(`^# Lane ${lane}, turn 2$`, 'm').test(r.model.prompt));
       expect(turn2?.model.allUserText, lane).toMatch(new RegExp(`^# Lane ${lane}, turn 1$`, 'm'));
       expect(JSON.stringify(turn2?.body), lane).toContain('Appended turn 1 to NOTES.md.');
-      expect(gitOut(repo, 'log', '--format=%s', `main..laneward/killed-turn/${lane}`).split('\n')).toEqual([`laneward: ${lane} turn 2`, `laneward: ${lane} turn 1`]);
+      expect(gitOut(repo, 'log', '--format=%s', `main..${gitOut(repo, 'for-each-ref', '--format=%(refname:short)', `refs/heads/laneward/killed-turn/*/${lane}`)}`).split('\n')).toEqual([`laneward: ${lane} turn 2`, `laneward: ${lane} turn 1`]);
     }
     await until(() => liveUnder(dir).length === 0, 15_000, 'no CLI of the test left');
   }, 420_000);

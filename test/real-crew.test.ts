@@ -37,8 +37,9 @@ describe('a crew of real claude-code and codex lanes', () => {
     expect(lanes.map((l) => `${l['lane']} ${l['status']}`), ran.stdout + ran.stderr).toEqual(['lane-1 complete', 'lane-2 complete', 'lane-3 complete', 'lane-4 complete'].map(String));
     expect(ran.code).toBe(0);
     for (const lane of lanes) {
-      const branch = `laneward/real/${lane['lane']}`;
-      expect(lane['branch']).toBe(branch);
+      // A branch of this crew run: laneward/<crew>/<run id>/<lane>.
+      const branch = lane['branch']!;
+      expect(branch).toMatch(new RegExp(`^laneward/real/\\d{8}T\\d{6}Z-[0-9a-f]{6}/${lane['lane']}$`));
       // The lane's commits are on its branch, one per diff-bearing turn, and hold the agent's work.
       expect(gitOut(repo, 'log', '--format=%s', `main..${branch}`).split('\n')).toEqual([`laneward: ${lane['lane']} turn 2`, `laneward: ${lane['lane']} turn 1`]);
       expect(gitOut(repo, 'rev-parse', branch)).toBe(lane['head']);

@@ -59,15 +59,15 @@ describe('real CLIs: the lane record is the repository', () => {
     const one = lanes['lane-1']!;
     expect(one['status'], out).toBe('complete');
     // The agent's amend moved the branch without changing a file: head= follows it.
-    expect(one['head']).toBe(gitOut(repo, 'rev-parse', 'laneward/record/lane-1'));
-    expect(gitOut(repo, 'log', '--format=%s', `${base}..laneward/record/lane-1`)).toBe('the agent amended');
+    expect(one['head']).toBe(gitOut(repo, 'rev-parse', one['branch']!));
+    expect(gitOut(repo, 'log', '--format=%s', `${base}..${one['branch']}`)).toBe('the agent amended');
 
     for (const [id, file] of [['lane-2', 'data/deep/big.bin'], ['lane-3', 'big.bin']] as const) {
       const lane = lanes[id]!;
       expect(`${lane['status']} ${lane['code']}`, out).toBe('failed WORKSPACE_TOO_LARGE');
       expect(ran.stdout).toMatch(new RegExp(`^CREW_LANE: lane=${id} .* detail=turn 1 of lane ${id} adds ${file.replace('.', '\\.')} of ${ELEVEN_MIB} bytes, over the crew's limits\\.max_file_bytes 10485760; nothing of it was committed`, 'm'));
       // Nothing of the turn is on the branch, the agent's own commit included; the file stays in the worktree.
-      expect(gitOut(repo, 'rev-parse', `laneward/record/${id}`)).toBe(base);
+      expect(gitOut(repo, 'rev-parse', lane['branch']!)).toBe(base);
       expect(lane['head']).toBe(base);
       expect(gitOut(join(root, 'runs', id, 'worktree'), 'status', '--porcelain', '--untracked-files=all')).toContain(file);
     }

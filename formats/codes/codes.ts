@@ -359,6 +359,14 @@ export const RESULT_CODES = {
     summary: 'the observer has not completed its bootstrap, so no cross-check can run and completion is refused',
     fix: 'bootstrap the observer (laneward qa start, or qa reset) until QA_OBSERVER_READY is printed',
   },
+  PREGATE_FAILED: {
+    summary: 'a check the crew file names failed at the lane\'s head, and the lane has no agent turn left to fix it',
+    fix: 'run the check named in the PREGATE line in the lane\'s worktree, fix the branch, then run the lane again (crew run --retry-failed)',
+  },
+  QUEUE_RECEIPT_STALE: {
+    summary: 'the lane\'s ship receipt names a head that is not its branch\'s tip',
+    fix: 'run the lane\'s pregate and receipt again at the branch tip (crew run --retry-failed), or reset the branch to the head the receipt names',
+  },
   QA_CROSS_CHECK_FAILED: {
     summary: 'the observer\'s cross-check failed; completion is aborted',
     fix: 'act on the guidance in the QA_CROSS_CHECK line, then finish again',

@@ -103,6 +103,8 @@ const EXIT_STATUS = {
   // QA: refusals of completion exit 3, a verdict that cannot be read 1.
   QA_NO_OBSERVER: 3,
   QA_NOT_BOOTSTRAPPED: 3,
+  PREGATE_FAILED: 3,
+  QUEUE_RECEIPT_STALE: 3,
   QA_CROSS_CHECK_FAILED: 3,
   QA_BOOTSTRAP_FAILED: 3,
   QA_VERDICT_MALFORMED: 1,

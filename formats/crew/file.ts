@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { pregateChecksSchema } from './pregate-checks.ts';
 import { fillPlaceholders, isPresetRunner, pricesSchema, runnerSchema, type RunnerConfig } from '../providers/runner.ts';
 
 /** The crew file version this laneward reads. */
@@ -98,10 +99,12 @@ export const crewFileSchema = v.pipe(
     prices: v.optional(pricesSchema),
     /**
      * The git repository the lanes' agents work in: each lane gets its own worktree and
-     * branch `laneward/<crew>/<lane>` made at `base` (a commit-ish, default HEAD). `repo`
+     * branch `laneward/<crew>/<run id>/<lane>` made at `base` (a commit-ish, default HEAD). `repo`
      * is relative to the crew file.
      */
     workspace: v.optional(v.strictObject({ repo: text, base: v.optional(text) })),
+    /** The repository's checks, run at each lane's head before it reports done (formats/crew/pregate-checks.ts); needs a workspace. */
+    pregate: v.optional(pregateChecksSchema),
     lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
     count: v.optional(count(1, 100_000)),
     template: v.optional(template),

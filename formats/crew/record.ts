@@ -1,7 +1,7 @@
 import type { ChildRecord } from '../supervision/child-record.ts';
 
 /** Where a lane is in its life; the last three are terminal. */
-export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
+export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'pregate', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
 export type LaneStage = (typeof LANE_STAGES)[number];
 
 export function isTerminalStage(stage: LaneStage): boolean {
@@ -63,6 +63,14 @@ export interface LaneProgress {
   worktree?: string | null;
   branch?: string | null;
   head?: string | null;
+  /**
+   * The value of LANEWARD_PREGATE in the environment of every pregate check the lane runs,
+   * saved before the first one starts: a crew started after this one died finds a check
+   * still running by it (whether or not its spawn was ever seen) and tears it down.
+   */
+  pregateTag?: string | null;
+  /** The tree id the lane's last pregate passed at (its head's tree), for its receipt; absent: none passed. */
+  pregateTree?: string | null;
   /** The stages it entered, in order, each with when (the last {@link STAGE_HISTORY} kept; absent on lanes saved before it was kept). */
   stages?: StageMark[];
   /** Why the lane failed or was interrupted. */
@@ -146,6 +154,12 @@ export interface CrewDriver {
  */
 export interface CrewRunRecord {
   readonly crew: string;
+  /**
+   * The crew run's id, minted at its first start on this state root and kept by every
+   * later one: its lanes' branches are `laneward/<crew>/<run id>/<lane>`. Absent on
+   * records saved before it was kept.
+   */
+  readonly runId?: string;
   /** The crew file, as given. */
   readonly file: string;
   readonly startedAt: string;

@@ -8,6 +8,10 @@ import { intOption, minutesOption, usage } from './args.ts';
 import { command } from './command.ts';
 import { laneLines } from './lane-lines.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
+import { join } from 'node:path';
+import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
+import { laneReceipts, type LaneReceipt } from '../crew/receipt-lines.ts';
+import { SHIP_RUN_FILE, stale as staleReceipt } from '../crew/ship-receipt.ts';
 
 export const CREW_VIEW_HELP = `usage: laneward crew view CREW.json --serve PORT [--state DIR] [--stuck-after TIME]
                          [--rehearse]
@@ -52,14 +56,19 @@ CREW_NEEDS: lane=<id> need=interrupted state=<stage> code=<CODE>|- [detail=<why>
 CREW_RETRY: <command>          (when a lane failed)
 CREW_RESUME: <command>         (when the crew is interrupted or stopped: it continues
                                every unfinished lane where it stopped)
+CREW_RECEIPT: lane=<id> status=current|stale|missing head=<12>|- tip=<12>|- branch=<b>|-
+  (each complete lane that wrote a ship receipt, a crew with a "pregate": current while
+  its branch's tip is the head the receipt binds; stale, QUEUE_RECEIPT_STALE on stderr,
+  when the branch moved or is gone; missing when ship-run.json does not parse)
 --json: the crew's snapshot, the same JSON as /snapshot.json, on one line.
 --lane ID: that lane's whole story instead (--json: the JSON of /lanes/<id>.json), as
   LANE:, LANE_STAGE:, LANE_ATTEMPT:, LANE_PHASE:, LANE_GATE:, LANE_QA:, LANE_WORKSPACE:,
   LANE_FIX:, LANE_RETRY: and LANE_RESUME: lines (key=value, - for none; LANE_RESUME: the
   command that continues a lane interrupted, or in flight in a crew no process runs); a
   lane the crew file does not name is USAGE.
-Exit status: 0 no lane failed, 1 a lane failed (CREW_LANE_FAILED), 2 a bad crew file or
-command line (CREW_INVALID, USAGE), 1 a state root that cannot be read (STATE_UNAVAILABLE).`;
+Exit status: 0 no lane failed, 1 a lane failed (CREW_LANE_FAILED), 3 a receipt is stale
+(QUEUE_RECEIPT_STALE), 2 a bad crew file or command line (CREW_INVALID, USAGE), 1 a state
+root that cannot be read (STATE_UNAVAILABLE).`;
 
 const shared = {
   state: { type: 'string' },
@@ -106,10 +115,10 @@ export const crewStatus = command({
   name: 'status',
   help: CREW_STATUS_HELP,
   options: { ...shared, json: { type: 'boolean' }, lane: { type: 'string' } },
-  run: ({ values, positionals }, io) => {
+  run: async ({ values, positionals }, io) => {
     if (positionals.length !== 1) throw usage('crew status takes exactly one CREW.json');
     const stuck = stuckAfter(values['stuck-after']);
-    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const { source, loaded, store } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
     if (values.lane !== undefined) {
       const story = source.laneStory(values.lane);
       if (story === undefined) throw usage(`crew status --lane: the crew file names no lane ${JSON.stringify(values.lane)}`);
@@ -118,11 +127,23 @@ export const crewStatus = command({
       return exitStatus(story.state === 'failed' ? 'CREW_LANE_FAILED' : null);
     }
     const snapshot = source.snapshot();
+    const receipts = values.json === true ? [] : await laneReceipts(loaded, store);
     if (values.json === true) io.out(jsonLine(snapshot));
-    else for (const line of statusLines(snapshot)) io.out(line);
-    return exitStatus((snapshot.byState['failed'] ?? 0) > 0 ? 'CREW_LANE_FAILED' : null);
+    else for (const line of [...statusLines(snapshot), ...receipts.map(receiptLine)]) io.out(line);
+    const stale = receipts.find((r) => r.status === 'stale');
+    if (stale !== undefined) {
+      const path = join(loaded.out, stale.lane, SHIP_RUN_FILE);
+      io.err(renderIssueLine('laneward crew status', issue('QUEUE_RECEIPT_STALE', path, `lane ${stale.lane}: ${staleReceipt(stale.branch ?? '(no branch)', stale.head ?? '', stale.tip, path).message}`)));
+    }
+    return exitStatus((snapshot.byState['failed'] ?? 0) > 0 ? 'CREW_LANE_FAILED' : stale !== undefined ? 'QUEUE_RECEIPT_STALE' : null);
   },
 });
+
+/** `CREW_RECEIPT: lane=<id> status=current|stale|missing head=<12>|- tip=<12>|- branch=<b>|-` */
+export function receiptLine(r: LaneReceipt): string {
+  const short = (sha: string | null) => (sha === null || sha === '' ? '-' : sha.slice(0, 12));
+  return `CREW_RECEIPT: lane=${oneLine(r.lane)} status=${r.status} head=${short(r.head)} tip=${short(r.tip)} branch=${r.branch === null ? '-' : oneLine(r.branch)}`;
+}
 
 /**
  * The crew, the lanes that need the operator (failed, then stuck, then interrupted), the

@@ -84,7 +84,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "reserve_usd", "agent_turns", "timeout_ms", "max_file_bytes", "max_turn_bytes"}, "prices"?: {MODEL: {"input", "output",
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
-  "workspace"?: {"repo": DIR, "base"?: REF}}
+  "workspace"?: {"repo": DIR, "base"?: REF},
+  "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}]}
 A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
 {lane} are replaced inside each element, never by a shell. A preset is {"preset":
 "claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
@@ -95,7 +96,19 @@ it is not found on PATH, in node_modules/.bin or laneward's CLI cache (laneward
 providers). A lane's "runners" replace the crew's, role by role. Relative paths are relative to the crew file. "workspace" names a git work
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
-laneward/<crew>/<lane id>, made at that commit.
+laneward/<crew>/<run id>/<lane id>, made at that commit: the run id is minted at the
+crew's first start on its state root and kept there, so a crew started again continues
+its own branches and the same crew on another state root starts new ones from its base.
+"pregate" (needs "workspace") names the repository's checks: when a lane's agent reports
+finish, before its cross-check, each argv runs (never by a shell) in its worktree at its head under a deadline
+("timeout_ms", default limits.timeout_ms), into <out>/<lane>/pregate.json and a line
+PREGATE: lane=<id> status=pass|fail head=<12> tree=<12> checks=<n> failed=<ids>|- ms=<n> file=<path>.
+A failed check goes back to the agent as guidance while it has turns left, else the lane
+fails PREGATE_FAILED. A lane that passed writes ship-run.json and ship-receipt.md in its
+run directory, bound to its head, and prints
+SHIP_RECEIPT: lane=<id> head=<12> base=<12> tree=<12> branch=<b> spend_usd=<x> session_kind=<k>
+GSTACK_RESULT: skill=ship status=complete run=<run dir>
+before its CREW_LANE line (--json: one object per event, "kind" pregate or receipt).
 "spend_cap_usd" caps the whole crew (every call of every lane, and its earlier runs): a
 call starts only while what was spent, what calls in flight hold ("reserve_usd" each,
 default 0.50) and the calls of unknown cost (counted at "reserve_usd" for good) leave
@@ -116,7 +129,7 @@ export const CREW_CLEAN_HELP = `usage: laneward crew clean CREW.json [--force] [
 Removes the git worktrees a crew's lanes left under its out (<out>/<lane id>/worktree,
 in the repository the crew file's "workspace" names), whichever way each lane ended,
 leftovers of a killed crew included, then runs git worktree prune. Branches
-(laneward/<crew>/<lane id>) are always kept: they hold the lanes' commits. Worktrees
+(laneward/<crew>/<run id>/<lane id>) are always kept: they hold the lanes' commits. Worktrees
 elsewhere are never touched. A crew running in the same out refuses the clean (CREW_BUSY).
 
   --force   remove worktrees with uncommitted changes (tracked, deleted or untracked

@@ -3,7 +3,7 @@ import { isTerminalStage, type CrewRunRecord, type LaneProgress } from '../../fo
 
 /** A crew run as the store keeps it for the console: started (`last` null) or ended with its view's last snapshot. */
 export function crewRunRecord(
-  run: Pick<CrewRunRecord, 'crew' | 'file' | 'startedAt' | 'retryCommand' | 'capUsd' | 'reserveUsd' | 'stuckAfterS'>,
+  run: Pick<CrewRunRecord, 'crew' | 'runId' | 'file' | 'startedAt' | 'retryCommand' | 'capUsd' | 'reserveUsd' | 'stuckAfterS'>,
   last: CrewSnapshot | null,
   stoppedBy: string | null,
 ): CrewRunRecord {

@@ -63,7 +63,7 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   }
   if (ctx.workspace !== undefined) {
     // Made or found again each turn: a crew started again after a crash reuses it.
-    const made = await ctx.workspace.prepare(lane.id);
+    const made = await ctx.workspace.prepare(lane.id, progress.branch ?? null);
     if (progress.worktree !== made.worktree) await save({ worktree: made.worktree, branch: made.branch, head: await ctx.workspace.head(made.worktree) });
   }
   const n = progress.turnsDispatched + 1;
@@ -120,7 +120,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   if (worktree !== null && progress.head != null) {
     // A turn too large for the crew's limits is refused before anything of it is committed
     // (commits the agent made itself are taken off the branch); the lane ends typed.
-    const refused = await refusal(() => ctx.workspace!.guard(worktree, lane.id, n, progress.head!));
+    const refused = await refusal(() => ctx.workspace!.guard(worktree, lane.id, n, progress.head!, progress.branch ?? null));
     if (refused !== null) return { end: refused, changes: paid };
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.
@@ -159,7 +159,8 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
       turnsDone: n,
       attempts: progress.attempts + assistant.attempts + user.attempts,
       guidance: assistant.guidance ?? user.guidance ?? null,
-      stage: turn.finish ? 'cross-check' : 'work',
+      // A finish passes the repository's checks first, when the crew names them (main/crew/pregate.ts).
+      stage: turn.finish ? (ctx.land === undefined ? 'cross-check' : 'pregate') : 'work',
       ...(typeof parsed === 'string' ? { lostTurns: [...progress.lostTurns, n] } : {}),
     },
   };

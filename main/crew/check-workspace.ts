@@ -4,6 +4,8 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { branchNameProblem, laneBranch } from '../git/branch-name.ts';
 import { gitFailure, gitSync } from '../git/run-git.ts';
 
+const SAMPLE_RUN = '20260101T000000Z-000000';
+
 /** A crew's workspace, checked at load: every lane's worktree starts at `commit`. */
 export interface LoadedWorkspace {
   /** The repository's top-level work tree (absolute), whatever directory inside it the file named. */
@@ -47,12 +49,12 @@ export function checkWorkspace(
   if (resolved.status !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) {
     throw invalid(`workspace.base: ${JSON.stringify(base)} does not resolve to a commit in ${top.stdout.trim()}`);
   }
-  const crewProblem = branchNameProblem(laneBranch(crew, 'lane'));
+  // Run ids are ours (main/crew/crew-run-id.ts) and always valid: one stands for any.
+  const crewProblem = branchNameProblem(laneBranch(crew, 'lane', SAMPLE_RUN));
   if (crewProblem !== null) throw invalid(`crew: ${JSON.stringify(crew)} cannot be part of a git branch name (${crewProblem})`);
   for (const lane of lanes) {
-    const branch = laneBranch(crew, lane);
-    const problem = branchNameProblem(branch);
-    if (problem !== null) throw invalid(`lane ${lane}: its branch ${branch} is not a valid git branch name (${problem})`);
+    const problem = branchNameProblem(laneBranch(crew, lane, SAMPLE_RUN));
+    if (problem !== null) throw invalid(`lane ${lane}: its branch ${laneBranch(crew, lane, '<run id>')} is not a valid git branch name (${problem})`);
   }
   return { repo: top.stdout.trim(), base, commit };
 }

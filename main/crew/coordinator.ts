@@ -6,7 +6,7 @@ import type { CrewActions } from './crew-actions.ts';
 import { driveLane } from './lane-driver.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort } from './ports.ts';
-import type { WorkspacePort } from './lane-context.ts';
+import type { LandPort, WorkspacePort } from './lane-context.ts';
 import type { Prices } from '../providers/cost.ts';
 
 export interface CrewPlan {
@@ -28,6 +28,7 @@ export interface CrewDeps {
   readonly run: SuperviseFn;
   readonly orphans?: OrphanSettlements;
   readonly workspace?: WorkspacePort;
+  readonly land?: LandPort;
   readonly prices?: Prices;
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { ResultCode } from '../../formats/codes/codes.ts';
 import { isLanewardError, LanewardError, oneLineMessage } from '../../formats/codes/error.ts';
+import { laneOfBranch } from '../git/branch-name.ts';
 import { canonical, listWorktrees } from '../git/worktree-list.ts';
 import { claimOut } from './out-claim.ts';
 import type { LoadedCrew } from './load-crew.ts';
@@ -42,7 +43,7 @@ export async function crewClean(loaded: LoadedCrew, options: { readonly force: b
       .filter((entry) => basename(entry.path) === 'worktree' && canonical(dirname(dirname(entry.path))) === out)
       .map((entry) => ({
         entry,
-        lane: entry.branch?.startsWith(prefix) === true ? entry.branch.slice(prefix.length) : basename(dirname(entry.path)),
+        lane: entry.branch?.startsWith(prefix) === true ? laneOfBranch(entry.branch) : basename(dirname(entry.path)),
       }))
       .sort((a, b) => (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0));
     const done: CleanedWorktree[] = [];

@@ -18,6 +18,10 @@ import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans, type OrphanSettlements } from './orphan-sweep.ts';
 import { ProviderGate } from '../providers/gate.ts';
 import { workspacePort } from './workspace-port.ts';
+import { landPort } from './land-port.ts';
+import { landLines, type LandEvent } from '../../formats/crew/land-lines.ts';
+import { pregateChecks } from '../../formats/crew/pregate-checks.ts';
+import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { planEnv } from '../plan/index.ts';
 import { crewSupervise } from './crew-supervise.ts';
 import { runCrewSession, type CrewOutput, type CrewRunOptions, type CrewRunResult, type CrewSession, type LaneRunner } from './crew-session.ts';
@@ -130,7 +134,10 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
           ...(orphans === undefined ? {} : { orphans }),
           review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
-          ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
+          ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => {
+            if (options.json) session.print(JSON.stringify(event));
+            else for (const line of landLines(event)) session.print(line);
+          }),
         },
         { cancel: stop, onChange: (progress) => session.laneChanged(progress), onLaneEnd: (progress) => session.laneEnded(progress) },
       );
@@ -160,4 +167,14 @@ function spentBefore(store: Store, crew: string, lanes: readonly string[]): { sp
     unpriced += cost.unpriced;
   }
   return { spentUsd, unpriced };
+}
+
+/** The lanes' workspace port and, for a crew file with a `pregate`, its land port (none without a workspace). */
+function laneWorkspace(loaded: LoadedCrew, runId: string, cancel: AbortSignal, spentUsd: (progress: LaneProgress) => number, onEvent: (event: LandEvent) => void): { workspace?: WorkspacePort; land?: LandPort } {
+  const { crew } = loaded;
+  if (loaded.workspace === null) return {};
+  const workspace = workspacePort(loaded.workspace, crew.crew, runId, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes });
+  if (crew.pregate === undefined) return { workspace };
+  const checks = pregateChecks(crew.pregate, crew.limits.timeout_ms);
+  return { workspace, land: landPort({ crew: crew.crew, crewRun: runId, workspace: loaded.workspace, port: workspace, checks, cancel, spentUsd, onEvent }) };
 }

@@ -7,6 +7,7 @@ import { openStore, type Store } from '../store/store.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, type CrewViewOptions } from '../console/view-state.ts';
 import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
+import { crewRunId } from './crew-run-id.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { summaryLine, tally, type CrewTally } from './coordinator.ts';
@@ -71,6 +72,8 @@ export interface CrewSession {
   readonly root: string;
   readonly store: Store;
   readonly startedAt: string;
+  /** The crew's run on this state root (its lanes' branches carry it): see crew-run-id.ts. */
+  readonly runId: string;
   /** A cancel, the deadline, or the runner's own stop. */
   readonly stop: CrewStop;
   /** The crew's live view, once its runner started (undefined before). */
@@ -79,6 +82,8 @@ export interface CrewSession {
   laneChanged(progress: LaneProgress): void;
   /** A lane ended: its CREW_LANE line (or object), above the live region. */
   laneEnded(progress: LaneProgress): void;
+  /** A line of the crew's own (a lane's PREGATE: or SHIP_RECEIPT:), above the live region. */
+  print(line: string): void;
 }
 
 /** What a runner's view reads beyond the lanes the session feeds it. */
@@ -150,13 +155,15 @@ export async function runCrewSession(options: CrewRunOptions, io: CrewOutput, pr
     throw error;
   }
   try {
-    return await runClaimed({ options, io, loaded, root, store, startedAt, stop }, runner, started);
+    // Minted at the crew's first start on this root and kept in its record (below), read back by every later start.
+    const runId = crewRunId(store, loaded.crew.crew);
+    return await runClaimed({ options, io, loaded, root, store, startedAt, runId, stop }, runner, started);
   } finally {
     await release();
   }
 }
 
-type SessionBase = Pick<CrewSession, 'options' | 'io' | 'loaded' | 'root' | 'store' | 'startedAt' | 'stop'>;
+type SessionBase = Pick<CrewSession, 'options' | 'io' | 'loaded' | 'root' | 'store' | 'startedAt' | 'runId' | 'stop'>;
 
 /** What the crew's record and view say of the run beside its lanes. */
 type RunFacts = Parameters<typeof crewRunRecord>[0];
@@ -172,6 +179,7 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
   const { options, loaded } = base;
   const runFacts: RunFacts = {
     crew: loaded.crew.crew,
+    runId: base.runId,
     file: loaded.file,
     startedAt: base.startedAt,
     retryCommand: runner.retryCommand,
@@ -194,6 +202,7 @@ function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSes
   const resume = runner.resumeCommand === undefined ? {} : { resume: runner.resumeCommand };
   return {
     ...base,
+    print,
     get view() {
       return shown.view;
     },

@@ -8,8 +8,11 @@ import type { Prices } from '../providers/cost.ts';
 
 /** The git side of agent lanes on a real repository (a crew file's `workspace`). */
 export interface WorkspacePort {
-  /** The lane's worktree and branch, made or found again (idempotent). */
-  prepare(lane: string): Promise<{ readonly worktree: string; readonly branch: string }>;
+  /**
+   * The lane's worktree and branch, made or found again (idempotent): `branch` is the one
+   * the lane's record names (null for a lane not prepared yet: a branch of this crew run).
+   */
+  prepare(lane: string, branch: string | null): Promise<{ readonly worktree: string; readonly branch: string }>;
   /** Whether the worktree holds changes since `since` (a commit; null: its head), committed by the agent or not. */
   changed(worktree: string, since: string | null): Promise<boolean>;
   /** Commits everything as the lane's turn `n`; the new head, or null when nothing changed. */
@@ -22,9 +25,21 @@ export interface WorkspacePort {
    * since the lane's last head `since` (WORKSPACE_TOO_LARGE, the file named; the agent's
    * own commits taken off the branch).
    */
-  guard(worktree: string, lane: string, n: number, since: string): Promise<void>;
+  guard(worktree: string, lane: string, n: number, since: string, branch: string | null): Promise<void>;
   /** Removes a complete lane's worktree (its branch stays). */
   remove(worktree: string): Promise<void>;
+}
+
+/** A lane's way from done to landed: the repository's checks at its head, then its receipt. */
+export interface LandPort {
+  /**
+   * Runs the pregate at the lane's head (pregate.json, a PREGATE line); a failed one says
+   * what to tell the agent. `journal` saves the tag its checks carry before any starts,
+   * so a crew started after this one died finds and tears down what it left running.
+   */
+  pregate(lane: string, progress: LaneProgress, journal: (tag: string) => Promise<void>): Promise<{ readonly passed: boolean; readonly head: string; readonly tree: string; readonly guidance: string | null; readonly detail: string }>;
+  /** Writes the receipt bound to the lane's head (ship-run.json, SHIP_RECEIPT and GSTACK_RESULT lines); QUEUE_RECEIPT_STALE when its branch moved. */
+  receipt(lane: string, progress: LaneProgress): Promise<void>;
 }
 
 /** Everything a lane driver shares with the other lanes of its crew. */
@@ -39,6 +54,8 @@ export interface LaneContext {
   readonly agentTurns: number;
   /** Agent lanes work in worktrees of this repository; absent: in the crew's directory. */
   readonly workspace?: WorkspacePort;
+  /** The crew's pregate and receipts (a crew file with a workspace and a `pregate`); absent: lanes end at their export. */
+  readonly land?: LandPort;
   /** USD per million tokens by model, for presets whose stream reports no cost. */
   readonly prices?: Prices;
   /** Failed lanes run again (crew run --retry-failed); else a failed lane is left as it is. */

@@ -127,6 +127,18 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           else await end(step);
           break;
         }
+        case 'pregate': {
+          // The repository's checks at the head the agent finished at, before the cross-check:
+          // a passed cross-check closes the lane's QA, so a failed check could no longer go
+          // back to the agent after it. A crew started again runs them again (no model is called).
+          const gate = await ctx.land!.pregate(lane.id, progress, (tag) => save({ pregateTag: tag }));
+          if (ctx.cancel.aborted) break;
+          if (gate.passed) advance({ stage: 'cross-check', pregateTree: gate.tree });
+          // A failed check goes back to the agent while it has turns left, as the cross-check's guidance does.
+          else if (progress.turnsDone - (progress.turnBase ?? 0) < ctx.agentTurns) advance({ stage: 'work', guidance: gate.guidance, pregateTree: null });
+          else await end({ ok: false, code: 'PREGATE_FAILED', detail: gate.detail, attempts: 0 });
+          break;
+        }
         case 'export': {
           const step = await ctx.review.export(progress.runDir);
           count(step);
@@ -134,6 +146,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
             await end(step);
             break;
           }
+          // Bound to the head the pregate passed at, which must still be its branch's tip.
+          if (ctx.land !== undefined) await ctx.land.receipt(lane.id, progress);
           await save({ stage: 'complete', code: null, detail: null });
           // A complete lane's work is on its branch: its worktree goes, a failed lane's stays for inspection.
           if (ctx.workspace !== undefined && progress.worktree != null) {

@@ -63,6 +63,8 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
   const out = resolve(base, crew.out);
   const outStat = statSync(out, { throwIfNoEntry: false });
   if (outStat !== undefined && !outStat.isDirectory()) throw invalid(file, `out: ${out} exists and is not a directory`);
+  // The checks run in each lane's worktree at its head: a crew without one has neither.
+  if (crew.pregate !== undefined && crew.workspace === undefined) throw invalid(file, 'pregate: the checks run in each lane\'s worktree at its head, and the crew file names no workspace');
   const workspace = crew.workspace === undefined ? null : checkWorkspace(file, base, crew.workspace, crew.crew, lanes.map((lane) => lane.id));
   return {
     file,

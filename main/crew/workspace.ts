@@ -12,7 +12,7 @@ import { worktreeChanges } from './worktree-changes.ts';
 /*
  * A lane's git workspace: one worktree per lane, on its own branch, inside the crew's out.
  *
- * Layout: `<out>/<lane id>/worktree` on branch `laneward/<crew>/<lane id>`. The worktree
+ * Layout: `<out>/<lane id>/worktree` on branch `laneward/<crew>/<run id>/<lane id>`. The worktree
  * sits inside the lane's run directory so everything a lane leaves is in one place and
  * `crew clean` can find a leftover by its path alone; the run directory's exported files
  * are its top-level regular files, which a subdirectory never touches.
@@ -36,13 +36,17 @@ export interface LaneWorktreeSpec {
   readonly base: string;
   readonly crew: string;
   readonly lane: string;
+  /** The crew run's id (main/crew/crew-run-id.ts): a new run never continues another run's branch. */
+  readonly run: string;
+  /** The lane's branch as its record names it (a lane saved under another layout keeps its own); default `laneward/<crew>/<run>/<lane>`. */
+  readonly branch?: string | null;
   /** The crew's out directory (absolute). */
   readonly out: string;
 }
 
 export interface LaneWorktree {
   readonly path: string;
-  /** The short branch name, `laneward/<crew>/<lane>`. */
+  /** The short branch name, `laneward/<crew>/<run>/<lane>`. */
   readonly branch: string;
   readonly head: string;
   /** False when an existing worktree was found and reused (a crew started again). */
@@ -62,7 +66,7 @@ export interface LaneWorktree {
  */
 export async function laneWorktree(spec: LaneWorktreeSpec): Promise<LaneWorktree> {
   const path = resolve(laneWorktreePath(spec.out, spec.lane));
-  const branch = laneBranch(spec.crew, spec.lane);
+  const branch = spec.branch ?? laneBranch(spec.crew, spec.lane, spec.run);
   const ref = `refs/heads/${branch}`;
   const problem = branchNameProblem(branch);
   if (problem !== null) throw failed(`lane ${spec.lane}: ${branch} is not a valid git branch name (${problem})`, path);

@@ -20,7 +20,17 @@ export function branchNameProblem(name: string): string | null {
   return null;
 }
 
-/** The branch a crew's lane works on: one per lane, named so `crew clean` finds every one. */
-export function laneBranch(crew: string, lane: string): string {
-  return `laneward/${crew}/${lane}`;
+/**
+ * The branch a crew's lane works on: one per lane and crew run, `laneward/<crew>/<run>/<lane>`,
+ * so a crew of the same name run again on the same repository (another state root, another
+ * out) starts every lane afresh from its own base instead of continuing the branch an
+ * earlier run left; `crew clean` finds every one under `laneward/<crew>/`.
+ */
+export function laneBranch(crew: string, lane: string, run: string): string {
+  return `laneward/${crew}/${run}/${lane}`;
+}
+
+/** The lane id of a branch {@link laneBranch} named (its last component), for listings. */
+export function laneOfBranch(branch: string): string {
+  return branch.slice(branch.lastIndexOf('/') + 1);
 }

@@ -1,0 +1,49 @@
+/**
+ * What a lane reports on its way from done to landed, as facts; the crew's lines render
+ * them. A pregate: the repository's checks at the lane's head. A receipt: the lane's
+ * ship-run.json, bound to that head.
+ */
+export type LandEvent = PregateEvent | ReceiptEvent;
+
+export interface PregateEvent {
+  readonly kind: 'pregate';
+  readonly lane: string;
+  readonly status: 'pass' | 'fail';
+  readonly head: string;
+  readonly tree: string;
+  readonly checks: number;
+  readonly failed: readonly string[];
+  readonly ms: number;
+  readonly file: string;
+}
+
+export interface ReceiptEvent {
+  readonly kind: 'receipt';
+  readonly lane: string;
+  readonly head: string;
+  readonly base: string;
+  readonly branch: string;
+  readonly tree: string | null;
+  readonly spendUsd: number;
+  readonly sessionKind: string;
+  /** The lane's run directory, which holds ship-run.json and ship-receipt.md. */
+  readonly run: string;
+}
+
+const short = (sha: string | null) => (sha === null ? '-' : sha.slice(0, 12));
+
+/** `PREGATE: lane=<id> status=pass|fail head=<12> tree=<12> checks=<n> failed=<ids>|- ms=<n> file=<pregate.json>` */
+export function pregateLine(e: PregateEvent): string {
+  return `PREGATE: lane=${e.lane} status=${e.status} head=${short(e.head)} tree=${short(e.tree)} checks=${e.checks} failed=${e.failed.length === 0 ? '-' : e.failed.join(',')} ms=${e.ms} file=${e.file}`;
+}
+
+/** `SHIP_RECEIPT: lane=<id> head=<12> base=<12> tree=<12>|- branch=<b> spend_usd=<x> session_kind=<k>` */
+export function shipReceiptLine(e: ReceiptEvent): string {
+  return `SHIP_RECEIPT: lane=${e.lane} head=${short(e.head)} base=${short(e.base)} tree=${short(e.tree)} branch=${e.branch} spend_usd=${e.spendUsd.toFixed(6)} session_kind=${e.sessionKind}`;
+}
+
+/** The lines a land event prints, in order (a receipt ends with the ship result line). */
+export function landLines(e: LandEvent): string[] {
+  if (e.kind === 'pregate') return [pregateLine(e)];
+  return [shipReceiptLine(e), `GSTACK_RESULT: skill=ship status=complete run=${e.run}`];
+}
