@@ -621,6 +621,59 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     }
   }, 180_000);
 
+  /** Prompts the fixture children started from worker `name`'s state root (its own path, not made one). */
+  const startsOn = (log: string, dir: string, name: string) =>
+    (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter((l) => l.startsWith('start ') && l.includes(`${join(dir, name)}/`)).length;
+
+  // A lane moved w1 -> w2 -> w1: the second time it comes back to a worker that ran it
+  // before and whose own store still holds what it did then (behind the mirror since).
+  // Each move is a worker stopped (SIGSTOP) past its lock while its lane's agent turn runs.
+  test.each([
+    ['noticed its lane was taken before it came back', 1, true],
+    ['never noticed its lane was taken (it came back while the first run still ran there)', 2, false],
+  ])('a lane moved w1 -> w2 -> w1, back to a worker that %s: complete or EXECUTION_UNKNOWN, its run directory valid, no prompt twice, no ATTEMPT_IN_FLIGHT', async (_, concurrency, noticed) => {
+    const crew = queuedCrew(1, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const env = slow(log, 1_500);
+    const w1 = worker(crew, 'w1', ['--lock', '2s', '--concurrency', String(concurrency)], env);
+    const run = start(coordinator(crew), crew.dir);
+    try {
+      // An agent turn runs on w1 (a lost turn moves on; a reviewer in flight would end the lane).
+      await until(() => existsSync(log) && new RegExp(`${join(crew.dir, 'w1')}/.*turn-1\\.prompt\\.md`).test(readFileSync(log, 'utf8')), 90_000, 'w1 to start an agent turn');
+      w1.child.kill('SIGSTOP');
+      const w2 = worker(crew, 'w2', ['--lock', '2s', '--concurrency', String(concurrency)], env);
+      await until(() => startsOn(log, crew.dir, 'w2') > 0, 90_000, 'w2 to take the lane and start a child');
+      if (noticed) {
+        w1.child.kill('SIGCONT');
+        await until(() => /code=LANE_TAKEN/.test(w1.out()), 60_000, 'w1 to find its lane taken');
+        w2.child.kill('SIGSTOP');
+      } else {
+        // w2's lock lapses before w1 runs again: the job has no holder when w1 next looks.
+        w2.child.kill('SIGSTOP');
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        w1.child.kill('SIGCONT');
+      }
+      const before = startsOn(log, crew.dir, 'w1');
+      await until(() => startsOn(log, crew.dir, 'w1') > before || run.child.exitCode !== null, 90_000, 'the lane to come back to w1');
+      w2.child.kill('SIGCONT');
+      expect(await run.exited, run.out() + run.err()).toBeLessThanOrEqual(1);
+      const outs = `${w1.out()}\n---\n${w2.out()}`;
+      const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+      expect(ends, outs).toHaveLength(1);
+      expect(ends[0], outs).toMatch(/^CREW_LANE: lane=lane-1 status=(complete|failed code=EXECUTION_UNKNOWN) /);
+      expect(outs).not.toContain('ATTEMPT_IN_FLIGHT');
+      // What it carried back validates here.
+      const validated = laneward(['artifact', 'validate', join(crew.dir, 'runs', 'lane-1')]);
+      expect([validated.code, validated.stdout.trim().split('\n').at(-1)], validated.stdout + validated.stderr).toEqual([0, expect.stringMatching(/^ARTIFACT_VALID: run=lane-1-\S+ status=\S+$/)]);
+      expect(twice(promptsOf(log)), promptsOf(log).join('\n')).toBe(0);
+      expect(await stopAll([w1, w2])).toEqual([0, 0]);
+    } finally {
+      w1.child.kill('SIGCONT');
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }, 300_000);
+
   test.each([
     [['crew', 'run', 'c.json', '--queue', 'redis://127.0.0.1:1'], 'USAGE'],
     [['crew', 'run', 'c.json', '--key', 'k'], 'USAGE'],
