@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signJob } from '../main/queue/signed-job.ts';
 import { LANE_QUEUE, runAsName } from '../main/queue/lane-job.ts';
+import type { MirroredRecord } from '../main/queue/lane-mirror.ts';
+import { restoreLane } from '../main/queue/lane-restore.ts';
+import { openStore } from '../main/store/store.ts';
+import { crewQaLaneId } from '../formats/crew/qa-id.ts';
+import { Encoder } from 'cbor-x';
 import { readPrivateKey, writeKeyPair } from '../main/actions/keys.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -628,10 +633,10 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   // A lane moved w1 -> w2 -> w1: the second time it comes back to a worker that ran it
   // before and whose own store still holds what it did then (behind the mirror since).
   // Each move is a worker stopped (SIGSTOP) past its lock while its lane's agent turn runs.
-  test.each([
-    ['noticed its lane was taken before it came back', 1, true],
-    ['never noticed its lane was taken (it came back while the first run still ran there)', 2, false],
-  ])('a lane moved w1 -> w2 -> w1, back to a worker that %s: complete or EXECUTION_UNKNOWN, its run directory valid, no prompt twice, no ATTEMPT_IN_FLIGHT', async (_, concurrency, noticed) => {
+  // `noticed`: w1 runs again while w2 still holds the lane, so it finds it taken before the
+  // job comes back; else w1 runs again only once w2's lock lapsed, and its first run of the
+  // lane (concurrency 2: the job can come back beside it) never saw another worker had it.
+  const movedTwice = async (concurrency: number, noticed: boolean) => {
     const crew = queuedCrew(1, { instant: false });
     const log = join(crew.dir, 'starts.log');
     const env = slow(log, 1_500);
@@ -672,7 +677,31 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       run.child.kill('SIGTERM');
       await run.exited;
     }
-  }, 300_000);
+  };
+  test('a lane moved w1 -> w2 -> w1, back to a worker that found it taken meanwhile: complete or EXECUTION_UNKNOWN, its run directory valid, no prompt twice', () => movedTwice(1, true), 300_000);
+  test('a lane moved w1 -> w2 -> w1 while w1 still ran it unaware: that run stops, the lane goes on from its stream, its run directory valid, no prompt twice, no ATTEMPT_IN_FLIGHT', () => movedTwice(2, false), 300_000);
+
+  // A lane can complete on a worker whose job then goes to another (its processor let the
+  // job go while the lane waited for a holder, and the lane ran on to its end): the other
+  // takes it up from its stream, finds it complete, starts nothing, and carries back the
+  // run directory it restored. The stream is taken here from the coordinator's own copy.
+  test('a lane complete in its stream, taken up on another worker, has its export there: its run directory validates, not ARTIFACT_MISSING', async () => {
+    const crew = queuedCrew(1);
+    const w = worker(crew, 'w1');
+    const run = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 120_000 });
+    expect(await stopAll([w])).toEqual([0]);
+    expect(run.stdout).toMatch(/^CREW_LANE: lane=lane-1 status=complete /m);
+    const qa = crewQaLaneId(runAsName(crew.name, crew.file, join(crew.dir, 'coord')), 'lane-1');
+    const cbor = new Encoder({ useRecords: false, structuredClone: false });
+    const copy = openStore(join(crew.dir, 'coord'), { readOnly: true });
+    const records = [...copy.queueMirror.getRange({ start: [qa, 0], end: [qa, Number.MAX_SAFE_INTEGER] })].map(({ value }) => ({ db: value.db, key: cbor.decode(value.key), value: cbor.decode(value.value) }) as MirroredRecord);
+    expect((records.filter((r) => r.db === 'crewLanes').at(-1)?.value as { stage?: string } | undefined)?.stage).toBe('complete');
+    const other = join(crew.dir, 'w2');
+    const dir = join(other, 'queue', qa);
+    expect(await restoreLane(openStore(other, { batched: true }), records, { lane: 'lane-1', dir, root: other, trust: crew.pub })).toBe(true);
+    const validated = laneward(['artifact', 'validate', join(dir, 'runs', 'lane-1')]);
+    expect([validated.code, validated.stdout.trim().split('\n').at(-1)], validated.stdout).toEqual([0, expect.stringMatching(/^ARTIFACT_VALID: run=lane-1-\S+ status=complete$/)]);
+  }, 180_000);
 
   test.each([
     [['crew', 'run', 'c.json', '--queue', 'redis://127.0.0.1:1'], 'USAGE'],

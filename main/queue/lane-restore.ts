@@ -6,7 +6,9 @@ import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { ChildRecord } from '../../formats/supervision/child-record.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
+import { writeExport } from '../plan/export.ts';
 import { syncRunFiles } from '../plan/files/run-files.ts';
+import { emptyReport } from '../plan/report.ts';
 import { publishBinding, readBinding } from '../plan/run-binding.ts';
 import { processStart } from '../process/process-alive.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
@@ -118,6 +120,11 @@ export async function restoreLane(store: Store, records: readonly MirroredRecord
     // The files the record implies (prompts of open attempts, seals, consensus, the gate) were on the lost machine.
     const record = store.runs.get(run);
     if (record !== undefined) await syncRunFiles(store, record, runDir, 'full');
+    // So was its export (run.json and the artifacts it names), which no record holds: a lane
+    // that completed there and is taken up here starts nothing more, and would carry back a
+    // run directory without it (ARTIFACT_MISSING at its coordinator). Written again from
+    // the record, as its export wrote it, and validated (EXPORT_INVALID otherwise).
+    if (record !== undefined && record.export !== null && record.export !== undefined) await writeExport(store, record, runDir, emptyReport(runDir, run));
   }
   return true;
 }
