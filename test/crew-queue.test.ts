@@ -681,6 +681,36 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
   test('a lane moved w1 -> w2 -> w1, back to a worker that found it taken meanwhile: complete or EXECUTION_UNKNOWN, its run directory valid, no prompt twice', () => movedTwice(1, true), 300_000);
   test('a lane moved w1 -> w2 -> w1 while w1 still ran it unaware: that run stops, the lane goes on from its stream, its run directory valid, no prompt twice, no ATTEMPT_IN_FLIGHT', () => movedTwice(2, false), 300_000);
 
+  // A lane whose run on a worker was lost (its job came back to no one for two lock
+  // periods: the worker, one lane at a time, took the crew's other lane meanwhile) and that
+  // then comes back to the same worker, its stream unchanged: it continues there from the
+  // worker's own store, where that run's dispatches are still under this live process's pid.
+  test('a lane lost on a worker and taken back by it once its run there ended: complete, no ATTEMPT_IN_FLIGHT, no prompt twice', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const w = worker(crew, 'w1', ['--lock', '2s', '--concurrency', '1'], slow(log, 1_500));
+    const run = start(coordinator(crew), crew.dir);
+    try {
+      // Mid-review: the reviewers it dispatches next are journaled under this process's pid.
+      await until(() => existsSync(log) && /-native-prompt\.md/.test(readFileSync(log, 'utf8')), 90_000, 'the first lane to start a reviewer');
+      w.child.kill('SIGSTOP');
+      // The fault itself: stopped past its lock, so the lane's job has no holder when it runs again.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      w.child.kill('SIGCONT');
+      expect(await run.exited, run.out() + run.err()).toBe(0);
+      const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+      expect(ends, w.out()).toHaveLength(2);
+      for (const line of ends) expect(line, w.out()).toMatch(/ status=complete /);
+      expect(w.out() + run.out()).not.toContain('ATTEMPT_IN_FLIGHT');
+      expect(twice(promptsOf(log)), promptsOf(log).join('\n')).toBe(0);
+      expect(await stopAll([w])).toEqual([0]);
+    } finally {
+      w.child.kill('SIGCONT');
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+  }, 240_000);
+
   // A lane can complete on a worker whose job then goes to another (its processor let the
   // job go while the lane waited for a holder, and the lane ran on to its end): the other
   // takes it up from its stream, finds it complete, starts nothing, and carries back the
