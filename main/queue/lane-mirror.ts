@@ -121,10 +121,11 @@ export class LaneMirror {
     this.token = token;
     // A run idle in a long child would find it only at its next flush: looked at now. While
     // an append of its own is under way the fence decides instead (its reply moves the position).
+    // A look that fails leaves it to the fence too.
     if (this.evals === 0) {
       const before = this.position;
-      const top = await streamTop(this.redis, this.lane.crew, this.lane.id);
-      if (this.evals === 0 && this.position === before && compareIds(top, before) > 0) this.fallBehind(top);
+      const top = await streamTop(this.redis, this.lane.crew, this.lane.id).catch(() => null);
+      if (top !== null && this.evals === 0 && this.position === before && compareIds(top, before) > 0) this.fallBehind(top);
     }
     return this.lost === undefined;
   }
