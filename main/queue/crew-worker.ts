@@ -115,7 +115,7 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     readonly result: Promise<LaneJobResult>;
     /** Settled once the run ended here (its children gone) and left `running`. */
     readonly ended: Promise<void>;
-    /** Hands the run the job's new lock; false when the run is behind its stream (it stops). */
+    /** Hands the run the job's new lock; false when the run was lost (taken, or behind its stream: it stops). */
     retoken(token: string): Promise<boolean>;
     /** The token the run writes under now. */
     token(): string;
