@@ -565,10 +565,12 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const own = await startRedis();
     const { default: Redis } = await import('ioredis');
     const admin = new Redis(own.url);
+    // Stopped in the finally too: a failed expectation must not leave them to the stray check.
+    let two: Started[] = [];
     try {
       const crew = queuedCrew(4, { instant: false });
       const log = join(crew.dir, 'starts.log');
-      const two = ['w1', 'w2'].map((name) => {
+      two = ['w1', 'w2'].map((name) => {
         const w = start(['crew', 'worker', '--queue', own.url, '--trust', crew.pub, '--state', join(crew.dir, name), '--lock', '3s', '--concurrency', '1'], crew.dir, slow(log));
         workers.push(w);
         return w;
@@ -598,6 +600,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       expect(twice(promptsOf(log))).toBe(0);
       expect(await stopAll(two)).toEqual([0, 0]);
     } finally {
+      await stopAll(two.filter((w) => w.child.exitCode === null && w.child.signalCode === null));
       admin.disconnect();
       await own.close();
     }
@@ -642,11 +645,12 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const env = slow(log, 1_500);
     const w1 = worker(crew, 'w1', ['--lock', '2s', '--concurrency', String(concurrency)], env);
     const run = start(coordinator(crew), crew.dir);
+    let w2: Started | undefined;
     try {
       // An agent turn runs on w1 (a lost turn moves on; a reviewer in flight would end the lane).
       await until(() => existsSync(log) && new RegExp(`${join(crew.dir, 'w1')}/.*turn-1\\.prompt\\.md`).test(readFileSync(log, 'utf8')), 90_000, 'w1 to start an agent turn');
       w1.child.kill('SIGSTOP');
-      const w2 = worker(crew, 'w2', ['--lock', '2s', '--concurrency', String(concurrency)], env);
+      w2 = worker(crew, 'w2', ['--lock', '2s', '--concurrency', String(concurrency)], env);
       await until(() => startsOn(log, crew.dir, 'w2') > 0, 90_000, 'w2 to take the lane and start a child');
       if (noticed) {
         w1.child.kill('SIGCONT');
@@ -673,9 +677,10 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       expect(twice(promptsOf(log)), promptsOf(log).join('\n')).toBe(0);
       expect(await stopAll([w1, w2])).toEqual([0, 0]);
     } finally {
-      w1.child.kill('SIGCONT');
+      for (const w of [w1, w2]) w?.child.kill('SIGCONT');
       run.child.kill('SIGTERM');
       await run.exited;
+      await stopAll([w1, ...(w2 === undefined ? [] : [w2])].filter((w) => w.child.exitCode === null && w.child.signalCode === null));
     }
   };
   test('a lane moved w1 -> w2 -> w1, back to a worker that found it taken meanwhile: complete or EXECUTION_UNKNOWN, its run directory valid, no prompt twice', () => movedTwice(1, true), 300_000);
@@ -708,6 +713,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       w.child.kill('SIGCONT');
       run.child.kill('SIGTERM');
       await run.exited;
+      await stopAll([w].filter((x) => x.child.exitCode === null && x.child.signalCode === null));
     }
   }, 240_000);
 

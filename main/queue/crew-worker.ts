@@ -14,7 +14,8 @@ import { checkCurrent, readLedger } from './lane-ledger.ts';
 import { packRunDir, type CarriedFile } from './run-dir-transfer.ts';
 import { openJob } from './signed-job.ts';
 import { isBehind, LaneMirror, readLaneStream } from './lane-mirror.ts';
-import { readPosition, releaseOwnDispatches, restoreLane, writePosition } from './lane-restore.ts';
+import { readPosition, writePosition } from './lane-position.ts';
+import { releaseOwnDispatches, restoreLane } from './lane-restore.ts';
 
 export interface CrewWorkerOptions {
   readonly queue: string;

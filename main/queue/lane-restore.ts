@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { LaneRecord } from '../../formats/qa/record.ts';
 import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { ChildRecord } from '../../formats/supervision/child-record.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { writeExport } from '../plan/export.ts';
 import { syncRunFiles } from '../plan/files/run-files.ts';
 import { emptyReport } from '../plan/report.ts';
@@ -127,30 +125,6 @@ export async function restoreLane(store: Store, records: readonly MirroredRecord
     if (record !== undefined && record.export !== null && record.export !== undefined) await writeExport(store, record, runDir, emptyReport(runDir, run));
   }
   return true;
-}
-
-/** The file under a lane's queue directory naming the stream id its state here was last mirrored up to. */
-function positionFile(dir: string): string {
-  return join(dir, 'mirrored');
-}
-
-/**
- * The id of the lane's newest stream entry when its state on this state root last matched
- * the stream (restored from it, or appended to it), or null. Not durable: one lost to a
- * crash makes the lane restore from its stream, which holds everything this worker
- * mirrored; never the other way round.
- */
-export function readPosition(dir: string): string | null {
-  try {
-    return readFileSync(positionFile(dir), 'utf8').trim();
-  } catch {
-    return null;
-  }
-}
-
-/** Records where the lane's stream stood when its state here last matched it. */
-export function writePosition(dir: string, top: string): void {
-  writeFileAtomic(positionFile(dir), top, 0o644, false);
 }
 
 /**
