@@ -4,6 +4,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signJob } from '../main/queue/signed-job.ts';
 import { LANE_QUEUE, runAsName } from '../main/queue/lane-job.ts';
+import type { MirroredRecord } from '../main/queue/lane-mirror.ts';
+import { restoreLane } from '../main/queue/lane-restore.ts';
+import { openStore } from '../main/store/store.ts';
+import { crewQaLaneId } from '../formats/crew/qa-id.ts';
+import { Encoder } from 'cbor-x';
 import { readPrivateKey, writeKeyPair } from '../main/actions/keys.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -560,10 +565,12 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const own = await startRedis();
     const { default: Redis } = await import('ioredis');
     const admin = new Redis(own.url);
+    // Stopped in the finally too: a failed expectation must not leave them to the stray check.
+    let two: Started[] = [];
     try {
       const crew = queuedCrew(4, { instant: false });
       const log = join(crew.dir, 'starts.log');
-      const two = ['w1', 'w2'].map((name) => {
+      two = ['w1', 'w2'].map((name) => {
         const w = start(['crew', 'worker', '--queue', own.url, '--trust', crew.pub, '--state', join(crew.dir, name), '--lock', '3s', '--concurrency', '1'], crew.dir, slow(log));
         workers.push(w);
         return w;
@@ -593,6 +600,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
       expect(twice(promptsOf(log))).toBe(0);
       expect(await stopAll(two)).toEqual([0, 0]);
     } finally {
+      await stopAll(two.filter((w) => w.child.exitCode === null && w.child.signalCode === null));
       admin.disconnect();
       await own.close();
     }
@@ -619,6 +627,116 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     } finally {
       await own.close();
     }
+  }, 180_000);
+
+  /** Prompts the fixture children started from worker `name`'s state root (its own path, not made one). */
+  const startsOn = (log: string, dir: string, name: string) =>
+    (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter((l) => l.startsWith('start ') && l.includes(`${join(dir, name)}/`)).length;
+
+  // A lane moved w1 -> w2 -> w1: the second time it comes back to a worker that ran it
+  // before and whose own store still holds what it did then (behind the mirror since).
+  // Each move is a worker stopped (SIGSTOP) past its lock while its lane's agent turn runs.
+  // `noticed`: w1 runs again while w2 still holds the lane, so it finds it taken before the
+  // job comes back; else w1 runs again only once w2's lock lapsed, and its first run of the
+  // lane (concurrency 2: the job can come back beside it) never saw another worker had it.
+  const movedTwice = async (concurrency: number, noticed: boolean) => {
+    const crew = queuedCrew(1, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const env = slow(log, 1_500);
+    const w1 = worker(crew, 'w1', ['--lock', '2s', '--concurrency', String(concurrency)], env);
+    const run = start(coordinator(crew), crew.dir);
+    let w2: Started | undefined;
+    try {
+      // An agent turn runs on w1 (a lost turn moves on; a reviewer in flight would end the lane).
+      await until(() => existsSync(log) && new RegExp(`${join(crew.dir, 'w1')}/.*turn-1\\.prompt\\.md`).test(readFileSync(log, 'utf8')), 90_000, 'w1 to start an agent turn');
+      w1.child.kill('SIGSTOP');
+      w2 = worker(crew, 'w2', ['--lock', '2s', '--concurrency', String(concurrency)], env);
+      await until(() => startsOn(log, crew.dir, 'w2') > 0, 90_000, 'w2 to take the lane and start a child');
+      if (noticed) {
+        w1.child.kill('SIGCONT');
+        await until(() => /code=LANE_TAKEN/.test(w1.out()), 60_000, 'w1 to find its lane taken');
+        w2.child.kill('SIGSTOP');
+      } else {
+        // w2's lock lapses before w1 runs again: the job has no holder when w1 next looks.
+        w2.child.kill('SIGSTOP');
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        w1.child.kill('SIGCONT');
+      }
+      const before = startsOn(log, crew.dir, 'w1');
+      await until(() => startsOn(log, crew.dir, 'w1') > before || run.child.exitCode !== null, 90_000, 'the lane to come back to w1');
+      w2.child.kill('SIGCONT');
+      expect(await run.exited, run.out() + run.err()).toBeLessThanOrEqual(1);
+      const outs = `${w1.out()}\n---\n${w2.out()}`;
+      const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+      expect(ends, outs).toHaveLength(1);
+      expect(ends[0], outs).toMatch(/^CREW_LANE: lane=lane-1 status=(complete|failed code=EXECUTION_UNKNOWN) /);
+      expect(outs).not.toContain('ATTEMPT_IN_FLIGHT');
+      // What it carried back validates here.
+      const validated = laneward(['artifact', 'validate', join(crew.dir, 'runs', 'lane-1')]);
+      expect([validated.code, validated.stdout.trim().split('\n').at(-1)], validated.stdout + validated.stderr).toEqual([0, expect.stringMatching(/^ARTIFACT_VALID: run=lane-1-\S+ status=\S+$/)]);
+      expect(twice(promptsOf(log)), promptsOf(log).join('\n')).toBe(0);
+      expect(await stopAll([w1, w2])).toEqual([0, 0]);
+    } finally {
+      for (const w of [w1, w2]) w?.child.kill('SIGCONT');
+      run.child.kill('SIGTERM');
+      await run.exited;
+      await stopAll([w1, ...(w2 === undefined ? [] : [w2])].filter((w) => w.child.exitCode === null && w.child.signalCode === null));
+    }
+  };
+  test('a lane moved w1 -> w2 -> w1, back to a worker that found it taken meanwhile: complete or EXECUTION_UNKNOWN, its run directory valid, no prompt twice', () => movedTwice(1, true), 300_000);
+  test('a lane moved w1 -> w2 -> w1 while w1 still ran it unaware: that run stops, the lane goes on from its stream, its run directory valid, no prompt twice, no ATTEMPT_IN_FLIGHT', () => movedTwice(2, false), 300_000);
+
+  // A lane whose run on a worker was lost (its job came back to no one for two lock
+  // periods: the worker, one lane at a time, took the crew's other lane meanwhile) and that
+  // then comes back to the same worker, its stream unchanged: it continues there from the
+  // worker's own store, where that run's dispatches are still under this live process's pid.
+  test('a lane lost on a worker and taken back by it once its run there ended: complete, no ATTEMPT_IN_FLIGHT, no prompt twice', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const w = worker(crew, 'w1', ['--lock', '2s', '--concurrency', '1'], slow(log, 1_500));
+    const run = start(coordinator(crew), crew.dir);
+    try {
+      // Mid-review: the reviewers it dispatches next are journaled under this process's pid.
+      await until(() => existsSync(log) && /-native-prompt\.md/.test(readFileSync(log, 'utf8')), 90_000, 'the first lane to start a reviewer');
+      w.child.kill('SIGSTOP');
+      // The fault itself: stopped past its lock, so the lane's job has no holder when it runs again.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      w.child.kill('SIGCONT');
+      expect(await run.exited, run.out() + run.err()).toBe(0);
+      const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+      expect(ends, w.out()).toHaveLength(2);
+      for (const line of ends) expect(line, w.out()).toMatch(/ status=complete /);
+      expect(w.out() + run.out()).not.toContain('ATTEMPT_IN_FLIGHT');
+      expect(twice(promptsOf(log)), promptsOf(log).join('\n')).toBe(0);
+      expect(await stopAll([w])).toEqual([0]);
+    } finally {
+      w.child.kill('SIGCONT');
+      run.child.kill('SIGTERM');
+      await run.exited;
+      await stopAll([w].filter((x) => x.child.exitCode === null && x.child.signalCode === null));
+    }
+  }, 240_000);
+
+  // A lane can complete on a worker whose job then goes to another (its processor let the
+  // job go while the lane waited for a holder, and the lane ran on to its end): the other
+  // takes it up from its stream, finds it complete, starts nothing, and carries back the
+  // run directory it restored. The stream is taken here from the coordinator's own copy.
+  test('a lane complete in its stream, taken up on another worker, has its export there: its run directory validates, not ARTIFACT_MISSING', async () => {
+    const crew = queuedCrew(1);
+    const w = worker(crew, 'w1');
+    const run = laneward(coordinator(crew), { cwd: crew.dir, timeoutMs: 120_000 });
+    expect(await stopAll([w])).toEqual([0]);
+    expect(run.stdout).toMatch(/^CREW_LANE: lane=lane-1 status=complete /m);
+    const qa = crewQaLaneId(runAsName(crew.name, crew.file, join(crew.dir, 'coord')), 'lane-1');
+    const cbor = new Encoder({ useRecords: false, structuredClone: false });
+    const copy = openStore(join(crew.dir, 'coord'), { readOnly: true });
+    const records = [...copy.queueMirror.getRange({ start: [qa, 0], end: [qa, Number.MAX_SAFE_INTEGER] })].map(({ value }) => ({ db: value.db, key: cbor.decode(value.key), value: cbor.decode(value.value) }) as MirroredRecord);
+    expect((records.filter((r) => r.db === 'crewLanes').at(-1)?.value as { stage?: string } | undefined)?.stage).toBe('complete');
+    const other = join(crew.dir, 'w2');
+    const dir = join(other, 'queue', qa);
+    expect(await restoreLane(openStore(other, { batched: true }), records, { lane: 'lane-1', dir, root: other, trust: crew.pub })).toBe(true);
+    const validated = laneward(['artifact', 'validate', join(dir, 'runs', 'lane-1')]);
+    expect([validated.code, validated.stdout.trim().split('\n').at(-1)], validated.stdout).toEqual([0, expect.stringMatching(/^ARTIFACT_VALID: run=lane-1-\S+ status=complete$/)]);
   }, 180_000);
 
   test.each([

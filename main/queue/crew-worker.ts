@@ -1,4 +1,3 @@
-import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
@@ -9,14 +8,14 @@ import { crewRun, type CrewOutput } from '../crew/crew-run.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { bullConnection, checkQueue, queueTarget, queueUnavailable } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE, writeLaneCrew } from './lane-job.ts';
 import { checkCurrent, readLedger } from './lane-ledger.ts';
 import { packRunDir, type CarriedFile } from './run-dir-transfer.ts';
 import { openJob } from './signed-job.ts';
-import { LaneMirror, readLaneStream } from './lane-mirror.ts';
-import { restoreLane } from './lane-restore.ts';
+import { isBehind, LaneMirror, readLaneStream } from './lane-mirror.ts';
+import { readPosition, writePosition } from './lane-position.ts';
+import { releaseOwnDispatches, restoreLane } from './lane-restore.ts';
 
 export interface CrewWorkerOptions {
   readonly queue: string;
@@ -108,11 +107,19 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
   // (its lock lapsed while the process was paused or Redis lost it, and the job came back
   // here) is the same lane: the running one goes on under the new lock and the new job
   // gets its result, rather than a second run finding the first one's attempts in flight.
+  // Unless another worker ran the lane meanwhile (its stream moved on past this run's
+  // history): this run is behind, so it is stopped and waited for (its children gone), and
+  // the lane starts here again from its stream, as any worker takes up a lane.
   // A run whose job has no holder releases its job's slot (see LaneMirror's vacancy), so
   // the job can come back here at all.
   interface RunningLane {
     readonly result: Promise<LaneJobResult>;
-    retoken(token: string): void;
+    /** Settled once the run ended here (its children gone) and left `running`. */
+    readonly ended: Promise<void>;
+    /** Hands the run the job's new lock; false when the run was lost (taken, or behind its stream: it stops). */
+    retoken(token: string): Promise<boolean>;
+    /** The token the run writes under now. */
+    token(): string;
     /** Ends the wait of the processor that holds the lane now (its job lost its holder). */
     release(): void;
   }
@@ -125,34 +132,63 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
     checkCurrent(await readLedger(redis, body.runAs, body.lane, trust), body);
     const qaId = crewQaLaneId(body.runAs, body.lane);
     const dir = join(root, 'queue', qaId);
-    // A job of a lane this worker ran to its end (its result never reached Redis, or the
-    // coordinator lost it) runs the lane as a crew run again does: it starts nothing and
-    // answers the same result.
-    let lane = running.get(qaId);
-    if (lane !== undefined) lane.retoken(token);
-    else {
-      let mirrorOf: LaneMirror | undefined;
-      const result = runOwned(job, token, body, dir, (mirror) => (mirrorOf = mirror), () => running.get(qaId)?.release());
-      const entry: RunningLane = { result, retoken: (t) => mirrorOf?.retoken(t), release: () => undefined };
-      lane = entry;
-      running.set(qaId, entry);
-      void result.catch(() => undefined).finally(() => {
-        if (running.get(qaId) === entry) running.delete(qaId);
+    for (;;) {
+      // A job of a lane this worker ran to its end (its result never reached Redis, or the
+      // coordinator lost it) runs the lane as a crew run again does: it starts nothing and
+      // answers the same result.
+      let lane = running.get(qaId);
+      if (lane !== undefined && !(await lane.retoken(token))) {
+        await lane.ended;
+        continue;
+      }
+      if (lane === undefined) lane = startLane(job, token, body, dir, qaId);
+      const held = lane;
+      const released = new Promise<never>((_, reject) => {
+        held.release = () => {
+          const error = new LanewardError('LANE_TAKEN', `lane ${body.lane}: its job has no holder now (its lock lapsed, or Redis lost it); the lane waits here, starting nothing, for it to come back`);
+          RELEASED.add(error);
+          reject(error);
+        };
       });
+      released.catch(() => undefined);
+      try {
+        return await Promise.race([held.result, released]);
+      } catch (error) {
+        // Found behind its stream while this job held it: started again here, from the stream.
+        if (isBehind(error) && held.token() === token) {
+          await held.ended;
+          continue;
+        }
+        throw error;
+      }
     }
-    const held = lane;
-    const released = new Promise<never>((_, reject) => {
-      held.release = () => {
-        const error = new LanewardError('LANE_TAKEN', `lane ${body.lane}: its job has no holder now (its lock lapsed, or Redis lost it); the lane waits here, starting nothing, for it to come back`);
-        RELEASED.add(error);
-        reject(error);
-      };
-    });
-    released.catch(() => undefined);
-    return Promise.race([held.result, released]);
   };
 
-  const runOwned = async (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, onMirror: (mirror: LaneMirror) => void, onVacant: () => void): Promise<LaneJobResult> => {
+  const startLane = (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, qaId: string): RunningLane => {
+    // The newest token, for a mirror made after the job came back here while the lane was being restored.
+    let current = token;
+    let mirrorOf: LaneMirror | undefined;
+    const result = runOwned(job, () => current, body, dir, (mirror) => (mirrorOf = mirror), () => running.get(qaId)?.release());
+    const entry: RunningLane = {
+      result,
+      ended: result.then(
+        () => undefined,
+        () => undefined,
+      ).then(() => {
+        if (running.get(qaId) === entry) running.delete(qaId);
+      }),
+      retoken: async (t) => {
+        current = t;
+        return mirrorOf === undefined ? true : mirrorOf.retoken(t);
+      },
+      token: () => current,
+      release: () => undefined,
+    };
+    running.set(qaId, entry);
+    return entry;
+  };
+
+  const runOwned = async (job: { id?: string; data: unknown; updateProgress(p: object): Promise<void> }, token: () => string, body: ReturnType<typeof checkLaneJob>, dir: string, onMirror: (mirror: LaneMirror) => void, onVacant: () => void): Promise<LaneJobResult> => {
     const file = writeLaneCrew(dir, body, trustFile);
     // A signed body whose settings or runners do not make a crew is the job's fault, not a crew file's.
     try {
@@ -162,29 +198,37 @@ export async function crewWorker(options: CrewWorkerOptions, io: { out(line: str
       throw error;
     }
     // A lane another worker started continues here from its mirrored journal; one this
-    // state root holds (the same machine, back) continues from its own, unless another
-    // worker took it from here since (what is here is behind its mirror then).
-    const takenFile = join(dir, 'taken');
-    const stale = existsSync(takenFile);
-    if (stale || store.crewLanes.get([body.runAs, body.lane]) === undefined) {
-      const records = await readLaneStream(redis, body.runAs, body.lane);
-      if (records.length > 0) await restoreLane(store, records, { lane: body.lane, dir, root, trust: trustFile, replace: stale });
-      if (stale) rmSync(takenFile, { force: true });
-    }
+    // state root holds (the same machine, back) continues from its own when its stream ends
+    // where this state root last left it (what is here is the stream and more), and from
+    // the stream otherwise (another worker ran it since: what is here is behind).
+    const { records, top } = await readLaneStream(redis, body.runAs, body.lane);
+    const here = store.crewLanes.get([body.runAs, body.lane]) !== undefined;
+    if (records.length > 0 && (!here || readPosition(dir) !== top)) await restoreLane(store, records, { lane: body.lane, dir, root, trust: trustFile, replace: here });
+    else if (here) await releaseOwnDispatches(store, body.runAs, body.lane);
+    writePosition(dir, top);
     // A job without a holder is waited for up to two lock periods: time for the stalled
     // check to put it back and a worker to take it.
-    const mirror = new LaneMirror(redis, store, { crew: body.runAs, id: body.lane, lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`, token, vacantMs: 2 * options.lockMs, ours: (holder) => holder.startsWith(`${worker.id}:`), onVacant });
-    onMirror(mirror);
     const stop = new AbortController();
+    const mirror = new LaneMirror(redis, store, {
+      crew: body.runAs,
+      id: body.lane,
+      lockKey: `bull:${LANE_QUEUE}:${job.id}:lock`,
+      token: token(),
+      after: top,
+      vacantMs: 2 * options.lockMs,
+      ours: (holder) => holder.startsWith(`${worker.id}:`),
+      onVacant,
+      onAppended: (at) => writePosition(dir, at),
+      onBehind: () => stop.abort('SIGTERM'),
+    });
+    onMirror(mirror);
     stops.add(stop);
     let taken: unknown;
     const flush = async () => {
       try {
         await mirror.flush();
       } catch (error) {
-        // Taken over, or Redis unreachable: nothing more starts on this lane here, and what
-        // this worker holds of it is behind its mirror from now on.
-        if (taken === undefined && isLanewardError(error) && error.code === 'LANE_TAKEN') writeFileAtomic(takenFile, '', 0o644, true);
+        // Taken over, or Redis unreachable: nothing more starts on this lane here.
         taken ??= error;
         stop.abort('SIGTERM');
         throw error;

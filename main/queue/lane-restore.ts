@@ -1,9 +1,14 @@
 import { join } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { LaneRecord } from '../../formats/qa/record.ts';
 import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { ChildRecord } from '../../formats/supervision/child-record.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
+import { writeExport } from '../plan/export.ts';
 import { syncRunFiles } from '../plan/files/run-files.ts';
-import { publishBinding } from '../plan/run-binding.ts';
+import { emptyReport } from '../plan/report.ts';
+import { publishBinding, readBinding } from '../plan/run-binding.ts';
+import { processStart } from '../process/process-alive.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
 import type { MirroredRecord } from './lane-mirror.ts';
 
@@ -16,6 +21,15 @@ import type { MirroredRecord } from './lane-mirror.ts';
 export function foreignChild(at: string): ChildRecord {
   const pid = 4_194_305;
   return { pid, pgid: pid, ticks: -1, at, mode: 'total_deadline', deadline_at: null, reads_output: true };
+}
+
+/** A process that drives nothing here: the lost machine's, or this one's whose run of the lane ended. */
+const FOREIGN_HOLDER = { pid: foreignChild('').pid, ticks: '-1' } as const;
+
+/** The QA record's reservations made foreign: their calls are settled as orphans', never taken for a live process's. */
+function foreignReservations<T extends { reserved?: LaneRecord['reserved'] }>(qa: T, owned: (owner: { pid: number; ticks: string }) => boolean, at: string, childToo: boolean): T {
+  if (qa.reserved === undefined) return qa;
+  return { ...qa, reserved: qa.reserved.map((r) => (!owned(r.owner) ? r : { ...r, owner: FOREIGN_HOLDER, ...(childToo && r.child !== undefined ? { child: foreignChild(at) } : {}) })) };
 }
 
 /** Replaces `from` (a directory) at the start of every string inside `value` with `to`. */
@@ -88,7 +102,8 @@ export async function restoreLane(store: Store, records: readonly MirroredRecord
         }
         void store.runs.put(run, runRecord);
       } else if (record.db === 'lanes') {
-        const qa = place(record.value) as { observer?: { trust: string } };
+        // Its observer calls in flight ran on the lost machine: settled from what they left, as the run's attempts are.
+        const qa = foreignReservations(place(record.value) as { observer?: { trust: string }; reserved?: LaneRecord['reserved'] }, () => true, now, true);
         if (qa.observer !== undefined) qa.observer = { ...qa.observer, trust: target.trust };
         void store.lanes.put(record.key as string, qa as never);
       }
@@ -103,6 +118,44 @@ export async function restoreLane(store: Store, records: readonly MirroredRecord
     // The files the record implies (prompts of open attempts, seals, consensus, the gate) were on the lost machine.
     const record = store.runs.get(run);
     if (record !== undefined) await syncRunFiles(store, record, runDir, 'full');
+    // So was its export (run.json and the artifacts it names), which no record holds: a lane
+    // that completed there and is taken up here starts nothing more, and would carry back a
+    // run directory without it (ARTIFACT_MISSING at its coordinator). Written again from
+    // the record, as its export wrote it, and validated (EXPORT_INVALID otherwise).
+    if (record !== undefined && record.export !== null && record.export !== undefined) await writeExport(store, record, runDir, emptyReport(runDir, run));
   }
   return true;
+}
+
+/**
+ * A lane this state root ran and takes up again in the same process, after its run here
+ * ended (it was stopped: its job went to another worker, or lost its holder): what that
+ * run dispatched and never saw end is no longer driven by anyone, though this process
+ * still lives. Its open attempts and observer calls are handed to a holder that drives
+ * nothing, so the run resumes them as orphans (a result left is bound, a child that ran
+ * and left none is EXECUTION_UNKNOWN, one never spawned is dispatched), never refusing
+ * them as in flight (ATTEMPT_IN_FLIGHT) under its own pid. Their child records stay:
+ * those children ran on this machine.
+ */
+export async function releaseOwnDispatches(store: Store, crew: string, lane: string): Promise<void> {
+  const self = { pid: process.pid, ticks: processStart(process.pid)?.ticks ?? '' };
+  const mine = (holder: { pid: number; ticks: string } | undefined) => holder !== undefined && holder.pid === self.pid && (holder.ticks === self.ticks || holder.ticks === '');
+  const progress = store.crewLanes.get([crew, lane]);
+  let run: string | undefined;
+  try {
+    run = progress === undefined ? undefined : readBinding(progress.runDir)?.run;
+  } catch {
+    run = undefined;
+  }
+  const qaId = crewQaLaneId(crew, lane);
+  await writeTransaction(store, store.runs, () => {
+    const record = run === undefined ? undefined : store.runs.get(run);
+    if (run !== undefined && record !== undefined && Object.values(record.attempts).some((a) => a.state === 'open' && mine(a.dispatched_by))) {
+      const next = structuredClone(record);
+      for (const attempt of Object.values(next.attempts)) if (attempt.state === 'open' && mine(attempt.dispatched_by)) attempt.dispatched_by = { ...FOREIGN_HOLDER };
+      void store.runs.put(run, next);
+    }
+    const qa = store.lanes.get(qaId);
+    if (qa?.reserved?.some((r) => mine(r.owner)) === true) void store.lanes.put(qaId, foreignReservations(qa, mine, '', false) as never);
+  });
 }
