@@ -89,11 +89,14 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
 A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
 {lane} are replaced inside each element, never by a shell. A preset is {"preset":
 "claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
-"bin"?: PATH}: the CLI runs non-interactively with the prompt on stdin and its own
-stream renewing the lease; "model" is passed to it, "args" are appended to its own,
-"env" is added to its environment (no LANEWARD_ names), and "bin" names the program when
-it is not found on PATH, in node_modules/.bin or laneward's CLI cache (laneward
-providers). A lane's "runners" replace the crew's, role by role. Relative paths are relative to the crew file. "workspace" names a git work
+"bin"?: PATH, "first_event_ms"?: N}: the CLI runs non-interactively with the prompt on
+stdin and its own stream renewing the lease; "model" is passed to it, "args" are appended
+to its own, "env" is added to its environment (no LANEWARD_ names), "bin" names the
+program when it is not found on PATH, in node_modules/.bin or laneward's CLI cache
+(laneward providers), and a call with no event within "first_event_ms" (default: the
+signed action's, else 60000) ends PROVIDER_NO_START. A lane's "runners" replace the
+crew's, role by role. Relative paths are relative to the crew file. "workspace" names a
+git work
 tree; its base (any commit-ish, default HEAD) is resolved to one commit when the file is
 loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<run id>/<lane id>, made at that commit: the run id is minted at the
