@@ -498,6 +498,11 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
 
   test('a lone worker paused past its lock takes its own lane back and continues it: complete, no ATTEMPT_IN_FLIGHT, no prompt twice', async () => {
     const crew = queuedCrew(1, { instant: false });
+    // The worker is stopped 6 s below, over a child's 5 s lease of the demo crew: a lease that
+    // ran out while its supervisor did not run is not what this test is about.
+    const file = JSON.parse(readFileSync(crew.file, 'utf8'));
+    file.limits.timeout_ms = 30_000;
+    writeFileSync(crew.file, JSON.stringify(file));
     const log = join(crew.dir, 'starts.log');
     const w = worker(crew, 'w1', ['--lock', '2s'], slow(log, 600));
     const run = start(coordinator(crew), crew.dir);
@@ -515,6 +520,11 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
 
   test('a lane whose job stalled up to BullMQ\'s limit and then progressed survives one stall more: complete, not "job stalled more than allowable limit"', async () => {
     const crew = queuedCrew(1, { instant: false });
+    // The worker is stopped 6 s below, over a child's 5 s lease of the demo crew: a lease that
+    // ran out while its supervisor did not run is not what this test is about.
+    const file = JSON.parse(readFileSync(crew.file, 'utf8'));
+    file.limits.timeout_ms = 30_000;
+    writeFileSync(crew.file, JSON.stringify(file));
     const log = join(crew.dir, 'starts.log');
     const w = worker(crew, 'w1', ['--lock', '2s'], slow(log, 600));
     const run = start(coordinator(crew), crew.dir);
