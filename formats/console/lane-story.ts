@@ -2,6 +2,8 @@
 // `crew status --lane` show it. Plain JSON-safe values, read from the store and the run
 // directory; nothing in it is trusted as markup.
 
+import type { CallEvidence } from '../crew/record.ts';
+
 /** One stage the lane went through, with when it began and ended (null: still in it). */
 export interface StageSpan {
   readonly stage: string;
@@ -170,6 +172,16 @@ export interface LaneStory {
   readonly fix: string | null;
   /** For a failed lane: the exact command that retries it. */
   readonly retry: string | null;
+  /**
+   * For a lane that failed on a supervised call: that call with its exit status or signal
+   * and the end of its stderr (absent from stories told before it was kept).
+   */
+  readonly failedCall?: CallEvidence | null;
+  /**
+   * A lane with an agent turn in flight: its child as journaled at its spawn (pid, when,
+   * its total deadline or null under a lease) and the lane's last saved change.
+   */
+  readonly running?: { readonly call: string; readonly pid: number; readonly since: string; readonly deadlineAt: string | null; readonly mode: string } | null;
   /**
    * For an interrupted lane, or one in flight when its crew's process is gone: the exact
    * command that continues it where it stopped (null otherwise, or not known; absent from

@@ -13,6 +13,7 @@ import { readRunFiles, type RunFilesOptions } from './run-files.ts';
 import { stageSpans } from './stage-spans.ts';
 import { usd } from './story-values.ts';
 import { laneCost as costOfLane } from '../crew/lane-cost.ts';
+import { evidenceFix } from '../../formats/crew/call-evidence.ts';
 
 export interface LaneStoryInput {
   readonly crew: string;
@@ -73,8 +74,10 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     costUsd: laneCost(record, progress),
     files: listed.files,
     filesLeftOut: listed.leftOut,
-    fix: stage === 'failed' || stage === 'interrupted' ? fixOf(code) : null,
+    fix: stage === 'failed' || stage === 'interrupted' ? (calledFix(progress) ?? fixOf(code)) : null,
     retry: stage === 'failed' ? input.retryCommand : null,
+    failedCall: stage === 'failed' ? (progress?.failedCall ?? null) : null,
+    running: runningOf(progress),
     resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
 }
@@ -111,4 +114,17 @@ function laneCost(record: RunRecord | undefined, progress: LaneProgress | undefi
 /** The fix clause of a result code; null for a code the table does not have. */
 function fixOf(code: string | null): string | null {
   return code !== null && Object.hasOwn(RESULT_CODES, code) ? RESULT_CODES[code as keyof typeof RESULT_CODES].fix : null;
+}
+
+/** The fix the failed call's last stderr line names, where it is recognisable. */
+function calledFix(progress: LaneProgress | undefined): string | null {
+  const last = progress?.failedCall?.stderr.at(-1);
+  return last === undefined ? null : evidenceFix(last);
+}
+
+/** The agent turn in flight, as its spawn was journaled; null when none runs. */
+function runningOf(progress: LaneProgress | undefined): NonNullable<LaneStory['running']> | null {
+  const child = progress?.turnChild;
+  if (progress === undefined || child == null || isTerminalStage(progress.stage) || progress.turnsDispatched <= progress.turnsDone) return null;
+  return { call: `turn:${progress.turnsDispatched}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode };
 }

@@ -1,5 +1,5 @@
 import type { CallCode } from '../../formats/console/snapshot.ts';
-import type { LaneProgress } from '../../formats/crew/record.ts';
+import { stderrSuffix, type LaneProgress } from '../../formats/crew/record.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
 import type { LaneCost } from './lane-cost.ts';
 
@@ -31,6 +31,8 @@ export function laneObject(p: LaneProgress, facts: LaneFacts): Record<string, un
     cost_usd: facts.cost.usd,
     unpriced: facts.cost.unpriced,
     ...(facts.calls === undefined ? {} : { call_codes: facts.calls.map((c) => ({ call: c.call, kind: c.kind, code: c.code })) }),
+    // The call the lane failed on, with what it left: its exit status or signal and its stderr's end.
+    ...(p.failedCall == null ? {} : { failed_call: { call: p.failedCall.call, code: p.failedCall.code, exit_code: p.failedCall.exitCode, signal: p.failedCall.signal, stderr: [...p.failedCall.stderr] } }),
   };
 }
 
@@ -46,7 +48,11 @@ export function laneLine(p: LaneProgress, advice: string, facts: LaneFacts & { r
   // A failed lane stays failed until it is retried, an interrupted one stopped until its
   // crew is started again: the line says how, runnable as written.
   const retry = p.stage === 'failed' ? `; retry: ${advice}` : p.stage === 'interrupted' && facts.resume !== undefined ? `; resume: ${facts.resume}` : '';
-  const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${p.detail ?? p.code ?? 'failed'}${retry}`)}`;
+  // The failed call's last stderr line ends the detail, after the advice: it is the line a reader looks for.
+  const evidence = stderrSuffix(p.failedCall);
+  const why = p.detail ?? p.code ?? 'failed';
+  const told = evidence !== '' && why.endsWith(evidence) ? why.slice(0, why.length - evidence.length) : why;
+  const detail = p.detail === null && retry === '' ? '' : ` detail=${oneLine(`${told}${retry}${evidence !== '' && why.endsWith(evidence) ? evidence : ''}`)}`;
   const branch = p.branch == null ? '' : ` branch=${oneLine(p.branch)} head=${oneLine(p.head ?? '-')}`;
   // Every value escaped, the crew file's and the store's alike: a line is one line that reads as it is.
   // Each call that ended typed, <call>:<CODE>, even where its result stood (PROVIDER_NO_EXIT).

@@ -53,6 +53,11 @@ export interface OutcomeFields {
   readonly goneMs: number | null;
   /** What the provider's own stream said (session, final text, usage, cost), for a preset's call. */
   readonly provider: ProviderFacts | null;
+  /**
+   * The last lines of the child's stderr (escaped, bounded: stderr-tail.ts), oldest first;
+   * absent for a call that never spawned or whose stderr its supervisor never read.
+   */
+  readonly stderrTail?: readonly string[];
 }
 
 /**

@@ -15,6 +15,7 @@ import { adoptOrphan, censusOf, endOf } from './adopt.ts';
 import { envNeedle, envValue } from './find-by-env.ts';
 import { randomBytes } from 'node:crypto';
 import { onAbort } from './on-abort.ts';
+import { StderrTail } from './stderr-tail.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { openStreamSink, StreamFollower } from './stream-file.ts';
@@ -114,6 +115,8 @@ class Supervision {
   /** When the chunk being handled was read: a renewal's latency runs from here. */
   private readAt = 0;
   private stderrBytes = 0;
+  /** The end of its stderr, for the call's record: a failure carries what the child said. */
+  private readonly stderrTail = new StderrTail();
   private leaderExit: Promise<void> | undefined;
   private readonly onAbort = () => this.fail(this.cancelled());
 
@@ -368,6 +371,7 @@ class Supervision {
 
   private onStderr(chunk: Buffer): void {
     this.stderrBytes += chunk.length;
+    this.stderrTail.push(chunk);
     if (this.stderrBytes > this.spec.stderrLimit) return this.fail(cause('OUTPUT_LIMIT'));
     this.hooks.onStderr?.(chunk);
   }
@@ -494,6 +498,7 @@ class Supervision {
       expiryLateMs: found?.lateMs ?? null,
       // A teardown that began before the failure (after the provider exited) counts as 0.
       firstSignalMs: at !== null && this.teardownStartedAt !== null && teardown?.firstSignal ? Math.max(0, this.teardownStartedAt - at) : null,
+      stderrTail: this.stderrTail.lines(),
       goneMs:
         at !== null && teardown?.confirmed === true && this.teardownStartedAt !== null
           ? Math.max(0, this.teardownStartedAt + teardown.durationMs - at)

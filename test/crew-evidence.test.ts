@@ -1,0 +1,85 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { killStrays } from './helpers/procs.ts';
+import { tempRoot } from './helpers/tmp.ts';
+import { StderrTail, STDERR_LINE_MAX, STDERR_TAIL_BYTES } from '../workers/supervise/stderr-tail.ts';
+import { evidenceFix } from '../formats/crew/call-evidence.ts';
+
+const root = tempRoot('crew-evidence');
+const fixtures = join(ROOT, 'fixtures');
+let serial = 0;
+
+beforeAll(() => ensureBuilt());
+afterEach(() => {
+  expect(killStrays(root)).toEqual([]);
+});
+
+/** A one-lane crew whose agent writes `fatal: OPENAI_API_KEY is not set` to stderr and exits 7. */
+function noKeyCrew() {
+  const dir = join(root, `crew-${++serial}`);
+  const file = writeDemoCrew({ dir, crew: `e${serial}`, lanes: 1, broken: 0, concurrency: 4, fixtures });
+  const value = JSON.parse(readFileSync(file, 'utf8'));
+  value.runners.agent = value.runners.agent.map((a: string) => (a === 'healthy' ? 'no-key' : a));
+  writeFileSync(file, JSON.stringify(value));
+  return { dir, file, state: join(dir, 'state') };
+}
+
+const lines = (text: string, prefix: string) => text.split('\n').filter((l) => l.startsWith(prefix));
+
+describe('crew: every failure carries its evidence', () => {
+  it('should end a failed agent turn\'s CREW_LANE detail with its last stderr line and keep its exit status 7 in the JSON', () => {
+    const c = noKeyCrew();
+    const result = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(result.code).toBe(1);
+    const [line] = lines(result.stdout, 'CREW_LANE: ');
+    expect(line).toMatch(/^CREW_LANE: lane=lane-1 status=failed code=CHILD_FAILED .* detail=agent turn 1: failed, exit 7; retry: laneward crew run \S+ --retry-failed --state \S+; stderr: fatal: OPENAI_API_KEY is not set$/);
+
+    const json = laneward(['crew', 'status', c.file, '--state', c.state, '--lane', 'lane-1', '--json'], { cwd: c.dir });
+    expect(json.code).toBe(1);
+    const story = JSON.parse(json.stdout);
+    expect(story.failedCall).toEqual({ call: 'turn:1', code: 'CHILD_FAILED', exitCode: 7, signal: null, stderr: ['loading config', 'warning: no profile', 'fatal: OPENAI_API_KEY is not set'] });
+    expect(story.detail).toBe('agent turn 1: failed, exit 7; stderr: fatal: OPENAI_API_KEY is not set');
+    // The fix names what the child said.
+    expect(story.fix).toBe('set OPENAI_API_KEY in the environment the crew runs in (the call said "fatal: OPENAI_API_KEY is not set"), then retry the lane');
+    const turn = story.attempts.find((a: { id: string }) => a.id === 'turn:1');
+    expect(turn).toMatchObject({ kind: 'agent', outcome: 'failed', code: 'CHILD_FAILED', marks: 2 });
+    expect(turn.durationMs).toBeGreaterThan(0);
+
+    const text = laneward(['crew', 'status', c.file, '--state', c.state, '--lane', 'lane-1'], { cwd: c.dir });
+    expect(lines(text.stdout, 'LANE_CALL: ')).toEqual(['LANE_CALL: call=turn:1 code=CHILD_FAILED exit=7 signal=- stderr=fatal: OPENAI_API_KEY is not set']);
+    expect(lines(text.stdout, 'LANE_FIX: ')).toEqual(['LANE_FIX: set OPENAI_API_KEY in the environment the crew runs in (the call said "fatal: OPENAI_API_KEY is not set"), then retry the lane']);
+
+    const report = join(c.dir, 'report.json');
+    const again = noKeyCrew();
+    const jsonRun = laneward(['crew', 'run', again.file, '--state', again.state, '--json', '--report', report], { cwd: again.dir });
+    expect(jsonRun.code).toBe(1);
+    const lane = JSON.parse(lines(jsonRun.stdout, '{"lane"')[0]!);
+    expect(lane.failed_call).toEqual({ call: 'turn:1', code: 'CHILD_FAILED', exit_code: 7, signal: null, stderr: ['loading config', 'warning: no profile', 'fatal: OPENAI_API_KEY is not set'] });
+    expect(JSON.parse(readFileSync(report, 'utf8')).lanes[0].failed_call.exit_code).toBe(7);
+  });
+});
+
+describe('stderr tail', () => {
+  it('should keep the last lines of a long stderr, escaped and bounded, dropping a line cut at the window', () => {
+    const tail = new StderrTail();
+    tail.push(Buffer.from('x'.repeat(STDERR_TAIL_BYTES * 3)));
+    tail.push(Buffer.from('\nfirst\n\n'));
+    tail.push(Buffer.from(`second\u001b[31m\r\nthird ${'y'.repeat(STDERR_LINE_MAX * 2)}\n`));
+    const got = tail.lines();
+    expect(got[0]).toBe('first');
+    expect(got[1]).toBe('second\\u001b[31m');
+    expect(got[2]).toMatch(/^third y+\.\.\. \(cut: \d+ characters\)$/);
+    expect(got).toHaveLength(3);
+  });
+
+  it('should name what a recognisable stderr line says in the fix, and nothing for one it does not recognise', () => {
+    expect(evidenceFix('Error: ANTHROPIC_API_KEY environment variable is not set')).toMatch(/^set ANTHROPIC_API_KEY in the environment/);
+    expect(evidenceFix('/bin/sh: 1: codexx: not found')).toMatch(/^install codexx or fix the runner's argv/);
+    expect(evidenceFix('env: \'gemini\': No such file or directory')).toMatch(/^install gemini or fix the runner's argv/);
+    expect(evidenceFix('API Error: 401 {"error":"invalid x-api-key"}')).toMatch(/^the provider refused the call/);
+    expect(evidenceFix('just some progress')).toBeNull();
+  });
+});
