@@ -181,6 +181,11 @@ export interface LaneStory {
    * A lane with an agent turn in flight: its child as journaled at its spawn (pid, when,
    * its total deadline or null under a lease) and the lane's last saved change.
    */
+  /**
+   * A lane parked at its gate for its owner (answer: owner): its owner brief (<run>/brief.md,
+   * null when it could not be written) and the command that answers it; null otherwise.
+   */
+  readonly owner?: { readonly waiting: true; readonly brief: string | null; readonly answer: string | null } | null;
   readonly running?: { readonly call: string; readonly pid: number; readonly since: string; readonly deadlineAt: string | null; readonly mode: string } | null;
   /**
    * For an interrupted lane, or one in flight when its crew's process is gone: the exact

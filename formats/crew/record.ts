@@ -4,6 +4,18 @@ import type { ChildRecord } from '../supervision/child-record.ts';
 export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
 export type LaneStage = (typeof LANE_STAGES)[number];
 
+/** The code a lane parked at its gate carries: the crew's answer policy is `owner`, and the owner has not answered yet. */
+export const OWNER_PENDING = 'CREW_OWNER_PENDING';
+
+/**
+ * Whether a lane waits at its gate for the owner's answer: saved as interrupted in its
+ * answer stage (its agent not started), so a crew started again after the answer, or the
+ * running crew once it sees it, continues it from there like any interrupted lane.
+ */
+export function isOwnerWaiting(progress: Pick<LaneProgress, 'stage' | 'stoppedIn' | 'code'>): boolean {
+  return progress.stage === 'interrupted' && progress.stoppedIn === 'answer' && progress.code === OWNER_PENDING;
+}
+
 export function isTerminalStage(stage: LaneStage): boolean {
   return stage === 'complete' || stage === 'failed' || stage === 'interrupted';
 }

@@ -1,7 +1,9 @@
 import { RESULT_CODES } from '../../formats/codes/codes.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import { isOwnerWaiting, isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { readBinding, type RunBinding } from '../plan/run-binding.ts';
 import { readJournal, readLaneJournal, type Store } from '../store/store.ts';
@@ -22,6 +24,8 @@ export interface LaneStoryInput {
   readonly retryCommand: string | null;
   /** The exact command that continues the crew's unfinished lanes; absent when not known. */
   readonly resumeCommand?: string | null;
+  /** The command that answers this lane's gate for its owner (a crew whose answer policy is `owner`). */
+  readonly answerCommand?: string | null;
   /** Whether no process runs the crew now (it ended, or was killed): its lanes in flight are stopped. */
   readonly crewStopped?: boolean;
   /** The lane's run directory (`<out>/<lane id>`), for a lane the store has no progress of yet. */
@@ -78,6 +82,7 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     retry: stage === 'failed' ? input.retryCommand : null,
     failedCall: stage === 'failed' ? (progress?.failedCall ?? null) : null,
     running: runningOf(progress),
+    owner: progress !== undefined && isOwnerWaiting(progress) ? { waiting: true, brief: briefOf(runDir), answer: input.answerCommand ?? null } : null,
     resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
 }
@@ -127,4 +132,10 @@ function runningOf(progress: LaneProgress | undefined): NonNullable<LaneStory['r
   const child = progress?.turnChild;
   if (progress === undefined || child == null || isTerminalStage(progress.stage) || progress.turnsDispatched <= progress.turnsDone) return null;
   return { call: `turn:${progress.turnsDispatched}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode };
+}
+
+/** The owner brief a lane parked at its gate has beside its run; null when it could not be written. */
+function briefOf(runDir: string): string | null {
+  const brief = join(runDir, 'brief.md');
+  return existsSync(brief) ? brief : null;
 }

@@ -9,7 +9,7 @@ import { runLanes, summaryLine, tally, type CrewTally } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, percentile } from '../console/view-state.ts';
 import { crewRunRecord } from '../console/crew-run-record.ts';
-import { resumeAdvice, retryAdvice } from './retry-advice.ts';
+import { answerAdvice, resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneLine, laneObject } from './lane-line.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewLedger } from '../console/review-spend.ts';
@@ -51,6 +51,8 @@ export interface CrewRunOptions {
   readonly cancel: AbortSignal;
   /** Seconds without a sign of life after which the views call a running lane stuck. */
   readonly stuckAfterS?: number;
+  /** How long the crew waits for the owner's answers once only lanes parked at their gates are left (crew run --owner-wait). */
+  readonly ownerWaitMs?: number;
   /** Hears every saved change of a lane (a queue worker forwards them to its coordinator). */
   readonly onLane?: (progress: LaneProgress) => void;
   /**
@@ -235,7 +237,7 @@ async function runClaimed(
       review: ledger,
       callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
-      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), runDir: join(loaded.out, id) }),
+      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), answerCommand: answerAdvice(loaded.file, root, id), runDir: join(loaded.out, id) }),
     }));
     if (options.serve !== undefined) {
       const port = options.serve;
@@ -258,6 +260,7 @@ async function runClaimed(
         lanesAtOnce: crew.limits.lanes ?? crew.limits.concurrency,
         agentTurns: crew.limits.agent_turns,
         retryFailed: options.retryFailed === true,
+        ownerWaitMs: options.ownerWaitMs ?? 0,
       },
       {
         store,
@@ -277,7 +280,7 @@ async function runClaimed(
         },
         onLaneEnd: (progress) => {
           const facts = { cost: laneCost(progress, ledger(progress)), calls: laneCallCodes(store, progress) };
-          print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runFacts.retryCommand, { ...facts, resume: resumeAdvice(loaded.file, root) }));
+          print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runFacts.retryCommand, { ...facts, resume: resumeAdvice(loaded.file, root), answer: answerAdvice(loaded.file, root, progress.lane) }));
         },
       },
     );
@@ -321,8 +324,10 @@ async function runClaimed(
     };
     writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
   }
-  if (options.json) io.out(JSON.stringify({ summary: { ...counts, attempts: stats.started, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } }));
-  else io.out(summary);
+  // Lanes waiting for their owner: the command that answers them follows the summary.
+  const answer = counts.waiting > 0 ? answerAdvice(loaded.file, root, null) : null;
+  if (options.json) io.out(JSON.stringify({ summary: { ...counts, attempts: stats.started, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy, ...(answer === null ? {} : { answer_command: answer }) } }));
+  else io.out(answer === null ? summary : `${summary}\nCREW_ANSWER: ${answer}`);
   if (server !== undefined) {
     // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -16,3 +16,12 @@ export function retryAdvice(file: string, root: string): string {
 export function resumeAdvice(file: string, root: string): string {
   return `laneward crew run ${shellWord(file)} --state ${shellWord(root)}`;
 }
+
+/**
+ * The command that answers a lane's gate for its owner (the reply in the gate grammar and
+ * the owner's name are theirs to give): `--all` for every lane that waits.
+ */
+export function answerAdvice(file: string, root: string, lane: string | null): string {
+  const which = lane === null ? '--all' : `--lane ${shellWord(lane)}`;
+  return `laneward crew answer ${shellWord(file)} ${which} --reply REPLY --by NAME --state ${shellWord(root)}`;
+}

@@ -6,6 +6,8 @@ import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { ReviewPort, ReviewStep } from './ports.ts';
+import { OWNER_ANSWERS } from '../../formats/crew/file.ts';
+import { gateDecided, ownerGate } from './owner-gate.ts';
 
 /** Who answers a crew's gates: the crew itself, on the authority of its file's answer policy. */
 export const CREW_ANSWERER = 'agent:laneward-crew';
@@ -81,6 +83,8 @@ export function crewReviewPort(context: {
       }, () => attempts);
     },
     async answer(runDir) {
+      // The owner answers (crew answer): the crew only looks whether they did.
+      if (settings.answer === OWNER_ANSWERS) return step(async () => ownerGate(runDir, penv), () => 0);
       return step(async () => {
         const { record } = locateRun(runDir, penv);
         if (record.state !== 'gate_pending' || record.gate === null) return { ok: true, code: null, detail: null, attempts: 0, status: record.state };
@@ -93,6 +97,9 @@ export function crewReviewPort(context: {
         }
         return reviewStep(report, () => 0);
       }, () => 0);
+    },
+    gateDecided(runDir) {
+      return gateDecided(runDir, penv);
     },
     async export(runDir) {
       return step(async () => reviewStep(await planExport({ out: runDir }, penv), () => 0), () => 0);

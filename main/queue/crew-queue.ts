@@ -16,6 +16,7 @@ import { verifyCrewActions } from '../crew/crew-actions.ts';
 import type { CrewOutput, CrewRunOptions, CrewRunResult } from '../crew/crew-run.ts';
 import { laneLine, laneObject } from '../crew/lane-line.ts';
 import { loadCrew } from '../crew/load-crew.ts';
+import { OWNER_ANSWERS } from '../../formats/crew/file.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
@@ -66,6 +67,8 @@ export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput):
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const loaded = loadCrew(options.file, options.cwd);
+  // A queued lane's gate is answered on its worker: the owner's answer has no way there yet.
+  if (loaded.crew.answer === OWNER_ANSWERS) throw new LanewardError('CREW_INVALID', `answer: "owner" is not supported with --queue yet: the lanes' gates are answered on the workers; run it without --queue`, { path: loaded.file });
   if (loaded.workspace !== null) throw new LanewardError('USAGE', `--queue: crew ${loaded.crew.crew} names a workspace; worktrees of a repository on another machine are not supported yet: run it without --queue`);
   verifyCrewActions(loaded);
   const keyFile = resolve(options.cwd, options.key);
