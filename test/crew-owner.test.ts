@@ -119,6 +119,23 @@ describe('crew answer: the owner answers the gates', () => {
     }
   }, 180_000);
 
+  it('should keep an owner\'s answer when the crew later runs under a standing policy, which answers only the gates still pending, as the crew\'s own', () => {
+    const c = ownerCrew(2);
+    expect(laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir }).code).toBe(3);
+    expect(laneward(['crew', 'answer', c.file, '--lane', 'lane-1', '--reply', 'as-is', '--by', 'alice', '--state', c.state], { cwd: c.dir }).code).toBe(0);
+    const value = JSON.parse(readFileSync(c.file, 'utf8'));
+    value.answer = 'rec';
+    writeFileSync(c.file, JSON.stringify(value));
+    const run = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });
+    expect(run.code).toBe(1);
+    // lane-1 goes on under alice's answer; lane-2's gate, still pending, is the crew's to answer: rec accepts the plan changes.
+    expect(field(lines(run.stdout, 'CREW_LANE: lane=lane-1 ')[0]!, 'status')).toBe('complete');
+    expect(field(lines(run.stdout, 'CREW_LANE: lane=lane-2 ')[0]!, 'code')).toBe('PLAN_AMEND_PENDING');
+    const gateOf = (lane: string) => JSON.parse(laneward(['crew', 'status', c.file, '--state', c.state, '--lane', lane, '--json'], { cwd: c.dir }).stdout).review.gate;
+    expect(gateOf('lane-1')).toMatchObject({ answer: 'as-is', by: 'human:alice' });
+    expect(gateOf('lane-2')).toMatchObject({ answer: 'rec', by: 'agent:laneward-crew' });
+  }, 180_000);
+
   it('should refuse "answer": "owner" with --queue at load (CREW_INVALID naming the field), and a reply that does not parse before answering any lane', () => {
     const c = ownerCrew(1);
     const queued = laneward(['crew', 'run', c.file, '--state', c.state, '--queue', 'redis://127.0.0.1:1', '--key', join(c.dir, 'keys', 'actions.key')], { cwd: c.dir });
