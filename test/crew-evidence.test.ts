@@ -7,6 +7,7 @@ import { killStrays } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { StderrTail, STDERR_LINE_MAX, STDERR_TAIL_BYTES } from '../workers/supervise/stderr-tail.ts';
 import { evidenceFix } from '../formats/crew/call-evidence.ts';
+import { renderLanePage } from '../formats/console/lane-page.ts';
 
 const root = tempRoot('crew-evidence');
 const fixtures = join(ROOT, 'fixtures');
@@ -44,6 +45,9 @@ describe('crew: every failure carries its evidence', () => {
     expect(story.detail).toBe('agent turn 1: failed, exit 7; stderr: fatal: OPENAI_API_KEY is not set');
     // The fix names what the child said.
     expect(story.fix).toBe('set OPENAI_API_KEY in the environment the crew runs in (the call said "fatal: OPENAI_API_KEY is not set"), then retry the lane');
+    // The lane's page (the story crew view serves) shows the call, its exit status and its stderr's end.
+    const page = renderLanePage(story);
+    expect(page).toContain('<p id="failed-call"><code>turn:1</code> ended exit 7 (CHILD_FAILED); the end of its stderr:</p><pre id="stderr">loading config\nwarning: no profile\nfatal: OPENAI_API_KEY is not set</pre>');
     const turn = story.attempts.find((a: { id: string }) => a.id === 'turn:1');
     expect(turn).toMatchObject({ kind: 'agent', outcome: 'failed', code: 'CHILD_FAILED', marks: 2 });
     expect(turn.durationMs).toBeGreaterThan(0);

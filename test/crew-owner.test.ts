@@ -6,6 +6,7 @@ import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
+import { renderLanePage } from '../formats/console/lane-page.ts';
 
 const root = tempRoot('crew-owner');
 const fixtures = join(ROOT, 'fixtures');
@@ -56,6 +57,12 @@ describe('crew answer: the owner answers the gates', () => {
     const status = laneward(['crew', 'status', c.file, '--state', c.state, '--lane', 'lane-1'], { cwd: c.dir });
     expect(lines(status.stdout, 'LANE_OWNER: ')).toEqual([`LANE_OWNER: waiting for the owner brief=${join(c.dir, 'runs', 'lane-1', 'brief.md')} answer=laneward crew answer ${c.file} --lane lane-1 --reply REPLY --by NAME --state ${c.state}`]);
 
+    // The lane's page (the story crew view serves at /lanes/lane-1) says it waits, with its brief and the command.
+    const story = JSON.parse(laneward(['crew', 'status', c.file, '--state', c.state, '--lane', 'lane-1', '--json'], { cwd: c.dir }).stdout);
+    expect(story.owner).toEqual({ waiting: true, brief: join(c.dir, 'runs', 'lane-1', 'brief.md'), answer: `laneward crew answer ${c.file} --lane lane-1 --reply REPLY --by NAME --state ${c.state}` });
+    const page = renderLanePage(story);
+    expect(page).toContain(`<p id="owner">waiting for the owner; brief: <code id="brief">${join(c.dir, 'runs', 'lane-1', 'brief.md')}</code></p>`);
+    expect(page).toContain(`<code id="answer">laneward crew answer ${c.file} --lane lane-1 --reply REPLY --by NAME --state ${c.state}</code>`);
     const answered = laneward(['crew', 'answer', c.file, '--lane', 'lane-1', '--reply', 'as-is', '--by', 'alice', '--state', c.state], { cwd: c.dir });
     expect(answered.code).toBe(0);
     expect(lines(answered.stdout, 'CREW_ANSWERED: ')).toEqual([expect.stringMatching(/^CREW_ANSWERED: lane=lane-1 status=answered gate_rev=1 state=\S+ by=human:alice$/)]);
