@@ -8,6 +8,9 @@ import { tempRoot } from './helpers/tmp.ts';
 import { StderrTail, STDERR_LINE_MAX, STDERR_TAIL_BYTES } from '../workers/supervise/stderr-tail.ts';
 import { evidenceFix } from '../formats/crew/call-evidence.ts';
 import { renderLanePage } from '../formats/console/lane-page.ts';
+import { supervise } from '../workers/supervise/supervise.ts';
+import { nowMs } from '../workers/supervise/monotonic-timer.ts';
+import type { SupervisionSpec } from '../workers/supervise/spec.ts';
 
 const root = tempRoot('crew-evidence');
 const fixtures = join(ROOT, 'fixtures');
@@ -85,5 +88,40 @@ describe('stderr tail', () => {
     expect(evidenceFix('env: \'gemini\': No such file or directory')).toMatch(/^install gemini or fix the runner's argv/);
     expect(evidenceFix('API Error: 401 {"error":"invalid x-api-key"}')).toMatch(/^the provider refused the call/);
     expect(evidenceFix('just some progress')).toBeNull();
+  });
+});
+
+describe('supervised call: its stderr tail on its outcome', () => {
+  const spec = (script: string, files?: { stdoutFile: string; stderrFile: string }): SupervisionSpec => ({
+    argv: [process.execPath, '-e', script],
+    stdio: 'pipe',
+    action: null,
+    descriptorSha256: null,
+    mode: 'total_deadline',
+    progress: null,
+    timeoutMs: 20_000,
+    cleanupReserveMs: 0,
+    postProviderMs: 10_000,
+    graceMs: 500,
+    teardownMs: 5_000,
+    stdoutLimit: 1 << 20,
+    stderrLimit: 1 << 20,
+    env: {},
+    startedAt: nowMs(),
+    ...(files ?? {}),
+  });
+  const script = "process.stderr.write('step 1\\nfatal: OPENAI_API_KEY is not set\\n'); process.exit(7)";
+
+  it('should keep the last stderr lines and the exit status of a child whose stderr is piped', async () => {
+    const outcome = await supervise(spec(script));
+    expect(outcome).toMatchObject({ code: 'CHILD_FAILED', childExitCode: 7, signal: null, stderrTail: ['step 1', 'fatal: OPENAI_API_KEY is not set'] });
+  });
+
+  it('should keep them for a child that writes its stderr to a file of its call', async () => {
+    const dir = join(root, `files-${++serial}`);
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir, { recursive: true });
+    const outcome = await supervise(spec(script, { stdoutFile: join(dir, 'out.jsonl'), stderrFile: join(dir, 'err.txt') }));
+    expect(outcome).toMatchObject({ code: 'CHILD_FAILED', childExitCode: 7, stderrTail: ['step 1', 'fatal: OPENAI_API_KEY is not set'] });
   });
 });

@@ -9,8 +9,7 @@ import { STDERR_TAIL_BYTES, stderrLines } from '../../workers/supervise/stderr-t
  * the agent writes itself), how long it ran, its marks, cost and session.
  */
 export function turnCallOf(n: number, outcome: Outcome, stderrFile: string, cost: { readonly usd: number | null; readonly session: string | null }): TurnCall {
-  const read = outcome.stderrTail ?? [];
-  const stderr = read.length > 0 ? read : fileTail(stderrFile);
+  const stderr = outcome.stderrTail.length > 0 ? [...outcome.stderrTail] : fileTail(stderrFile);
   return {
     call: `turn:${n}`,
     turn: n,
