@@ -7,6 +7,8 @@ import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { renderLanePage } from '../formats/console/lane-page.ts';
+import { driveParked } from '../main/crew/owner-wait.ts';
+import type { LaneProgress } from '../formats/crew/record.ts';
 
 const root = tempRoot('crew-owner');
 const fixtures = join(ROOT, 'fixtures');
@@ -151,5 +153,44 @@ describe('crew answer: the owner answers the gates', () => {
     const bad = laneward(['crew', 'answer', c.file, '--all', '--reply', '9z nonsense', '--by', 'alice', '--state', c.state], { cwd: c.dir });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/\(GATE_REPLY_UNPARSED\)$/m);
+  });
+});
+
+describe('driveParked: lanes parked for their owner', () => {
+  const progress = (lane: string, parked: boolean) => ({ lane, parked }) as unknown as LaneProgress & { parked: boolean };
+  it('should give a parked lane\'s turn to the next lane, drive it again once answered, and end a lane still parked once, last', async () => {
+    const order: string[] = [];
+    const drives = new Map<number, number>();
+    let answered = false;
+    const ended: string[] = [];
+    const lanes = await driveParked(3, { lanesAtOnce: 1, ownerWaitMs: 0, cancel: new AbortController().signal }, {
+      drive: async (index) => {
+        const n = (drives.get(index) ?? 0) + 1;
+        drives.set(index, n);
+        order.push(`${index}:${n}`);
+        // Lane 0 parks on its first drive; lane 2 parks and is never answered; lane 1 answers lane 0's gate as it runs.
+        if (index === 1) answered = true;
+        return progress(`lane-${index}`, (index === 0 && n === 1) || index === 2);
+      },
+      parked: (p) => (p as unknown as { parked: boolean }).parked,
+      decided: (p) => p.lane === 'lane-0' && answered,
+      ended: (p) => ended.push(p.lane),
+    });
+    expect(order).toEqual(['0:1', '1:1', '2:1', '0:2']);
+    expect(ended).toEqual(['lane-1', 'lane-0', 'lane-2']);
+    expect(lanes.map((l) => l.lane)).toEqual(['lane-0', 'lane-1', 'lane-2']);
+  });
+
+  it('should wait --owner-wait for an answer once only parked lanes are left, and end them when none comes', async () => {
+    const started = performance.now();
+    const ended: string[] = [];
+    await driveParked(1, { lanesAtOnce: 1, ownerWaitMs: 600, cancel: new AbortController().signal }, {
+      drive: async () => progress('lane-0', true),
+      parked: () => true,
+      decided: () => false,
+      ended: (p) => ended.push(p.lane),
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(600);
+    expect(ended).toEqual(['lane-0']);
   });
 });

@@ -2,6 +2,16 @@ import type { LaneProgress } from '../../formats/crew/record.ts';
 
 /** How often the gates of lanes parked for their owner are looked at: an answer from another shell is taken within this. */
 export const OWNER_POLL_MS = 250;
+/**
+ * What each parked lane adds to the interval: each look reads the lane's run from the store,
+ * so 2,000 parked lanes are looked at every 4 s, not 8,000 reads a second.
+ */
+export const OWNER_POLL_PER_LANE_MS = 2;
+
+/** The interval between two looks at `parked` lanes' gates. */
+export function ownerPollMs(parked: number): number {
+  return Math.max(OWNER_POLL_MS, parked * OWNER_POLL_PER_LANE_MS);
+}
 
 export interface DriveLimits {
   readonly lanesAtOnce: number;
@@ -24,7 +34,7 @@ export interface DriveSteps {
 /**
  * Runs lanes `0..count-1`, at most `lanesAtOnce` at a time, in order. A lane that comes
  * back parked for its owner gives up its turn: its gate is looked at every
- * {@link OWNER_POLL_MS}, and once answered (by `crew answer` from any shell, through the
+ * {@link ownerPollMs}, and once answered (by `crew answer` from any shell, through the
  * store) the lane is driven on, ahead of lanes not yet started. The crew ends when no lane
  * runs and none is left to start, after waiting `ownerWaitMs` for the parked ones, or at
  * a cancel: lanes in flight stop themselves, no other starts, and parked lanes stay
@@ -38,6 +48,7 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
   let next = 0;
   let inFlight = 0;
   let idleSince: number | null = null;
+  let lastLook = performance.now();
   let wake: () => void = () => undefined;
   const onCancel = () => wake();
   limits.cancel.addEventListener('abort', onCancel, { once: true });
@@ -55,6 +66,15 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
         wake();
       });
   };
+  /** Each parked lane whose gate was answered goes back in line, ahead of lanes not yet started. */
+  const look = () => {
+    lastLook = performance.now();
+    for (const index of [...parked]) {
+      if (limits.cancel.aborted || !steps.decided(results[index]!)) continue;
+      parked.delete(index);
+      answered.push(index);
+    }
+  };
   try {
     for (;;) {
       while (inFlight < limits.lanesAtOnce && !limits.cancel.aborted) {
@@ -65,22 +85,23 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
       const idle = inFlight === 0 && answered.length === 0 && (next >= count || limits.cancel.aborted);
       if (idle && (parked.size === 0 || limits.cancel.aborted)) break;
       if (idle) {
+        // Before the crew ends (or waits on), a last look: an answer given while the other lanes ran is taken now.
+        look();
+        if (answered.length > 0) continue;
         idleSince ??= performance.now();
         if (performance.now() - idleSince >= limits.ownerWaitMs) break;
       } else idleSince = null;
       await new Promise<void>((resolve) => {
-        const timer = parked.size > 0 ? setTimeout(resolve, OWNER_POLL_MS) : undefined;
+        const timer = parked.size > 0 ? setTimeout(resolve, Math.max(0, lastLook + ownerPollMs(parked.size) - performance.now())) : undefined;
         wake = () => {
           if (timer !== undefined) clearTimeout(timer);
           resolve();
         };
       });
       wake = () => undefined;
-      for (const index of [...parked]) {
-        if (limits.cancel.aborted || !steps.decided(results[index]!)) continue;
-        parked.delete(index);
-        answered.push(index);
-      }
+      // Woken by a lane's end as often as by the timer: the gates are looked at only once the interval passed.
+      if (parked.size === 0 || performance.now() - lastLook < ownerPollMs(parked.size)) continue;
+      look();
     }
   } finally {
     limits.cancel.removeEventListener('abort', onCancel);
