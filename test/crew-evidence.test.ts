@@ -1,9 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
-import { ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays } from './helpers/procs.ts';
+import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
+import { killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { StderrTail, STDERR_LINE_MAX, STDERR_TAIL_BYTES } from '../workers/supervise/stderr-tail.ts';
 import { evidenceFix } from '../formats/crew/call-evidence.ts';
@@ -124,4 +125,46 @@ describe('supervised call: its stderr tail on its outcome', () => {
     const outcome = await supervise(spec(script, { stdoutFile: join(dir, 'out.jsonl'), stderrFile: join(dir, 'err.txt') }));
     expect(outcome).toMatchObject({ code: 'CHILD_FAILED', childExitCode: 7, stderrTail: ['step 1', 'fatal: OPENAI_API_KEY is not set'] });
   });
+});
+
+describe('crew: a stuck lane shows its child', () => {
+  it('should show a running turn\'s pid, its last admitted mark and its lease\'s end on the served lane page, and pid and lease from another shell', async () => {
+    const dir = join(root, `crew-${++serial}`);
+    const file = writeDemoCrew({ dir, crew: `s${serial}`, lanes: 1, broken: 0, concurrency: 4, fixtures });
+    const value = JSON.parse(readFileSync(file, 'utf8'));
+    value.runners.agent = value.runners.agent.map((a: string) => (a === 'healthy' ? 'stall' : a));
+    value.limits.timeout_ms = 90_000;
+    writeFileSync(file, JSON.stringify(value));
+    const state = join(dir, 'state');
+    const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', state, '--serve', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await until(() => /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.test(stderr), 30_000, 'CREW_VIEW');
+      const url = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stderr)![1]!;
+      type Running = { call: string; pid: number; since: string; mode: string; lastMarkAt: string | null; leaseDeadlineAt: string | null };
+      let running = null as Running | null;
+      const started = Date.now();
+      while (Date.now() - started < 60_000) {
+        const story = (await (await fetch(`${url}lanes/lane-1.json`)).json()) as { running?: Running | null };
+        running = story.running ?? null;
+        if (running?.lastMarkAt != null) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(running).toMatchObject({ call: 'turn:1', mode: 'admitted_progress_inactivity' });
+      expect(existsSync(`/proc/${running!.pid}`)).toBe(true);
+      expect(Date.parse(running!.leaseDeadlineAt!) - Date.parse(running!.lastMarkAt!)).toBe(90_000);
+      const page = await (await fetch(`${url}lanes/lane-1`)).text();
+      expect(page).toContain(`turn:1 pid ${running!.pid} since ${running!.since}, admitted_progress_inactivity, deadline none (a lease), last mark ${running!.lastMarkAt}, lease ends ${running!.leaseDeadlineAt}`);
+      // Another shell reads the store: the pid and the lease from the spawn, no mark (marks live in the crew's process).
+      const text = laneward(['crew', 'status', file, '--state', state, '--lane', 'lane-1'], { cwd: dir });
+      expect(text.stdout.split('\n').filter((l) => l.startsWith('LANE_RUNNING: '))).toEqual([
+        `LANE_RUNNING: call=turn:1 pid=${running!.pid} since=${running!.since} mode=admitted_progress_inactivity deadline_at=- last_mark_at=- lease_deadline_at=${new Date(Date.parse(running!.since) + 90_000).toISOString()}`,
+      ]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    }
+  }, 120_000);
 });

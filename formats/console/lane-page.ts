@@ -79,7 +79,7 @@ function header(s: LaneStory): string {
       ['cost', `<span id="cost">${dollars(s.costUsd)}</span>`],
       ['updated', line(s.updatedAt)],
       // A call in flight: its child as journaled at its spawn (a stuck lane's pid and deadline).
-      ...(s.running == null ? [] : [['running', `<span id="running">${line(`${s.running.call} pid ${s.running.pid} since ${s.running.since}, ${s.running.mode}, deadline ${s.running.deadlineAt ?? 'none (a lease)'}`)}</span>`] as const]),
+      ...(s.running == null ? [] : [['running', `<span id="running">${line(`${s.running.call} pid ${s.running.pid} since ${s.running.since}, ${s.running.mode}, deadline ${s.running.deadlineAt ?? 'none (a lease)'}, last mark ${s.running.lastMarkAt ?? 'none seen'}, lease ends ${s.running.leaseDeadlineAt ?? '-'}`)}</span>`] as const]),
     ]) +
     '</header>'
   );

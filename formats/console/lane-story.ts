@@ -186,7 +186,17 @@ export interface LaneStory {
    * null when it could not be written) and the command that answers it; null otherwise.
    */
   readonly owner?: { readonly waiting: true; readonly brief: string | null; readonly answer: string | null } | null;
-  readonly running?: { readonly call: string; readonly pid: number; readonly since: string; readonly deadlineAt: string | null; readonly mode: string } | null;
+  readonly running?: {
+    readonly call: string;
+    readonly pid: number;
+    readonly since: string;
+    readonly deadlineAt: string | null;
+    readonly mode: string;
+    /** Its last admitted progress mark the crew's own view saw (5 s resolution); null where no mark was seen, or read from another process. */
+    readonly lastMarkAt?: string | null;
+    /** Under a lease: when it expires unless a mark comes (the last mark seen, else the spawn, plus limits.timeout_ms); null otherwise. */
+    readonly leaseDeadlineAt?: string | null;
+  } | null;
   /**
    * For an interrupted lane, or one in flight when its crew's process is gone: the exact
    * command that continues it where it stopped (null otherwise, or not known; absent from

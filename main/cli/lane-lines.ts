@@ -23,7 +23,7 @@ export function laneLines(story: LaneStory): string[] {
   const failed = story.failedCall ?? null;
   if (failed !== null) lines.push(`LANE_CALL: call=${value(failed.call)} code=${value(failed.code)} exit=${value(failed.exitCode)} signal=${value(failed.signal)} stderr=${value(failed.stderr.at(-1))}`);
   const running = story.running ?? null;
-  if (running !== null) lines.push(`LANE_RUNNING: call=${value(running.call)} pid=${running.pid} since=${value(running.since)} mode=${value(running.mode)} deadline_at=${value(running.deadlineAt)}`);
+  if (running !== null) lines.push(`LANE_RUNNING: call=${value(running.call)} pid=${running.pid} since=${value(running.since)} mode=${value(running.mode)} deadline_at=${value(running.deadlineAt)} last_mark_at=${value(running.lastMarkAt)} lease_deadline_at=${value(running.leaseDeadlineAt)}`);
   const owner = story.owner ?? null;
   if (owner !== null) lines.push(`LANE_OWNER: waiting for the owner brief=${value(owner.brief)} answer=${value(owner.answer)}`);
   if (story.fix !== null) lines.push(`LANE_FIX: ${oneLine(story.fix)}`);

@@ -34,7 +34,7 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
       laneStory: (id) =>
-        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, id), crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
+        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, id), callTimeoutMs: loaded.crew.limits.timeout_ms, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
     },
   );
   return { loaded, store, root, source };

@@ -24,6 +24,8 @@ export interface LaneStoryInput {
   readonly retryCommand: string | null;
   /** The exact command that continues the crew's unfinished lanes; absent when not known. */
   readonly resumeCommand?: string | null;
+  /** limits.timeout_ms: a call's budget, which under a lease runs from its last admitted mark. */
+  readonly callTimeoutMs?: number;
   /** The command that answers this lane's gate for its owner (a crew whose answer policy is `owner`). */
   readonly answerCommand?: string | null;
   /** Whether no process runs the crew now (it ended, or was killed): its lanes in flight are stopped. */
@@ -81,7 +83,7 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     fix: stage === 'failed' || stage === 'interrupted' ? (calledFix(progress) ?? fixOf(code)) : null,
     retry: stage === 'failed' ? input.retryCommand : null,
     failedCall: stage === 'failed' ? (progress?.failedCall ?? null) : null,
-    running: runningOf(progress),
+    running: runningOf(progress, input.callTimeoutMs),
     owner: progress !== undefined && isOwnerWaiting(progress) ? { waiting: true, brief: briefOf(runDir), answer: input.answerCommand ?? null } : null,
     resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
@@ -128,10 +130,17 @@ function calledFix(progress: LaneProgress | undefined): string | null {
 }
 
 /** The agent turn in flight, as its spawn was journaled; null when none runs. */
-function runningOf(progress: LaneProgress | undefined): NonNullable<LaneStory['running']> | null {
+function runningOf(progress: LaneProgress | undefined, timeoutMs: number | undefined): NonNullable<LaneStory['running']> | null {
   const child = progress?.turnChild;
   if (progress === undefined || child == null || isTerminalStage(progress.stage) || progress.turnsDispatched <= progress.turnsDone) return null;
-  return { call: `turn:${progress.turnsDispatched}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode };
+  const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
+  return { call: `turn:${progress.turnsDispatched}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
+}
+
+/** When a lease renewed at `from` (ISO) ends, `timeoutMs` later; null for a time that does not parse. */
+export function leaseEnd(from: string, timeoutMs: number): string | null {
+  const at = Date.parse(from);
+  return Number.isFinite(at) ? new Date(at + timeoutMs).toISOString() : null;
 }
 
 /** The owner brief a lane parked at its gate has beside its run; null when it could not be written. */

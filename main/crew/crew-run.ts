@@ -237,7 +237,7 @@ async function runClaimed(
       review: ledger,
       callCodes: cachedCallCodes(store),
       // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
-      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), answerCommand: answerAdvice(loaded.file, root, id), runDir: join(loaded.out, id) }),
+      laneStory: (id) => readLaneStory(store, { crew: crew.crew, lane: id, retryCommand: runFacts.retryCommand, resumeCommand: resumeAdvice(loaded.file, root), answerCommand: answerAdvice(loaded.file, root, id), callTimeoutMs: crew.limits.timeout_ms, runDir: join(loaded.out, id) }),
     }));
     if (options.serve !== undefined) {
       const port = options.serve;
