@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
 import { replyFormProblem } from '../../formats/gate/reply.ts';
-import { configuredStateRoot, defaultStateRoot, locateRun, planAnswer, planEnv } from '../plan/index.ts';
+import { configuredStateRoot, defaultStateRoot, locateRun, planAnswer, readPlanEnv } from '../plan/index.ts';
 import { loadCrew } from './load-crew.ts';
 
 export interface CrewAnswerOptions {
@@ -46,14 +46,14 @@ export async function crewAnswer(options: CrewAnswerOptions): Promise<LaneAnswer
   if (problem !== null) throw new LanewardError('GATE_REPLY_UNPARSED', `--reply ${JSON.stringify(options.reply)} is not a gate reply (${problem})`);
   const loaded = loadCrew(options.file, options.cwd);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
-  const penv = planEnv(options.env, options.cwd, root);
+  const planEnv = readPlanEnv(options.env, options.cwd, root);
   const lanes = options.lane === null ? loaded.lanes : loaded.lanes.filter((l) => l.id === options.lane);
   if (lanes.length === 0) throw new LanewardError('USAGE', `crew answer --lane: the crew file names no lane ${JSON.stringify(options.lane)}`);
   const by = `human:${options.by}`;
   const answers: LaneAnswer[] = [];
   for (const lane of lanes) {
     const runDir = join(loaded.out, lane.id);
-    const answer = await answerLane(lane.id, runDir, options.reply, by, penv);
+    const answer = await answerLane(lane.id, runDir, options.reply, by, planEnv);
     // --all answers the lanes that wait; a lane not at its gate is only reported when named.
     if (options.lane === null && answer.status === 'not_waiting') continue;
     answers.push(answer);
@@ -61,10 +61,10 @@ export async function crewAnswer(options: CrewAnswerOptions): Promise<LaneAnswer
   return answers;
 }
 
-async function answerLane(lane: string, runDir: string, reply: string, by: string, penv: ReturnType<typeof planEnv>): Promise<LaneAnswer> {
+async function answerLane(lane: string, runDir: string, reply: string, by: string, planEnv: ReturnType<typeof readPlanEnv>): Promise<LaneAnswer> {
   let record;
   try {
-    record = locateRun(runDir, penv).record;
+    record = locateRun(runDir, planEnv).record;
   } catch {
     return { lane, status: 'not_waiting', code: 'PHASE_NOT_AWAITING', detail: 'the lane has no review run yet', gateRev: null, state: null, by };
   }
@@ -75,7 +75,7 @@ async function answerLane(lane: string, runDir: string, reply: string, by: strin
   const gateRev = record.gate.rev;
   try {
     // Against the recommendations as they stand: the brief the owner read names the same rec_hash.
-    const report = await planAnswer({ out: runDir, gateRev, reply, by, recHash: record.gate.rec_hash }, penv);
+    const report = await planAnswer({ out: runDir, gateRev, reply, by, recHash: record.gate.rec_hash }, planEnv);
     return { lane, status: 'answered', code: null, detail: null, gateRev, state: report.status, by };
   } catch (error) {
     return { lane, status: 'failed', code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, gateRev, state: record.state, by };

@@ -30,10 +30,10 @@ import { startQaService, type QaService } from './qa-client.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans } from './orphan-sweep.ts';
-import { ProviderGate } from '../providers/gate.ts';
+import { RateLimitPause } from '../providers/rate-limit-pause.ts';
 import { workspacePort } from './workspace-port.ts';
 import { abortSignalName, cancelledBeforeStart } from '../dispatch/cancelled.ts';
-import { configuredStateRoot, defaultStateRoot, planEnv, type PlanEnv } from '../plan/index.ts';
+import { configuredStateRoot, defaultStateRoot, readPlanEnv, type PlanEnv } from '../plan/index.ts';
 
 export interface CrewRunOptions {
   readonly file: string;
@@ -95,7 +95,7 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
   // The state root is resolved as every plan command resolves it (an empty value names none).
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
   // Plan settings are read once, here, for every lane; the lanes' runs live in this root.
-  const penv = planEnv(options.env, options.cwd, root);
+  const planEnv = readPlanEnv(options.env, options.cwd, root);
   const store = openStore(root, { batched: true });
   const { crew } = loaded;
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
@@ -106,7 +106,7 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
     // Another crew running in the same out would drive the same run directories.
     const releaseOut = claimOut(loaded.out, crew.crew, loaded.file);
     try {
-      return await runClaimed(options, io, { loaded, actions, root, penv, store, qaConfig, started, startedAt });
+      return await runClaimed(options, io, { loaded, actions, root, planEnv, store, qaConfig, started, startedAt });
     } finally {
       releaseOut();
     }
@@ -118,9 +118,9 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
 async function runClaimed(
   options: CrewRunOptions,
   io: CrewOutput,
-  claimed: { loaded: LoadedCrew; actions: CrewActions; root: string; penv: PlanEnv; store: Store; qaConfig: QaConfig; started: number; startedAt: string },
+  claimed: { loaded: LoadedCrew; actions: CrewActions; root: string; planEnv: PlanEnv; store: Store; qaConfig: QaConfig; started: number; startedAt: string },
 ): Promise<CrewRunResult> {
-  const { loaded, actions, root, penv, store, qaConfig, started, startedAt } = claimed;
+  const { loaded, actions, root, planEnv, store, qaConfig, started, startedAt } = claimed;
   const { crew } = loaded;
 
   const runFacts = {
@@ -165,15 +165,15 @@ async function runClaimed(
   // child before a lane calls it, and no lane runs before the sweep is done): its start
   // is most of a crew's fixed cost. Closed in the finally whichever start failed.
   let pool: Dispatcher | undefined;
-  const poolRun: Dispatcher['run'] = (spec, runOptions) => {
+  const poolRun: Dispatcher['supervise'] = (spec, runOptions) => {
     if (pool === undefined) throw new Error('the crew dispatcher is not started');
-    return pool.run(spec, runOptions);
+    return pool.supervise(spec, runOptions);
   };
   // Every child's budget runs from its slot: a lane waiting behind the limit is not late.
   // A preset's call first passes its provider's gate: after a rate limit no new call of
   // that provider starts (nor is journaled as dispatched) until its retry-after passed.
-  const gate = new ProviderGate();
-  const run: Dispatcher['run'] = async (spec, runOptions) => {
+  const pause = new RateLimitPause();
+  const supervise: Dispatcher['supervise'] = async (spec, runOptions) => {
     // Under the crew's cap a call first holds its reservation; it is settled at the call's
     // real cost (or counted at the reservation when that stays unknown) once it ended.
     const hold = await spend.admit(stop.signal, { running: spec.adopt !== undefined });
@@ -189,9 +189,9 @@ async function runClaimed(
       hold.settle(cost);
     }
   };
-  const gatedRun: Dispatcher['run'] = async (spec, runOptions) => {
+  const gatedRun: Dispatcher['supervise'] = async (spec, runOptions) => {
     const provider = spec.provider;
-    if (provider !== undefined && !(await gate.admit(provider, stop.signal))) return cancelledBeforeStart(spec, abortSignalName(stop.signal));
+    if (provider !== undefined && !(await pause.admit(provider, stop.signal))) return cancelledBeforeStart(spec, abortSignalName(stop.signal));
     // Admitted marks are the lane's sign of life: a lane without them for minutes is stuck.
     const lane = laneOfSpec(spec, crew.crew, loaded.out);
     const onMarks = lane === undefined ? undefined : () => view?.activity(lane);
@@ -201,17 +201,17 @@ async function runClaimed(
     const before = options.beforeChild;
     const onSlot = async () => {
       // Cancelled while it waited: nothing is journaled; the dispatcher, seeing the cancel, starts nothing.
-      if (provider !== undefined && !(await gate.beforeStart(provider, stop.signal))) return;
+      if (provider !== undefined && !(await pause.beforeStart(provider, stop.signal))) return;
       await runOptions?.onSlot?.();
       // A limit that came while the dispatch was being journaled is waited out too, before the spawn.
-      if (provider !== undefined && !(await gate.beforeStart(provider, stop.signal))) return;
+      if (provider !== undefined && !(await pause.beforeStart(provider, stop.signal))) return;
       await before?.(lane);
     };
     const outcome = await poolRun(spec, { ...runOptions, cancel: stop.signal, budgetFromSlot: true, onSlot, ...(onMarks === undefined ? {} : { onMarks }) });
-    if (provider !== undefined) gate.ended(provider, outcome);
+    if (provider !== undefined) pause.ended(provider, outcome);
     return outcome;
   };
-  const qaStarting = startQaService(root, run, qaConfig, {
+  const qaStarting = startQaService(root, supervise, qaConfig, {
     actionsFile: loaded.actionsFile,
     trust: loaded.trustFile,
     action: crew.actions.observer,
@@ -224,10 +224,10 @@ async function runClaimed(
     pool = dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency });
     // A crew that died left children running: each is adopted or torn down before any
     // lane starts a child of its own.
-    const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop.signal });
+    const orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, planEnv, actions, supervise, limit: crew.limits.concurrency, cancel: stop.signal });
     qa = await qaStarting;
     const dispatching = pool;
-    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => gate.view(), {
+    const shown = (view = new CrewView(crew.crew, () => dispatching.stats(), loaded.lanes.map((l) => l.id), () => pause.view(), {
       startedAt,
       capUsd: runFacts.capUsd,
       reserveUsd: runFacts.reserveUsd,
@@ -266,9 +266,9 @@ async function runClaimed(
         store,
         actions,
         qa,
-        run,
+        supervise,
         orphans,
-        review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop.signal, orphans }),
+        review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop.signal, orphans }),
         ...(crew.prices === undefined ? {} : { prices: crew.prices }),
         ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
       },
@@ -320,7 +320,7 @@ async function runClaimed(
       stats: { marks: stats.marks, renewal_p99_ms: percentile(stats.renewalLatencyMs, 0.99) },
       lanes: lanes.map((progress) => laneObject(progress, { cost: laneCost(progress, ledger(progress)), calls: laneCallCodes(store, progress) })),
       // Providers that rate limited the crew, and until when their latest pause ran.
-      providers: gate.report(),
+      providers: pause.report(),
     };
     writeFileAtomic(resolve(options.cwd, options.report), `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
   }

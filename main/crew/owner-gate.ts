@@ -9,11 +9,11 @@ import type { ReviewStep } from './ports.ts';
  * written beside its run (brief.md); a gate the owner answered lets it go on, unless the
  * answer accepted plan changes, which need a plan revision first (PLAN_AMEND_PENDING).
  */
-export async function ownerGate(runDir: string, penv: PlanEnv): Promise<ReviewStep> {
-  const { record } = locateRun(runDir, penv);
+export async function ownerGate(runDir: string, planEnv: PlanEnv): Promise<ReviewStep> {
+  const { record } = locateRun(runDir, planEnv);
   if (record.state === 'gate_pending' && record.gate !== null) {
     const open = record.gate.items.length - Object.keys(record.gate.answers).length;
-    const brief = await writeBrief(runDir, penv);
+    const brief = await writeBrief(runDir, planEnv);
     return {
       ok: false,
       code: OWNER_PENDING,
@@ -29,9 +29,9 @@ export async function ownerGate(runDir: string, penv: PlanEnv): Promise<ReviewSt
 }
 
 /** Whether the lane's gate no longer waits (answered, or the run moved on): the crew drives the lane on. */
-export function gateDecided(runDir: string, penv: PlanEnv): boolean {
+export function gateDecided(runDir: string, planEnv: PlanEnv): boolean {
   try {
-    return locateRun(runDir, penv).record.state !== 'gate_pending';
+    return locateRun(runDir, planEnv).record.state !== 'gate_pending';
   } catch {
     // A run that cannot be read now is looked at again at the next poll; the lane's own drive says why.
     return false;
@@ -43,9 +43,9 @@ export function gateDecided(runDir: string, penv: PlanEnv): boolean {
  * it stands at its gate (the brief reads the exported artifacts); null when either fails
  * (the lane's page still lists its run files then).
  */
-async function writeBrief(runDir: string, penv: PlanEnv): Promise<string | null> {
+async function writeBrief(runDir: string, planEnv: PlanEnv): Promise<string | null> {
   try {
-    await planExport({ out: runDir }, penv);
+    await planExport({ out: runDir }, planEnv);
     const rendered = briefRender({ out: runDir, page: 1, captain: false, write: true, summary: undefined });
     return rendered.ok ? rendered.written : null;
   } catch {

@@ -49,11 +49,11 @@ let knobs: QaConfig;
 let observer: ObserverSettings;
 
 /** Runs one QA function, counting the observer children it starts through the crew's dispatcher. */
-async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
+async function step(body: (superviseCall: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
   let attempts = 0;
   let usd = 0;
   let unpriced = 0;
-  const run: SuperviseFn = async (spec, options) => {
+  const superviseCall: SuperviseFn = async (spec, options) => {
     // Only plain data crosses back to the coordinator (a cancel does not: the crew's own
     // stop cancels its children), and the spawn's report, proxied.
     const onSpawn = options?.onSpawn;
@@ -69,7 +69,7 @@ async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaSt
     return outcome;
   };
   try {
-    const report = await body(run);
+    const report = await body(superviseCall);
     return { ...toStep(report, attempts), usd, unpriced };
   } catch (error) {
     return { ok: false, code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, attempts, guidance: null, lines: [], usd, unpriced };
@@ -97,16 +97,16 @@ const api: QaServiceApi = {
     observer = settings;
   },
   start: (lane, runner) =>
-    step(async (run) => {
+    step(async (superviseCall) => {
       // A lane whose bootstrap already passed (a crew killed before it saved the stage) is left alone.
       const status = qaStatus(store, lane).status;
       if (status !== null && status.state === 'active' && status.ready) return { lane, code: null, message: '', events: [], status };
       const launcher = isPresetRunner(runner) ? { argv: [], preset: runner } : { argv: [...runner] };
-      return qaStart(store, lane, { observer: { ...launcher, ...observer } }, run);
+      return qaStart(store, lane, { observer: { ...launcher, ...observer } }, superviseCall);
     }),
-  turn: (lane, role, text, diff, key) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, run)),
-  finish: (lane) => step((run) => qaFinish(store, lane, {}, run)),
-  stop: (lane) => step((run) => qaStop(store, lane, {}, run)),
+  turn: (lane, role, text, diff, key) => step((superviseCall) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, superviseCall)),
+  finish: (lane) => step((superviseCall) => qaFinish(store, lane, {}, superviseCall)),
+  stop: (lane) => step((superviseCall) => qaStop(store, lane, {}, superviseCall)),
 };
 
 Comlink.expose(api, nodeEndpoint(parentPort!));

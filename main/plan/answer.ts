@@ -22,7 +22,7 @@ export interface AnswerOptions {
 const BY = /^(human|human:[^\s\p{C}\p{Z}]+|agent:[^\s\p{C}\p{Z}]+)$/u;
 
 /** `plan answer`: applies a reply to the gate through the reply grammar (see core/answer.ts). */
-export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise<PlanReport> {
+export async function planAnswer(options: AnswerOptions, planEnv: PlanEnv): Promise<PlanReport> {
   if (options.gateRev === undefined) throw new LanewardError('USAGE', '--gate-rev <n> is required (the gate_rev on the GATE line)');
   if (options.reply === undefined) throw new LanewardError('USAGE', '--reply "<reply>" is required');
   if (options.by !== undefined && !BY.test(options.by)) throw new LanewardError('USAGE', `--by must be human, human:<name> or agent:<id>, got ${JSON.stringify(options.by)}`);
@@ -32,10 +32,10 @@ export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise
   if (options.wordsBy !== undefined && options.wordsBy !== options.by) {
     throw new LanewardError('ANSWER_WORDS_BY_MISMATCH', `--words-by ${options.wordsBy} is not the answering agent (--by ${options.by ?? 'absent'}); an agent answers in its own words with --by and --words-by naming itself`);
   }
-  const located = locateRun(options.out, penv);
+  const located = locateRun(options.out, planEnv);
   const { gateRev, reply, by, ownerReply, wordsBy, recHash } = options;
   const input = { gateRev, reply, ...defined({ by, ownerReply, wordsBy, recHash }) };
-  const { report, record } = await runCommand(located, penv, { type: 'answer', input }, { open: true });
+  const { report, record } = await runCommand(located, planEnv, { type: 'answer', input }, { open: true });
   const sha = currentPlanSha(record.plan_source);
   if (sha !== null && sha !== record.plan_sha256) report.notes.push(`PLAN_SOURCE_CHANGED: ${record.plan_source} sha256=${sha.slice(0, 12)} reviewed=${record.plan_sha256.slice(0, 12)}`);
   return report;

@@ -27,14 +27,14 @@ export interface ExportOptions {
  * in-process. An export that does not validate is a failure (EXPORT_INVALID), never
  * printed as success. Journaled as started and done, so `resume` finishes a killed one.
  */
-export async function planExport(options: ExportOptions, penv: PlanEnv): Promise<PlanReport> {
-  const located = locateRun(options.out, penv);
+export async function planExport(options: ExportOptions, planEnv: PlanEnv): Promise<PlanReport> {
+  const located = locateRun(options.out, planEnv);
   const { store, runDir } = located;
   const report = emptyReport(runDir, located.record.run);
-  const run = await commit(store, located.record.run, { type: 'export', input: { state: 'started' } }, report);
-  await writeExport(store, run, runDir, report);
-  const done = await commit(store, run.run, { type: 'export', input: { state: 'done' } }, report);
-  return settleCommand(located, done, penv, report, { open: false, files: false });
+  const review = await commit(store, located.record.run, { type: 'export', input: { state: 'started' } }, report);
+  await writeExport(store, review, runDir, report);
+  const done = await commit(store, review.run, { type: 'export', input: { state: 'done' } }, report);
+  return settleCommand(located, done, planEnv, report, { open: false, files: false });
 }
 
 /**
@@ -52,23 +52,23 @@ function onDisk<T>(path: string, step: () => T): T {
 }
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
-export async function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): Promise<void> {
+export async function writeExport(store: Store, review: RunRecord, runDir: string, report: PlanReport): Promise<void> {
   // Decoded once: the consensus pages and every artifact take their ids and titles from here.
-  const findings = numberedFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
-  await syncRunFiles(store, run, runDir, 'full', findings);
-  const kept = run.ceo_only ? keptRows(run, ceoItems(run, findings)) : [];
-  const decisions = run.ceo_only ? kept : decisionRows(run);
-  const tasks = taskRows(run, decisions, findings);
+  const findings = numberedFindings(review, { findingsOf: (id) => store.blobs.get([review.run, id])?.findings ?? [] });
+  await syncRunFiles(store, review, runDir, 'full', findings);
+  const kept = review.ceo_only ? keptRows(review, ceoItems(review, findings)) : [];
+  const decisions = review.ceo_only ? kept : decisionRows(review);
+  const tasks = taskRows(review, decisions, findings);
   const files: [string, string][] = [
-    ...(run.ceo_only ? [['ceo-review.md', renderCeoReview(run, findings, kept)] as [string, string]] : []),
-    ['plan.md', renderPlanMd(run, findings)],
-    ['review-record.md', renderReviewRecord(run)],
+    ...(review.ceo_only ? [['ceo-review.md', renderCeoReview(review, findings, kept)] as [string, string]] : []),
+    ['plan.md', renderPlanMd(review, findings)],
+    ['review-record.md', renderReviewRecord(review)],
     ['decisions.jsonl', jsonl(decisions)],
-    ['findings.jsonl', jsonl(findingRows(run, findings))],
+    ['findings.jsonl', jsonl(findingRows(review, findings))],
     ['tasks.jsonl', jsonl(tasks)],
-    ['timing.json', `${JSON.stringify(timingDocument(run), null, 2)}\n`],
+    ['timing.json', `${JSON.stringify(timingDocument(review), null, 2)}\n`],
   ];
-  if (run.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(run), null, 2)}\n`]);
+  if (review.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(review), null, 2)}\n`]);
   const artifacts: RunManifest['artifacts'] = {};
   for (const [name, content] of files) {
     // Not synced one by one: every artifact, then the directory, is synced before run.json.
@@ -76,15 +76,15 @@ export async function writeExport(store: Store, run: RunRecord, runDir: string, 
     artifacts[name] = { path: name, sha256: sha256(content) };
   }
   const phases: RunManifest['phases'] = {};
-  for (const id of run.order) {
-    const phase = run.phases[id]!;
+  for (const id of review.order) {
+    const phase = review.phases[id]!;
     const entry: Record<string, unknown> = {};
     if (phase.snapshot !== null) entry['snapshot'] = phase.snapshot;
     for (const voice of ['native', 'outside'] as const) {
-      const attempt = phase[voice].attempt === null ? undefined : run.attempts[phase[voice].attempt!];
+      const attempt = phase[voice].attempt === null ? undefined : review.attempts[phase[voice].attempt!];
       const outcome: Record<string, unknown> = { status: phase[voice].status };
       if (attempt?.state === 'bound' && attempt.bound !== undefined) {
-        const blob = store.blobs.get([run.run, attempt.id]);
+        const blob = store.blobs.get([review.run, attempt.id]);
         const key = `${id}-${voice}.md`;
         outcome['model'] = attempt.bound.model;
         outcome['provider'] = attempt.bound.runner;
@@ -100,20 +100,20 @@ export async function writeExport(store: Store, run: RunRecord, runDir: string, 
   }
   const manifest: RunManifest = {
     schema_version: 1,
-    run: run.run,
-    status: terminalStatus(run.state) as RunManifest['status'],
-    required_phases: run.order,
+    run: review.run,
+    status: terminalStatus(review.state) as RunManifest['status'],
+    required_phases: review.order,
     phases,
     artifacts,
-    session_kind: run.session_kind,
+    session_kind: review.session_kind,
     counts: {
       decisions: decisions.length,
       decisions_pending: decisions.filter((d) => d.status === 'pending').length,
       findings: findings.length,
       tasks: tasks.length,
     },
-    gate_rev: run.gate_rev,
-    deviations: run.deviations,
+    gate_rev: review.gate_rev,
+    deviations: review.deviations,
   };
   // Files other commands wrote without fsync become durable before run.json names them,
   // and run.json (written durably, last) before export is recorded done.
@@ -127,12 +127,12 @@ export async function writeExport(store: Store, run: RunRecord, runDir: string, 
     const first = verdict.errors[0];
     throw new LanewardError('EXPORT_INVALID', `${verdict.errors.length} validation error(s); first: ${first?.code} ${first?.message} at ${first?.path}`, { path: join(runDir, 'run.json') });
   }
-  report.after.push(`EXPORTED: run=${run.run} files=${Object.keys(artifacts).length + 1} run_json=${join(runDir, 'run.json')}`);
-  report.after.push(`ARTIFACT_VALID: run=${run.run} status=${verdict.status}${attested(run) > 0 ? ` attested=${attested(run)}` : ''}`);
+  report.after.push(`EXPORTED: run=${review.run} files=${Object.keys(artifacts).length + 1} run_json=${join(runDir, 'run.json')}`);
+  report.after.push(`ARTIFACT_VALID: run=${review.run} status=${verdict.status}${attested(review) > 0 ? ` attested=${attested(review)}` : ''}`);
 }
 
-function attested(run: RunRecord): number {
-  return Object.values(run.attempts).filter((a) => a.state === 'bound' && a.bound?.receipt === 'attested').length;
+function attested(review: RunRecord): number {
+  return Object.values(review.attempts).filter((a) => a.state === 'bound' && a.bound?.receipt === 'attested').length;
 }
 
 function jsonl(rows: readonly unknown[]): string {
@@ -140,9 +140,9 @@ function jsonl(rows: readonly unknown[]): string {
 }
 
 /** The items a gate would have asked of a CEO-only run's one phase. */
-function ceoItems(run: RunRecord, findings: readonly NumberedFinding[]) {
-  const consensus = run.phases.ceo?.consensus;
+function ceoItems(review: RunRecord, findings: readonly NumberedFinding[]) {
+  const consensus = review.phases.ceo?.consensus;
   if (consensus == null) return [];
-  const current = new Set([run.phases.ceo!.native.attempt, run.phases.ceo!.outside.attempt]);
+  const current = new Set([review.phases.ceo!.native.attempt, review.phases.ceo!.outside.attempt]);
   return draftGate([{ consensus, findings: findings.filter((f) => current.has(f.attempt)) }]).items;
 }

@@ -137,8 +137,8 @@ export interface PlanRunReport extends PlanReport {
  * One driver per run: the run is claimed in the store (RUN_BUSY while another live plan
  * run holds it) before anything is dispatched, and released at the end.
  */
-export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: SuperviseFn): Promise<PlanRunReport> {
-  const runDir = runDirOf(options.out, penv);
+export async function planRun(options: PlanRunOptions, planEnv: PlanEnv, supervise: SuperviseFn): Promise<PlanRunReport> {
+  const runDir = runDirOf(options.out, planEnv);
   const request: LeaseRequest = {
     file: options.actionsFile,
     trust: options.trust,
@@ -176,7 +176,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   const fail = async (attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null) => {
     // A call that failed after its stream gave its cost is charged that cost, not its reservation.
     const usd = outcome?.cost_usd ?? null;
-    const report = await failVoice(options.out, penv, attempt.id, { status, code, detail, ...(usd === null ? {} : { usageUsd: usd }) }, journaled(attempt, outcome));
+    const report = await failVoice(options.out, planEnv, attempt.id, { status, code, detail, ...(usd === null ? {} : { usageUsd: usd }) }, journaled(attempt, outcome));
     announce(attempt, outcome);
     emit({ type: 'report', command: 'fail', report });
     ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: status, code, outcome });
@@ -188,7 +188,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       const model = used.model ?? (attempt.voice === 'native' ? options.nativeModel : options.outsideModel);
       report = await planSubmit(
         { out: options.out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result, model, runner: 'plan-run', ...(used.usageUsd === null ? {} : { usageUsd: used.usageUsd }) },
-        penv,
+        planEnv,
         journaled(attempt, outcome),
       );
     } catch (error) {
@@ -216,9 +216,9 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     await options.orphans?.get(attempt.id);
     // The spec it was launched under: an adopter follows its output files as its supervisor did.
     const launch = launchOf(runnerOf(attempt), { role: 'reviewer', prompt: join(runDir, attempt.prompt), result });
-    const base = withAttemptOutput(launchSpec({ ...specFrom(verified.spec, verified.sha256, request, [], nowMs()), cwd: penv.cwd }, launch, {}), runDir, attempt.id);
-    const current = await withUnjournaledChild(attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt, base);
-    const end = await settleOrphan(options.out, penv, current, { base, run, cancel: stop.signal });
+    const base = withAttemptOutput(launchSpec({ ...specFrom(verified.spec, verified.sha256, request, [], nowMs()), cwd: planEnv.cwd }, launch, {}), runDir, attempt.id);
+    const current = await withUnjournaledChild(attemptOf(locateRun(options.out, planEnv).record, attempt.id) ?? attempt, base);
+    const end = await settleOrphan(options.out, planEnv, current, { base, supervise, cancel: stop.signal });
     const at = { attempt: attempt.id, phase: attempt.phase, voice: attempt.voice };
     // A preset's result is in its stream: a stream that reached its end tells the outcome
     // (its reply bound, its cost charged), whoever saw it end; only one that says nothing is unknown.
@@ -228,7 +228,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     const used = { model: launch.model, usageUsd: costOf(facts, launch.model, options.prices) };
     const found = existsSync(result);
     if (end === undefined && current.child === null && !found) {
-      await undispatch(options.out, penv, attempt.id);
+      await undispatch(options.out, planEnv, attempt.id);
       emit({ type: 'orphan', ...at, pid: null, how: 'never_started', code: null, cleanup: true });
       return 'dispatch';
     }
@@ -242,7 +242,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     if (cancelledByUs && end.cleanup_confirmed) {
       // Cancelled by us (torn down, or an adoption the crew cancelled), proven gone, nothing
       // bound: its voice is minted anew, as a crew does for the children it cancels.
-      const report = await planNext({ out: options.out, redispatch: attempt.id }, penv);
+      const report = await planNext({ out: options.out, redispatch: attempt.id }, planEnv);
       emit({ type: 'report', command: 'next', report });
       ends.push({ ...at, state: 'open', code: 'CANCELLED', outcome: null });
       return undefined;
@@ -263,8 +263,8 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     const live = findLiveByEnv('LANEWARD_ATTEMPT', attempt.id);
     if (live === undefined) return attempt;
     const budgetLeftMs = Math.max(0, Date.parse(attempt.dispatched_at ?? new Date().toISOString()) + base.timeoutMs - Date.now());
-    await recordChild(options.out, penv, attempt.id, { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs }), pgid: live.pgid });
-    return attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt;
+    await recordChild(options.out, planEnv, attempt.id, { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs }), pgid: live.pgid });
+    return attemptOf(locateRun(options.out, planEnv).record, attempt.id) ?? attempt;
   };
 
   const runnerOf = (attempt: AttemptRecord): RunnerConfig => (attempt.voice === 'native' ? options.native : options.outside);
@@ -274,23 +274,23 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     const result = join(runDir, attempt.result);
     if (attempt.dispatched_at !== undefined && (await resume(attempt, result)) !== 'dispatch') return;
     const launch = launchOf(runnerOf(attempt), { role: 'reviewer', prompt, result });
-    const launched = launchSpec({ ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()), cwd: penv.cwd }, launch, {
+    const launched = launchSpec({ ...specFrom(verified.spec, verified.sha256, request, launch.argv, nowMs()), cwd: planEnv.cwd }, launch, {
       LANEWARD_ATTEMPT: attempt.id,
       LANEWARD_PROMPT_FILE: prompt,
       LANEWARD_RESULT_FILE: result,
     });
     // Its output goes to files of the attempt: what it streams outlives this run if it dies.
     const spec = withAttemptOutput(launched, runDir, attempt.id);
-    const outcome = await run(spec, {
+    const outcome = await supervise(spec, {
       cancel: stop.signal,
       // The provider's budget starts with its slot: waiting behind other children is not its time.
       budgetFromSlot: true,
       onSlot: async () => {
-        await markDispatched(options.out, penv, attempt.id);
+        await markDispatched(options.out, planEnv, attempt.id);
         emit({ type: 'dispatched', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
       },
       // Journaled while it runs: a plan run started after this one died finds it.
-      onSpawn: (child) => recordChild(options.out, penv, attempt.id, childRecord(spec, child)),
+      onSpawn: (child) => recordChild(options.out, planEnv, attempt.id, childRecord(spec, child)),
     });
     // The call's cost: the provider's own figure, else its tokens at the operator's prices.
     const usd = costOf(outcome.provider, launch.model, options.prices);
@@ -301,7 +301,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     }
     if (outcome.code === 'CANCELLED' && !outcome.providerStarted) {
       // Nothing went out: the attempt stays open for the next plan run.
-      await recordOutcome(options.out, penv, attempt.id, facts);
+      await recordOutcome(options.out, planEnv, attempt.id, facts);
       announce(attempt, facts);
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'open', code: 'CANCELLED', outcome: facts });
       return;
@@ -311,7 +311,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
       // is no failure of the provider. The attempt is given up and its voice waits for a
       // fresh one, which the next plan run's first next mints; its phase never closes
       // without it.
-      const report = await cancelVoice(options.out, penv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`, journaled(attempt, facts), usd);
+      const report = await cancelVoice(options.out, planEnv, attempt.id, `cancelled by this plan run (${outcome.cancelSignal ?? 'SIGTERM'}) after ${facts.duration_ms} ms`, journaled(attempt, facts), usd);
       announce(attempt, facts);
       emit({ type: 'report', command: 'fail', report });
       ends.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, state: 'cancelled', code: 'CANCELLED', outcome: facts });
@@ -327,16 +327,16 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
   // not exist yet is claimed right after the next that creates it, before its first dispatch.
   let release: ReleaseRun | undefined;
   try {
-    release = await claimRun(options.out, penv);
+    release = await claimRun(options.out, planEnv);
     let seen = '';
     while (!stop.signal.aborted) {
       const first = readBinding(runDir) === undefined;
       const start = first ? { ...(options.plan === undefined ? {} : { plan: options.plan }), ...(options.spendCap === undefined ? {} : { spendCap: options.spendCap }) } : {};
-      const next = await planNext({ out: options.out, ...start }, penv);
-      release ??= await claimRun(options.out, penv);
+      const next = await planNext({ out: options.out, ...start }, planEnv);
+      release ??= await claimRun(options.out, planEnv);
       emit({ type: 'report', command: 'next', report: next });
       if (next.status !== 'awaiting_result') break;
-      const { record } = locateRun(options.out, penv);
+      const { record } = locateRun(options.out, planEnv);
       const open = Object.values(record.attempts).filter((a) => a.state === 'open' && a.phase === record.current);
       const key = open.map((a) => a.id).join(',');
       if (open.length === 0 || key === seen) {
@@ -367,7 +367,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, run: Super
     unlinkCancel();
     await release?.();
   }
-  const final = planStatus({ out: options.out }, penv);
+  const final = planStatus({ out: options.out }, planEnv);
   if (interrupted !== null) final.status = 'interrupted';
   return Object.assign(final, { ends, interrupted, stopped });
 }

@@ -46,10 +46,10 @@ export function locateRun(target: string): { manifest: string; runDir: string } 
 export function validateRun(target: string, manifestDocument?: JsonDocument): RunReport {
   const { manifest, runDir } = locateRun(target);
   const name = basename(manifest);
-  const report = (errors: IssueList, run: RunManifest | undefined, attested = 0): RunReport => ({
+  const report = (errors: IssueList, runManifest: RunManifest | undefined, attested = 0): RunReport => ({
     valid: errors.total === 0,
-    run: run?.run ?? null,
-    status: run?.status ?? null,
+    run: runManifest?.run ?? null,
+    status: runManifest?.status ?? null,
     run_dir: runDir,
     errors: errors.items,
     errors_omitted: errors.omitted,
@@ -69,21 +69,21 @@ export function validateRun(target: string, manifestDocument?: JsonDocument): Ru
     for (const found of schemaIssues) errors.push(found);
     return report(errors, undefined);
   }
-  const run = parsed.value as RunManifest;
+  const runManifest = parsed.value as RunManifest;
 
-  const attested = checkPhases(run, name, errors);
-  checkArtifacts(run, runDir, name, errors);
-  return report(errors, run, attested);
+  const attested = checkPhases(runManifest, name, errors);
+  checkArtifacts(runManifest, runDir, name, errors);
+  return report(errors, runManifest, attested);
 }
 
 
 /** Step 2: the run's status and every required phase's voices. Returns the attested count. */
-function checkPhases(run: RunManifest, name: string, errors: IssueList): number {
-  if (!TERMINAL_RUN_STATUSES.has(run.status)) {
-    errors.push(issue('ARTIFACT_RUN_INTERRUPTED', `${name}.status`, `status is ${run.status}`));
+function checkPhases(manifest: RunManifest, name: string, errors: IssueList): number {
+  if (!TERMINAL_RUN_STATUSES.has(manifest.status)) {
+    errors.push(issue('ARTIFACT_RUN_INTERRUPTED', `${name}.status`, `status is ${manifest.status}`));
   }
-  for (const phase of run.required_phases) {
-    const record = Object.hasOwn(run.phases, phase) ? run.phases[phase] : undefined;
+  for (const phase of manifest.required_phases) {
+    const record = Object.hasOwn(manifest.phases, phase) ? manifest.phases[phase] : undefined;
     if (record === undefined) {
       errors.push(issue('ARTIFACT_REVIEWER_MISSING', `${name}.phases.${phase}`, `required phase ${phase} has no record`));
       continue;
@@ -97,14 +97,14 @@ function checkPhases(run: RunManifest, name: string, errors: IssueList): number 
         errors.push(issue('ARTIFACT_RUN_INTERRUPTED', `${at}.status`, `voice is ${outcome.status}`));
       } else if (outcome.status === 'completed') {
         const key = outcome.output ?? `${phase}-${voice}.md`;
-        if (!Object.hasOwn(run.artifacts, key)) {
+        if (!Object.hasOwn(manifest.artifacts, key)) {
           errors.push(issue('ARTIFACT_REVIEWER_MISSING', at, `completed voice output ${key} is not in artifacts`));
         }
       }
     }
   }
   let attested = 0;
-  for (const record of Object.values(run.phases)) {
+  for (const record of Object.values(manifest.phases)) {
     for (const voice of VOICES) if ((record[voice] as { receipt?: unknown } | undefined)?.receipt === 'attested') attested++;
   }
   return attested;
@@ -119,7 +119,7 @@ interface TaskRefs {
 }
 
 /** Steps 3 to 6: every artifact, then counts, references, cycles and the guard line. */
-function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: IssueList): void {
+function checkArtifacts(manifest: RunManifest, runDir: string, name: string, errors: IssueList): void {
   let runDirReal: string;
   try {
     runDirReal = realpathSync.native(runDir);
@@ -132,14 +132,14 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   const refs: TaskRefs = { nodes: [], findings: new Map(), decisions: new Map(), uses: [] };
   let pending = 0;
   let guardSeen: boolean | undefined;
-  const unattended = run.session_kind === 'unattended';
+  const unattended = manifest.session_kind === 'unattended';
 
   // Tasks are read before findings and decisions so the ids they name can be ticked off
   // while those files stream past, instead of keeping every finding id as a string.
-  const keys = Object.keys(run.artifacts);
+  const keys = Object.keys(manifest.artifacts);
   const order = [...JSONL_KEYS.filter((key) => keys.includes(key)), ...keys.filter((key) => !(JSONL_KEYS as readonly string[]).includes(key))];
   for (const key of order) {
-    const entry = run.artifacts[key]!;
+    const entry = manifest.artifacts[key]!;
     const found = new IssueList();
     perKey.set(key, found);
     const at = `${name}.artifacts.${key}`;
@@ -154,7 +154,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
         const result = checkJsonlFile(resolved.file, {
           display: entry.path,
           schema: key === 'tasks.jsonl' ? taskSchema : key === 'findings.jsonl' ? findingSchema : decisionSchema,
-          runId: run.run,
+          runId: manifest.run,
           onRow: rowHook(key, entry.path, refs, () => pending++),
           onValidId: key === 'findings.jsonl' ? idHook(refs.findings) : undefined,
         });
@@ -168,7 +168,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
           size += chunk.length;
           if (size <= MAX_LINE_BYTES) chunks.push(Buffer.from(chunk));
         }).sha256;
-        for (const timingIssue of checkTiming(Buffer.concat(chunks), size, entry.path, run.run)) found.push(timingIssue);
+        for (const timingIssue of checkTiming(Buffer.concat(chunks), size, entry.path, manifest.run)) found.push(timingIssue);
       } else if (key === 'review-record.md' && unattended) {
         const scan = scanFor(resolved.file, GUARD_TOKEN);
         sha256 = scan.sha256;
@@ -187,10 +187,10 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   }
   for (const key of keys) errors.append(perKey.get(key)!);
 
-  checkCounts(run, name, jsonl, pending, errors);
-  checkReferences(run, refs, jsonl, errors);
+  checkCounts(manifest, name, jsonl, pending, errors);
+  checkReferences(manifest, refs, jsonl, errors);
   if (unattended) {
-    if (guardSeen === undefined && !Object.hasOwn(run.artifacts, 'review-record.md')) {
+    if (guardSeen === undefined && !Object.hasOwn(manifest.artifacts, 'review-record.md')) {
       const resolved = resolveInRunDir(runDir, runDirReal, 'review-record.md');
       try {
         if (resolved.ok) guardSeen = scanFor(resolved.file, GUARD_TOKEN).seen;
@@ -252,21 +252,21 @@ function checkTiming(bytes: Buffer, size: number, display: string, runId: string
   if ('issue' in parsed) return [parsed.issue];
   const value = parsed.value;
   const found = checkSchema(timingSchema, value, display) ?? [];
-  const run = (value as { run?: unknown } | null)?.run;
-  if (found.length === 0 && run !== runId) {
-    found.push(issue('ARTIFACT_UNBOUND_ID', `${display}.run`, `run ${typeof run === 'string' ? JSON.stringify(run) : String(run)} is not ${runId}`));
+  const manifest = (value as { run?: unknown } | null)?.run;
+  if (found.length === 0 && manifest !== runId) {
+    found.push(issue('ARTIFACT_UNBOUND_ID', `${display}.run`, `run ${typeof manifest === 'string' ? JSON.stringify(manifest) : String(manifest)} is not ${runId}`));
   }
   return found;
 }
 
 /** Step 4: counts that are numbers must equal the rows of files that could be read. */
-function checkCounts(run: RunManifest, name: string, jsonl: Map<string, JsonlResult>, pending: number, errors: IssueList): void {
-  const counts = run.counts;
+function checkCounts(manifest: RunManifest, name: string, jsonl: Map<string, JsonlResult>, pending: number, errors: IssueList): void {
+  const counts = manifest.counts;
   if (counts === undefined) return;
   const expect = (field: 'decisions' | 'decisions_pending' | 'findings' | 'tasks', key: string, rows: (r: JsonlResult) => number) => {
     const claimed = counts[field];
     if (typeof claimed !== 'number') return;
-    const listed = Object.hasOwn(run.artifacts, key);
+    const listed = Object.hasOwn(manifest.artifacts, key);
     const result = jsonl.get(key);
     // A listed file that could not be read is reported once, where it is listed.
     if (listed && result === undefined) return;
@@ -282,17 +282,17 @@ function checkCounts(run: RunManifest, name: string, jsonl: Map<string, JsonlRes
 }
 
 /** Step 5: task references resolve and dependencies do not cycle. */
-function checkReferences(run: RunManifest, refs: TaskRefs, jsonl: Map<string, JsonlResult>, errors: IssueList): void {
+function checkReferences(manifest: RunManifest, refs: TaskRefs, jsonl: Map<string, JsonlResult>, errors: IssueList): void {
   const tasks = jsonl.get('tasks.jsonl');
   if (tasks === undefined) return;
-  const readable = (key: string) => jsonl.has(key) || !Object.hasOwn(run.artifacts, key);
+  const readable = (key: string) => jsonl.has(key) || !Object.hasOwn(manifest.artifacts, key);
   for (const use of refs.uses) {
     const [map, key, what] =
       use.kind === 'findings' ? [refs.findings, 'findings.jsonl', 'finding'] : [refs.decisions, 'decisions.jsonl', 'decision'];
     if (!readable(key) || map.get(use.ref) === true) continue;
     errors.push(issue('ARTIFACT_DANGLING_REF', use.at, `no ${what} ${use.ref} in ${key}`));
   }
-  checkTaskGraph(refs.nodes, run.artifacts['tasks.jsonl']!.path, errors);
+  checkTaskGraph(refs.nodes, manifest.artifacts['tasks.jsonl']!.path, errors);
 }
 
 /** Hashes a file while looking for `token`, which may straddle two chunks. */
