@@ -419,6 +419,10 @@ export const RESULT_CODES = {
     summary: 'at least one lane of the crew ended failed or interrupted',
     fix: 'read the CREW_LANE lines: each names its lane\'s own code and run directory',
   },
+  CREW_OWNER_PENDING: {
+    summary: 'lanes of the crew wait at their gates for the owner\'s answer (answer: owner); their agents have not started',
+    fix: 'answer them with laneward crew answer CREW.json --lane ID|--all --reply REPLY --by NAME, then run the crew again (a running crew goes on by itself)',
+  },
   ATTEMPT_IN_FLIGHT: {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',

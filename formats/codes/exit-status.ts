@@ -118,6 +118,8 @@ const EXIT_STATUS = {
   CREW_INVALID: 2,
   CREW_BUSY: 3,
   CREW_LANE_FAILED: 1,
+  // Waiting for a person, like a plan change waiting for its revision (PLAN_AMEND_PENDING).
+  CREW_OWNER_PENDING: 3,
   ATTEMPT_IN_FLIGHT: 3,
   RUN_BUSY: 3,
   PLAN_RUN_STOPPED: 1,

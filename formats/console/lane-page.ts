@@ -78,6 +78,8 @@ function header(s: LaneStory): string {
       ['run directory', `<code>${line(s.runDir)}</code>`],
       ['cost', `<span id="cost">${dollars(s.costUsd)}</span>`],
       ['updated', line(s.updatedAt)],
+      // A call in flight: its child as journaled at its spawn (a stuck lane's pid and deadline).
+      ...(s.running == null ? [] : [['running', `<span id="running">${line(`${s.running.call} pid ${s.running.pid} since ${s.running.since}, ${s.running.mode}, deadline ${s.running.deadlineAt ?? 'none (a lease)'}, last mark ${s.running.lastMarkAt ?? 'none seen'}, lease ends ${s.running.leaseDeadlineAt ?? '-'}`)}</span>`] as const]),
     ]) +
     '</header>'
   );
@@ -86,10 +88,29 @@ function header(s: LaneStory): string {
 /** What to do about a failed lane: its code's fix clause, and the exact command that retries it. */
 function todo(s: LaneStory): string {
   const resume = s.resume == null ? '' : `<p>Its crew stopped before it ended. Continue it with:</p><pre><code id="resume">${visible(s.resume)}</code></pre>`;
-  if (s.fix === null && s.retry === null && resume === '') return '';
+  const owner = ownerWait(s);
+  const evidence = failedCall(s);
+  if (s.fix === null && s.retry === null && resume === '' && owner === '' && evidence === '') return '';
   const fix = s.fix === null ? '' : `<p id="fix">${line(s.fix)}</p>`;
   const retry = s.retry === null ? '' : `<p>Retry it with:</p><pre><code id="retry">${visible(s.retry)}</code></pre>`;
-  return `<section id="todo"><h2>What to do</h2>${fix}${retry}${resume}</section>`;
+  return `<section id="todo"><h2>What to do</h2>${owner}${evidence}${fix}${retry}${resume}</section>`;
+}
+
+/** A lane parked at its gate: it waits for the owner, whose brief and answer command are named. */
+function ownerWait(s: LaneStory): string {
+  const owner = s.owner ?? null;
+  if (owner === null) return '';
+  const answer = owner.answer === null ? '' : `<p>Answer it with:</p><pre><code id="answer">${visible(owner.answer)}</code></pre>`;
+  return `<p id="owner">waiting for the owner; brief: <code id="brief">${line(owner.brief)}</code></p>${answer}`;
+}
+
+/** The call the lane failed on: how it ended and the last lines of its stderr (kept escaped). */
+function failedCall(s: LaneStory): string {
+  const call = s.failedCall ?? null;
+  if (call === null) return '';
+  const how = call.signal !== null ? `signal ${call.signal}` : call.exitCode !== null ? `exit ${call.exitCode}` : 'no exit status';
+  const stderr = call.stderr.length === 0 ? '<p class="note">it wrote nothing to stderr</p>' : `<pre id="stderr">${visible(call.stderr.join('\n'))}</pre>`;
+  return `<p id="failed-call"><code>${line(call.call)}</code> ended ${line(how)} (${line(call.code)}); the end of its stderr:</p>${stderr}`;
 }
 
 function stages(s: LaneStory): string {

@@ -2,6 +2,8 @@
 // `crew status --lane` show it. Plain JSON-safe values, read from the store and the run
 // directory; nothing in it is trusted as markup.
 
+import type { CallEvidence } from '../crew/record.ts';
+
 /** One stage the lane went through, with when it began and ended (null: still in it). */
 export interface StageSpan {
   readonly stage: string;
@@ -170,6 +172,31 @@ export interface LaneStory {
   readonly fix: string | null;
   /** For a failed lane: the exact command that retries it. */
   readonly retry: string | null;
+  /**
+   * For a lane that failed on a supervised call: that call with its exit status or signal
+   * and the end of its stderr (absent from stories told before it was kept).
+   */
+  readonly failedCall?: CallEvidence | null;
+  /**
+   * A lane with an agent turn in flight: its child as journaled at its spawn (pid, when,
+   * its total deadline or null under a lease) and the lane's last saved change.
+   */
+  /**
+   * A lane parked at its gate for its owner (answer: owner): its owner brief (<run>/brief.md,
+   * null when it could not be written) and the command that answers it; null otherwise.
+   */
+  readonly owner?: { readonly waiting: true; readonly brief: string | null; readonly answer: string | null } | null;
+  readonly running?: {
+    readonly call: string;
+    readonly pid: number;
+    readonly since: string;
+    readonly deadlineAt: string | null;
+    readonly mode: string;
+    /** Its last admitted progress mark the crew's own view saw (5 s resolution); null where no mark was seen, or read from another process. */
+    readonly lastMarkAt?: string | null;
+    /** Under a lease: when it expires unless a mark comes (the last mark seen, else the spawn, plus limits.timeout_ms); null otherwise. */
+    readonly leaseDeadlineAt?: string | null;
+  } | null;
   /**
    * For an interrupted lane, or one in flight when its crew's process is gone: the exact
    * command that continues it where it stopped (null otherwise, or not known; absent from

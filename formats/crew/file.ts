@@ -39,7 +39,10 @@ const template = v.strictObject({
  * How each lane answers its gate: `as-is` keeps the plan's direction, `rec` takes every
  * recommendation; any other string is a reply in the gate grammar. A reply that accepts
  * a plan change ends the lane PLAN_AMEND_PENDING: the change needs a plan revision.
+ * `owner`: the crew answers nothing; each lane waits at its gate for the owner's answer
+ * (`laneward crew answer`), its agent not started.
  */
+export const OWNER_ANSWERS = 'owner';
 const answer = v.pipe(v.string(), v.minLength(1));
 
 /** What an agent turn may add to its lane's branch, unless the crew file says otherwise: one file, and the whole turn. */

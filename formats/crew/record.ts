@@ -4,6 +4,18 @@ import type { ChildRecord } from '../supervision/child-record.ts';
 export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'pregate', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
 export type LaneStage = (typeof LANE_STAGES)[number];
 
+/** The code a lane parked at its gate carries: the crew's answer policy is `owner`, and the owner has not answered yet. */
+export const OWNER_PENDING = 'CREW_OWNER_PENDING';
+
+/**
+ * Whether a lane waits at its gate for the owner's answer: saved as interrupted in its
+ * answer stage (its agent not started), so a crew started again after the answer, or the
+ * running crew once it sees it, continues it from there like any interrupted lane.
+ */
+export function isOwnerWaiting(progress: Pick<LaneProgress, 'stage' | 'stoppedIn' | 'code'>): boolean {
+  return progress.stage === 'interrupted' && progress.stoppedIn === 'answer' && progress.code === OWNER_PENDING;
+}
+
 export function isTerminalStage(stage: LaneStage): boolean {
   return stage === 'complete' || stage === 'failed' || stage === 'interrupted';
 }
@@ -42,6 +54,17 @@ export interface LaneProgress {
    * retry cleared the lane's own code too. Absent on lanes saved before it was kept.
    */
   turnEnds?: TurnEnd[];
+  /**
+   * Each agent turn's supervised call as it ended (the last {@link TURN_CALLS} kept): its
+   * exit status or signal, the end of its stderr, how long it ran, its marks, cost and
+   * session. Absent on lanes saved before it was kept.
+   */
+  turnCalls?: TurnCall[];
+  /**
+   * The call the lane failed on, with its evidence (exit status or signal, the end of its
+   * stderr): what the lane's line, page and JSON show beside its code. Null once retried.
+   */
+  failedCall?: CallEvidence | null;
   /** The stage an interrupted or failed lane stopped in: where a crew started again (or a retry) resumes it. */
   stoppedIn: LaneStage | null;
   /** Turns taken before the lane's last retry: a retried lane has its whole turn budget again. */
@@ -83,6 +106,49 @@ export interface LaneProgress {
 export interface TurnEnd {
   readonly turn: number;
   readonly code: string;
+}
+
+/** What a supervised call left to show why it ended: its exit status or signal and the end of its stderr. */
+export interface CallEvidence {
+  /** The call as the lane's story names it: `turn:<n>`. */
+  readonly call: string;
+  readonly code: string | null;
+  /** The child's own exit status (128 + n for a signal), null when it never exited as ours. */
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** The last lines of its stderr, oldest first, escaped and bounded (workers/supervise/stderr-tail.ts). */
+  readonly stderr: readonly string[];
+}
+
+/** One agent turn's call as it ended. */
+export interface TurnCall extends CallEvidence {
+  readonly turn: number;
+  readonly durationMs: number;
+  readonly marks: number;
+  /** This turn's own cost in USD as its stream reported it; null when unknown. */
+  readonly usd: number | null;
+  readonly session: string | null;
+}
+
+/** Turn calls a lane keeps. */
+export const TURN_CALLS = 64;
+
+/** The lane's turn calls with `call` added (a turn ingested again replaces its own). */
+export function withTurnCall(progress: Pick<LaneProgress, 'turnCalls'>, call: TurnCall): Pick<LaneProgress, 'turnCalls'> {
+  const calls = [...(progress.turnCalls ?? []).filter((c) => c.turn !== call.turn), call];
+  return { turnCalls: calls.slice(-TURN_CALLS) };
+}
+
+/** How a call ended, as a detail says it: `exit 7`, `signal SIGKILL`, or null when neither is known. */
+export function exitText(call: Pick<CallEvidence, 'exitCode' | 'signal'>): string | null {
+  if (call.signal !== null) return `signal ${call.signal}`;
+  return call.exitCode === null ? null : `exit ${call.exitCode}`;
+}
+
+/** What a detail ends with for a call whose stderr said something: `; stderr: <its last line>`; '' when it said nothing. */
+export function stderrSuffix(call: CallEvidence | null | undefined): string {
+  const last = call?.stderr.at(-1);
+  return last === undefined ? '' : `; stderr: ${last}`;
 }
 
 /** Typed turn ends a lane keeps. */
@@ -131,6 +197,7 @@ export function retryLane(progress: LaneProgress, now: string): LaneProgress | n
     stoppedIn: null,
     code: null,
     detail: null,
+    failedCall: null,
     guidance: null,
     // The turn the lane failed on is closed: a retry starts new turns, never ingests it again.
     turnsDone: progress.turnsDispatched,

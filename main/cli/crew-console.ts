@@ -63,9 +63,13 @@ CREW_RECEIPT: lane=<id> status=current|stale|missing head=<12>|- tip=<12>|- bran
 --json: the crew's snapshot, the same JSON as /snapshot.json, on one line.
 --lane ID: that lane's whole story instead (--json: the JSON of /lanes/<id>.json), as
   LANE:, LANE_STAGE:, LANE_ATTEMPT:, LANE_PHASE:, LANE_GATE:, LANE_QA:, LANE_WORKSPACE:,
-  LANE_FIX:, LANE_RETRY: and LANE_RESUME: lines (key=value, - for none; LANE_RESUME: the
-  command that continues a lane interrupted, or in flight in a crew no process runs); a
-  lane the crew file does not name is USAGE.
+  LANE_CALL:, LANE_RUNNING:, LANE_OWNER:, LANE_FIX:, LANE_RETRY: and LANE_RESUME: lines
+  (key=value, - for none; LANE_CALL: the call a failed lane failed on, its exit status or
+  signal and its stderr's last line; LANE_RUNNING: the agent turn in flight, its pid,
+  spawn, mode, deadline, last admitted mark (seen only by the crew's own view) and lease
+  end; LANE_OWNER: a lane waiting for its owner, its brief and the command that answers
+  it; LANE_RESUME: the command that continues a lane interrupted, or in flight in a crew
+  no process runs); a lane the crew file does not name is USAGE.
 Exit status: 0 no lane failed, 1 a lane failed (CREW_LANE_FAILED), 3 a receipt is stale
 (QUEUE_RECEIPT_STALE), 2 a bad crew file or command line (CREW_INVALID, USAGE), 1 a state
 root that cannot be read (STATE_UNAVAILABLE).`;

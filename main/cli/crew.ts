@@ -5,6 +5,7 @@ import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { crewStatus, crewView } from './crew-console.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
+import { crewAnswerCommand } from './crew-answer.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -13,6 +14,7 @@ import { startRehearsal } from '../rehearse/rehearsal.ts';
 
 export const CREW_HELP = `usage: laneward crew run CREW.json [--state DIR] [--threads N] [--deadline TIME]
                          [--serve PORT] [--report FILE] [--retry-failed] [--stuck-after TIME]
+                         [--owner-wait TIME]
                          [--queue redis://HOST:PORT --key KEY [--queue-timeout TIME]] [--rehearse]
                          [--json]
 
@@ -56,31 +58,42 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
                   <crew>-rehearsal into <out>-rehearsal (branches
                   laneward/<crew>-rehearsal/<lane id>), so the real run afterwards starts
                   every lane; CREW_REHEARSAL: model_server=<url> on stderr. Not with --queue.
+  --owner-wait TIME  with "answer": "owner", how long the crew waits for the owner's
+                  answers once only lanes waiting at their gates are left (default 0: it
+                  ends then, and a crew run again after the answers continues them);
+                  while other lanes run, an answer (laneward crew answer) is taken at once
   --json          one JSON object per lane and a {"summary": ...} object
 
-Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted [code=<CODE>] attempts=<n>
+Lines: CREW_LANE: lane=<id> status=complete|failed|interrupted|waiting [code=<CODE>] attempts=<n>
 turns=<n> cost_usd=<x> unpriced=<n> run=<dir> [call_codes=<call>:<CODE>,...]
 [detail=<why>] as each lane ends (cost_usd: its reviewers', observers' and agent's calls,
 claude's own figure and the others' tokens at "prices"; unpriced: its calls of unknown
 cost; call_codes: its supervised calls, a3, observer:<n>, turn:<n>, that ended with a
 code, even where their result stood, as PROVIDER_NO_EXIT; the first eight, then +<n>; the
 report's lanes list them all as call_codes; a failed lane's detail ends with
-"; retry: laneward crew run ... --retry-failed ...", an interrupted lane's with
-"; resume: laneward crew run ... --state ...", the command that continues it), then
-CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> attempts=<n> duration_s=<x>
+"; retry: laneward crew run ... --retry-failed ...", then, when the call it failed on
+wrote to stderr, "; stderr: <its last line>" (escaped, bounded; --json and the report:
+failed_call with its exit_code, signal and last stderr lines); an interrupted lane's
+detail ends with "; resume: laneward crew run ... --state ...", the command that
+continues it; a lane waiting for its owner (status=waiting code=CREW_OWNER_PENDING) with
+"; answer: laneward crew answer ..."), then
+CREW_SUMMARY: lanes=<n> complete=<n> failed=<n> interrupted=<n> [waiting=<n>] attempts=<n> duration_s=<x>
+(waiting=<n> only when lanes wait for their owner, then CREW_ANSWER: <the command that
+answers them all>)
 On a terminal, stderr shows a live region under those lines, cut to its width: lanes by
 state, attempts running and queued, lanes/min and ETA, spend against the cap, providers
 paused by rate limits, marks/s and renewal p99, then failed, stuck and interrupted
 lanes (and, for a crew that ends interrupted, the command that continues it).
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
-crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor,
+crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor, or
+lanes waiting for their owner and none failed (CREW_OWNER_PENDING),
 124 --deadline, 128+n stopped by signal n.
 
 The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "actions": {"file": F, "trust": PUB, "reviewer": A, "observer": A, "agent": A},
   "models": {"native": M, "outside": M},
   "runners": {"native": RUNNER, "outside": RUNNER, "observer": RUNNER, "agent": RUNNER},
-  "answer": "rec" | "as-is" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
+  "answer": "rec" | "as-is" | "owner" | REPLY, "limits": {"concurrency", "lanes", "spend_cap_usd",
   "reserve_usd", "agent_turns", "timeout_ms", "max_file_bytes", "max_turn_bytes"}, "prices"?: {MODEL: {"input", "output",
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
@@ -122,6 +135,8 @@ file over "max_file_bytes" (default 10 MiB), or more than "max_turn_bytes" in al
 named: nothing of it is committed, and commits the agent made are taken off the branch
 (git reset --mixed: its files stay in the worktree).
 
+"answer": "owner" leaves every gate to the owner (laneward crew answer --help); not with
+--queue (CREW_INVALID).
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left,
 and with --queue URL what a queued crew left in Redis (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view
 CREW.json --serve PORT show a crew from its state root, finished or running elsewhere.`;
@@ -168,6 +183,7 @@ const run = command({
     json: { type: 'boolean' },
     'retry-failed': { type: 'boolean' },
     'stuck-after': { type: 'string' },
+    'owner-wait': { type: 'string' },
     queue: { type: 'string' },
     key: { type: 'string' },
     'queue-timeout': { type: 'string' },
@@ -197,6 +213,7 @@ const run = command({
           json: values.json === true,
           retryFailed: values['retry-failed'] === true,
           ...(values['stuck-after'] === undefined ? {} : { stuckAfterS: minutesOption('stuck-after', values['stuck-after'])! / 1000 }),
+          ...(values['owner-wait'] === undefined ? {} : { ownerWaitMs: minutesOption('owner-wait', values['owner-wait'])! }),
           cancel: interrupt.signal,
           ...(rehearsal === undefined ? {} : { rehearse: { apply: rehearsal.apply, args: ['--rehearse'] } }),
       };
@@ -254,11 +271,13 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewWorkerCommand], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewWorkerCommand], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {
   if (result.stoppedBy === 'deadline') return exitStatus('DEADLINE_EXPIRED');
   if (result.stoppedBy !== null) return exitStatus('CANCELLED', { cancelSignal: result.stoppedBy });
-  return exitStatus(result.tally.complete === result.tally.lanes ? null : 'CREW_LANE_FAILED');
+  if (result.tally.complete === result.tally.lanes) return exitStatus(null);
+  // A failed or interrupted lane outranks lanes that only wait for their owner.
+  return exitStatus(result.tally.complete + result.tally.waiting === result.tally.lanes ? 'CREW_OWNER_PENDING' : 'CREW_LANE_FAILED');
 }

@@ -20,6 +20,12 @@ export function laneLines(story: LaneStory): string[] {
   if (gate !== null) lines.push(`LANE_GATE: rev=${gate.rev} state=${gate.state} decisions=${gate.decisions} answer=${value(gate.answer)}`);
   for (const q of story.qa.verdicts) lines.push(`LANE_QA: call=${q.call} mode=${q.mode} verdict=${value(q.verdict)} code=${value(q.code)} at=${value(q.at)}`);
   if (story.workspace !== null) lines.push(`LANE_WORKSPACE: branch=${value(story.workspace.branch)} head=${value(story.workspace.head)} diff=${value(story.workspace.diffStat)}`);
+  const failed = story.failedCall ?? null;
+  if (failed !== null) lines.push(`LANE_CALL: call=${value(failed.call)} code=${value(failed.code)} exit=${value(failed.exitCode)} signal=${value(failed.signal)} stderr=${value(failed.stderr.at(-1))}`);
+  const running = story.running ?? null;
+  if (running !== null) lines.push(`LANE_RUNNING: call=${value(running.call)} pid=${running.pid} since=${value(running.since)} mode=${value(running.mode)} deadline_at=${value(running.deadlineAt)} last_mark_at=${value(running.lastMarkAt)} lease_deadline_at=${value(running.leaseDeadlineAt)}`);
+  const owner = story.owner ?? null;
+  if (owner !== null) lines.push(`LANE_OWNER: waiting for the owner brief=${value(owner.brief)} answer=${value(owner.answer)}`);
   if (story.fix !== null) lines.push(`LANE_FIX: ${oneLine(story.fix)}`);
   if (story.retry !== null) lines.push(`LANE_RETRY: ${oneLine(story.retry)}`);
   if (story.resume != null) lines.push(`LANE_RESUME: ${oneLine(story.resume)}`);

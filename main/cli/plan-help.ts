@@ -14,11 +14,11 @@ A durable, two-voice review of a plan, driven by a loop of commands:
   run      --out DIR [--plan F] --native 'CMD {prompt} {result}' --outside '...' --action NAME
            --actions F --trust PUB [--deadline TIME]  drive both voices of every phase
            through the supervisor to the gate (see plan run --help)
-  answer   --out DIR --gate-rev N --reply TEXT [--by human|agent:ID] [--owner-reply TEXT |
+  answer   --out DIR --gate-rev N --reply TEXT [--by human|human:NAME|agent:ID] [--owner-reply TEXT |
            --owner-reply-file F | --owner-reply -] [--words-by agent:ID] [--rec-hash H]
            answer the gate: rec | rec except <id><option>... | as-is | <id><option>...
-           (--words-by names the --by agent itself; a reply that answers nothing new is
-           refused GATE_REV_STALE)
+           (--words-by names the --by agent itself; human:NAME is the owner by name; a
+           reply that answers nothing new is refused GATE_REV_STALE)
   revise   --out DIR --plan F [--incorporates ID,...] | --settle ID | --withdraw ID
            reopen every phase whose reviewed plan changed (plus eng); the next gate is
            gate_rev + 1; or settle / withdraw one accepted change without an edit

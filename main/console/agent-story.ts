@@ -10,9 +10,9 @@ const MAX_TURN_BYTES = 256 * 1024;
 /**
  * The agent's turns as its progress and turn files record them: a turn whose result file
  * parses completed; the turn in flight is open, or failed/interrupted with the lane's
- * code when the lane stopped in it; a turn lost to a crash is lost. What a single turn
- * cost, how long it ran and its marks are not recorded: the lane keeps its agent's spend
- * as one sum, and only the last turn's spawn time (`turnChild`).
+ * code when the lane stopped in it; a turn lost to a crash is lost. Each turn that ended
+ * shows its call's duration, marks, cost and session (`turnCalls`); only the last turn's
+ * spawn time is kept (`turnChild`).
  */
 export function agentStory(progress: LaneProgress): { attempts: AttemptStory[]; agent: LaneStory['agent'] } {
   const attempts: AttemptStory[] = [];
@@ -33,6 +33,7 @@ export function agentStory(progress: LaneProgress): { attempts: AttemptStory[]; 
 function turnAttempt(progress: LaneProgress, n: number): AttemptStory {
   const last = n === progress.turnsDispatched;
   const ended = turnEnd(progress, n);
+  const call = progress.turnCalls?.find((c) => c.turn === n);
   return {
     id: `turn:${n}`,
     kind: 'agent',
@@ -41,11 +42,12 @@ function turnAttempt(progress: LaneProgress, n: number): AttemptStory {
     model: null,
     ...ended,
     startedAt: last ? (progress.turnChild?.at ?? null) : null,
-    durationMs: null,
-    marks: null,
+    // What its call kept as it ended (lanes saved before turn calls were kept have none).
+    durationMs: call?.durationMs ?? null,
+    marks: call?.marks ?? null,
     cleanupConfirmed: null,
-    costUsd: null,
-    session: null,
+    costUsd: call?.usd ?? null,
+    session: call?.session ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 import { loadCrew, type LoadedCrew } from '../crew/load-crew.ts';
-import { resumeAdvice, retryAdvice } from '../crew/retry-advice.ts';
+import { resumeAdvice, retryAdvice, answerAdvice } from '../crew/retry-advice.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { rehearsalOf } from '../rehearse/rehearsal.ts';
 import { openStore, type Store } from '../store/store.ts';
@@ -38,7 +38,7 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
       laneStory: (id) =>
-        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
+        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, id), callTimeoutMs: loaded.crew.limits.timeout_ms, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
     },
   );
   return { loaded, store, root, source };

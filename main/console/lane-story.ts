@@ -2,7 +2,9 @@ import { RESULT_CODES, type ResultCode } from '../../formats/codes/codes.ts';
 import { fixClause } from '../../formats/codes/issue.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import { isOwnerWaiting, isTerminalStage, type LaneProgress } from '../../formats/crew/record.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
 import { readBinding, type RunBinding } from '../plan/run-binding.ts';
 import { readJournal, readLaneJournal, type Store } from '../store/store.ts';
@@ -14,6 +16,7 @@ import { readRunFiles, type RunFilesOptions } from './run-files.ts';
 import { stageSpans } from './stage-spans.ts';
 import { usd } from './story-values.ts';
 import { laneCost as costOfLane } from '../crew/lane-cost.ts';
+import { evidenceFix } from '../../formats/crew/call-evidence.ts';
 
 export interface LaneStoryInput {
   readonly crew: string;
@@ -22,6 +25,10 @@ export interface LaneStoryInput {
   readonly retryCommand: string | null;
   /** The exact command that continues the crew's unfinished lanes; absent when not known. */
   readonly resumeCommand?: string | null;
+  /** limits.timeout_ms: a call's budget, which under a lease runs from its last admitted mark. */
+  readonly callTimeoutMs?: number;
+  /** The command that answers this lane's gate for its owner (a crew whose answer policy is `owner`). */
+  readonly answerCommand?: string | null;
   /** Whether no process runs the crew now (it ended, or was killed): its lanes in flight are stopped. */
   readonly crewStopped?: boolean;
   /** The lane's run directory (`<out>/<lane id>`), for a lane the store has no progress of yet. */
@@ -74,8 +81,11 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     costUsd: laneCost(record, progress),
     files: listed.files,
     filesLeftOut: listed.leftOut,
-    fix: stage === 'failed' || stage === 'interrupted' ? fixOf(code) : null,
+    fix: stage === 'failed' || stage === 'interrupted' ? (calledFix(progress) ?? fixOf(code)) : null,
     retry: stage === 'failed' ? input.retryCommand : null,
+    failedCall: stage === 'failed' ? (progress?.failedCall ?? null) : null,
+    running: runningOf(progress, input.callTimeoutMs),
+    owner: progress !== undefined && isOwnerWaiting(progress) ? { waiting: true, brief: briefOf(runDir), answer: input.answerCommand ?? null } : null,
     resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
 }
@@ -112,4 +122,30 @@ function laneCost(record: RunRecord | undefined, progress: LaneProgress | undefi
 /** The fix clause of a result code as a crew run prints it; null for a code the table does not have. */
 function fixOf(code: string | null): string | null {
   return code !== null && Object.hasOwn(RESULT_CODES, code) ? fixClause(code as ResultCode, 'laneward crew run') : null;
+}
+
+/** The fix the failed call's last stderr line names, where it is recognisable. */
+function calledFix(progress: LaneProgress | undefined): string | null {
+  const last = progress?.failedCall?.stderr.at(-1);
+  return last === undefined ? null : evidenceFix(last);
+}
+
+/** The agent turn in flight, as its spawn was journaled; null when none runs. */
+function runningOf(progress: LaneProgress | undefined, timeoutMs: number | undefined): NonNullable<LaneStory['running']> | null {
+  const child = progress?.turnChild;
+  if (progress === undefined || child == null || isTerminalStage(progress.stage) || progress.turnsDispatched <= progress.turnsDone) return null;
+  const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
+  return { call: `turn:${progress.turnsDispatched}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
+}
+
+/** When a lease renewed at `from` (ISO) ends, `timeoutMs` later; null for a time that does not parse. */
+export function leaseEnd(from: string, timeoutMs: number): string | null {
+  const at = Date.parse(from);
+  return Number.isFinite(at) ? new Date(at + timeoutMs).toISOString() : null;
+}
+
+/** The owner brief a lane parked at its gate has beside its run; null when it could not be written. */
+function briefOf(runDir: string): string | null {
+  const brief = join(runDir, 'brief.md');
+  return existsSync(brief) ? brief : null;
 }

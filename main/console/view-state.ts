@@ -110,7 +110,14 @@ export class CrewView implements SnapshotSource {
   }
 
   laneStory(id: string): LaneStory | undefined {
-    return this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+    const story = this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+    const running = story?.running ?? null;
+    const mark = this.markAt.get(id);
+    if (story === undefined || running === null || mark === undefined) return story;
+    // The last admitted mark this crew saw moves the lease's end: it was renewed then.
+    const markAt = new Date(Math.max(mark, Date.parse(running.since))).toISOString();
+    const lease = running.leaseDeadlineAt == null ? null : new Date(Date.parse(running.leaseDeadlineAt) - Date.parse(running.since) + Date.parse(markAt)).toISOString();
+    return { ...story, running: { ...running, lastMarkAt: markAt, leaseDeadlineAt: lease } };
   }
 
   snapshot(): CrewSnapshot {

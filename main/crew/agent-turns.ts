@@ -10,7 +10,8 @@ import { turnFiles, turnSpec } from './turn-spec.ts';
 import { costOf } from '../providers/cost.ts';
 import { PRESETS } from '../../formats/providers/presets.ts';
 import { existsSync } from 'node:fs';
-import { withTurnEnd, type LaneProgress } from '../../formats/crew/record.ts';
+import { exitText, stderrSuffix, withTurnCall, withTurnEnd, type LaneProgress } from '../../formats/crew/record.ts';
+import { turnCallOf } from './turn-evidence.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { findLiveByEnv } from '../../workers/supervise/find-by-env.ts';
@@ -106,13 +107,18 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   const session = facts?.sessionId ?? progress.session ?? null;
   const { spent, sessionUsd, turnUsd } = turnCost(lane, facts, progress, ctx);
   // The call's own code stays in the lane's story, whether its result stood (PROVIDER_NO_EXIT) or not.
-  const typed = withTurnEnd(progress, n, outcome?.code ?? null);
+  // Every turn that ended keeps its call's evidence: exit status or signal, its stderr's end, duration, marks, cost.
+  const call = outcome === null ? null : turnCallOf(n, outcome, files.stderr, { usd: turnUsd, session: facts?.sessionId ?? null });
+  const typed = { ...withTurnEnd(progress, n, outcome?.code ?? null), ...(call === null ? {} : withTurnCall(progress, call)) };
   // A turn that ran and whose cost is unknown is counted so (the crew's cap counts it at its reservation).
   const ran = outcome === null || outcome.providerStarted;
   const unknown = ran && turnUsd === null ? { unpriced: (progress.unpriced ?? 0) + 1 } : {};
   if (outcome !== null && !finishedWork(outcome)) {
     // The session survives a failed turn: a retried lane continues it.
-    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail: `agent turn ${n}: ${outcome.status}`, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd, ...typed, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) } };
+    // The detail says how the child ended and ends with the last line it wrote to stderr: what it said is why.
+    const how = call === null ? null : exitText(call);
+    const detail = `agent turn ${n}: ${outcome.status}${how === null ? '' : `, ${how}`}${stderrSuffix(call)}`;
+    return { end: { ok: false, code: outcome.code ?? 'INTERNAL', detail, attempts: 0 }, changes: { session, agentUsd: spent, sessionUsd, ...typed, ...unknown, failedCall: call === null ? null : { call: call.call, code: call.code, exitCode: call.exitCode, signal: call.signal, stderr: call.stderr }, ...observerCharge({ ...progress, ...unknown }, user) } };
   }
   // What the turn cost stays charged to the lane whatever its result was.
   const paid = { session, agentUsd: spent, sessionUsd, ...typed, ...unknown, ...observerCharge({ ...progress, ...unknown }, user) };

@@ -1,5 +1,6 @@
 import type { LaneSpec } from '../../formats/crew/file.ts';
-import type { LaneProgress } from '../../formats/crew/record.ts';
+import { isOwnerWaiting, type LaneProgress } from '../../formats/crew/record.ts';
+import { driveParked } from './owner-wait.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -18,6 +19,8 @@ export interface CrewPlan {
   readonly agentTurns: number;
   /** Failed lanes run again, as new attempts. */
   readonly retryFailed: boolean;
+  /** How long the crew waits for the owner's answers once only lanes parked at their gates are left (0: it ends then). */
+  readonly ownerWaitMs?: number;
 }
 
 export interface CrewDeps {
@@ -37,6 +40,8 @@ export interface CrewTally {
   readonly complete: number;
   readonly failed: number;
   readonly interrupted: number;
+  /** Lanes parked at their gates for the owner's answer (not counted as interrupted). */
+  readonly waiting: number;
 }
 
 /**
@@ -51,8 +56,6 @@ export async function runLanes(
   deps: CrewDeps,
   options: { cancel: AbortSignal; onChange: (progress: LaneProgress) => void; onLaneEnd: (progress: LaneProgress) => void },
 ): Promise<LaneProgress[]> {
-  const results: LaneProgress[] = new Array(plan.lanes.length);
-  let next = 0;
   const ctx = {
     crew: plan.crew,
     out: plan.out,
@@ -62,25 +65,25 @@ export async function runLanes(
     onChange: options.onChange,
     ...deps,
   };
-  const worker = async () => {
-    // A cancel (a signal, the --deadline) ends the queue: the lanes left were never started.
-    while (next < plan.lanes.length && !options.cancel.aborted) {
-      const index = next++;
-      const progress = await driveLane(ctx, plan.lanes[index]!);
-      results[index] = progress;
-      options.onLaneEnd(progress);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(plan.lanesAtOnce, plan.lanes.length) }, worker));
-  return results.filter((lane) => lane !== undefined);
+  // A lane parked for its owner gives up its turn; the crew drives it on once its gate is answered (owner-wait.ts).
+  const decided = deps.review.gateDecided === undefined ? () => false : (lane: LaneProgress) => deps.review.gateDecided!(lane.runDir);
+  return driveParked(plan.lanes.length, { lanesAtOnce: plan.lanesAtOnce, ownerWaitMs: plan.ownerWaitMs ?? 0, cancel: options.cancel }, {
+    drive: (index) => driveLane(ctx, plan.lanes[index]!),
+    parked: isOwnerWaiting,
+    decided,
+    ended: options.onLaneEnd,
+  });
 }
 
 /** Every lane of the crew (`total`) is counted: one never started is unfinished, so interrupted. */
 export function tally(lanes: readonly LaneProgress[], total: number): CrewTally {
   const of = (stage: string) => lanes.filter((l) => l.stage === stage).length;
-  return { lanes: total, complete: of('complete'), failed: of('failed'), interrupted: total - of('complete') - of('failed') };
+  const waiting = lanes.filter(isOwnerWaiting).length;
+  return { lanes: total, complete: of('complete'), failed: of('failed'), interrupted: total - of('complete') - of('failed') - waiting, waiting };
 }
 
+/** `waiting=<n>` only when lanes wait for their owner: a crew that answers its own gates prints the line it always did. */
 export function summaryLine(t: CrewTally, attempts: number, durationS: number): string {
-  return `CREW_SUMMARY: lanes=${t.lanes} complete=${t.complete} failed=${t.failed} interrupted=${t.interrupted} attempts=${attempts} duration_s=${durationS.toFixed(1)}`;
+  const waiting = t.waiting > 0 ? ` waiting=${t.waiting}` : '';
+  return `CREW_SUMMARY: lanes=${t.lanes} complete=${t.complete} failed=${t.failed} interrupted=${t.interrupted}${waiting} attempts=${attempts} duration_s=${durationS.toFixed(1)}`;
 }

@@ -54,6 +54,6 @@ export function writeCrewReport(path: string, f: CrewReportFacts): void {
 }
 
 /** The --json summary object, the crew's last line. */
-export function summaryObject(counts: CrewTally, attempts: number, durationS: number, stoppedBy: string | null): string {
-  return JSON.stringify({ summary: { ...counts, attempts, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy } });
+export function summaryObject(counts: CrewTally, attempts: number, durationS: number, stoppedBy: string | null, answerCommand: string | null = null): string {
+  return JSON.stringify({ summary: { ...counts, attempts, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy, ...(answerCommand === null ? {} : { answer_command: answerCommand }) } });
 }

@@ -4,7 +4,7 @@ import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts
 import type { Store } from '../store/store.ts';
 import { runLanes } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { resumeAdvice, retryAdvice } from './retry-advice.ts';
+import { answerAdvice, resumeAdvice, retryAdvice } from './retry-advice.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewLedger } from '../console/review-spend.ts';
 import { cachedCallCodes, laneCallCodes } from '../console/call-codes.ts';
@@ -112,7 +112,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
         review: ledger,
         callCodes: cachedCallCodes(store),
         // No diff stat here: git would run on the crew's own event loop (crew view asks for it).
-        laneStory: (id) => readLaneStory(held, { crew: crew.crew, lane: id, retryCommand: retry, resumeCommand: resume, runDir: join(loaded.out, id) }),
+        laneStory: (id) => readLaneStory(held, { crew: crew.crew, lane: id, retryCommand: retry, resumeCommand: resume, answerCommand: answerAdvice(loaded.file, root, id), callTimeoutMs: crew.limits.timeout_ms, runDir: join(loaded.out, id) }),
       };
     },
     runLanes(session: CrewSession) {
@@ -125,6 +125,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
           lanes: loaded.lanes,
           lanesAtOnce: crew.limits.lanes ?? crew.limits.concurrency,
           agentTurns: crew.limits.agent_turns,
+          ownerWaitMs: options.ownerWaitMs ?? 0,
           retryFailed: options.retryFailed === true,
         },
         {

@@ -8,6 +8,7 @@ import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, type CrewViewOptions } from '../console/view-state.ts';
 import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
 import { crewRunId } from './crew-run-id.ts';
+import { answerAdvice } from './retry-advice.ts';
 import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { summaryLine, tally, type CrewTally } from './coordinator.ts';
@@ -33,6 +34,8 @@ export interface CrewRunOptions {
   readonly cancel: AbortSignal;
   /** Seconds without a sign of life after which the views call a running lane stuck. */
   readonly stuckAfterS?: number;
+  /** How long the crew waits for the owner's answers once only lanes parked at their gates are left (crew run --owner-wait). */
+  readonly ownerWaitMs?: number;
   /** Hears every saved change of a lane (a queue worker forwards them to its coordinator). */
   readonly onLane?: (progress: LaneProgress) => void;
   /**
@@ -212,7 +215,7 @@ function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSes
     },
     laneEnded(progress) {
       const facts = runner.laneFacts(progress);
-      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...resume }));
+      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...resume, answer: answerAdvice(base.loaded.file, base.root, progress.lane) }));
     },
   };
 }
@@ -283,7 +286,10 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
       providers: runner.providers(),
     });
   }
-  base.io.out(options.json ? summaryObject(counts, attempts, durationS, stop.stoppedBy) : summary);
+  // Lanes waiting for their owner: the command that answers them follows the summary.
+  const answer = counts.waiting > 0 ? answerAdvice(loaded.file, base.root, null) : null;
+  if (options.json) base.io.out(summaryObject(counts, attempts, durationS, stop.stoppedBy, answer));
+  else base.io.out(answer === null ? summary : `${summary}\nCREW_ANSWER: ${answer}`);
   if (shown.server !== undefined) {
     // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import { forLane, type LaneSpec } from '../../formats/crew/file.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { isTerminalStage, markStage, newLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
+import { isTerminalStage, markStage, newLane, OWNER_PENDING, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
 import { work } from './agent-turns.ts';
 import type { LaneContext } from './lane-context.ts';
 import type { QaStep, StepResult } from './ports.ts';
@@ -112,6 +112,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
           const step = await ctx.review.answer(progress.runDir);
           count(step);
           if (step.ok) stage('work');
+          // Parked for the owner: saved interrupted in this stage, so an answer (seen by this crew, or a crew started again) continues it here.
+          else if (step.code === OWNER_PENDING && !ctx.cancel.aborted) await save({ stage: 'interrupted', stoppedIn: 'answer', code: OWNER_PENDING, detail: step.detail });
           else await end(step);
           break;
         }

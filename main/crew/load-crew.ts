@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
-import { crewFileSchema, duplicateLane, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew/file.ts';
+import { crewFileSchema, duplicateLane, OWNER_ANSWERS, expandLanes, isLaneId, type CrewFile, type LaneSpec } from '../../formats/crew/file.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { describeKeyIssues } from '../../formats/schemas/key-issues.ts';
 import { jsonSyntaxText, parseJson } from '../../formats/text/json-text.ts';
@@ -47,7 +47,7 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
   const crew = parsed.output;
   // The standing answer is the same for every lane: a reply that cannot parse would fail
   // each lane at its gate, after its review was paid for.
-  const problem = replyFormProblem(crew.answer);
+  const problem = crew.answer === OWNER_ANSWERS ? null : replyFormProblem(crew.answer);
   if (problem !== null) throw invalid(file, `answer: ${JSON.stringify(crew.answer)} is not a gate reply (${problem})`);
   const base = dirname(file);
   const lanes = expandLanes(crew).map((lane) => ({ ...lane, plan: resolve(base, lane.plan) }));

@@ -30,6 +30,8 @@ export interface ReviewPort {
   drive(lane: LaneSpec, runDir: string, options?: { readonly retry?: boolean; readonly onSpawn?: () => Promise<void> }): Promise<ReviewStep>;
   /** Answers the pending gate by the crew's answer policy; a decided gate is left alone. */
   answer(runDir: string): Promise<ReviewStep>;
+  /** Whether the lane's gate no longer waits for an answer (a lane parked for its owner goes on then). */
+  gateDecided?(runDir: string): boolean;
   /** Exports and validates the run directory. */
   export(runDir: string): Promise<ReviewStep>;
 }

@@ -29,3 +29,16 @@ export function retryAdvice(file: string, root: string, extra: readonly string[]
 export function resumeAdvice(file: string, root: string, extra: readonly string[] = []): string {
   return commandLine(resumeArgv(file, root, extra));
 }
+
+/**
+ * The command that answers a lane's gate for its owner, as argv (the reply in the gate
+ * grammar and the owner's name are theirs to give): `--all` for every lane that waits.
+ */
+export function answerArgv(file: string, root: string, lane: string | null): readonly string[] {
+  return ['laneward', 'crew', 'answer', file, ...(lane === null ? ['--all'] : ['--lane', lane]), '--reply', 'REPLY', '--by', 'NAME', '--state', root];
+}
+
+/** {@link answerArgv} as a line, runnable as printed once REPLY and NAME are filled in. */
+export function answerAdvice(file: string, root: string, lane: string | null): string {
+  return commandLine(answerArgv(file, root, lane));
+}

@@ -7,6 +7,8 @@ import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { ReviewPort, ReviewStep } from './ports.ts';
+import { OWNER_ANSWERS } from '../../formats/crew/file.ts';
+import { gateDecided, ownerGate } from './owner-gate.ts';
 
 /** Who answers a crew's gates: the crew itself, on the authority of its file's answer policy. */
 export const CREW_ANSWERER = 'agent:laneward-crew';
@@ -82,6 +84,8 @@ export function crewReviewPort(context: {
       }, () => attempts);
     },
     async answer(runDir) {
+      // The owner answers (crew answer): the crew only looks whether they did.
+      if (settings.answer === OWNER_ANSWERS) return step(async () => ownerGate(runDir, planEnv), () => 0);
       return step(async () => {
         const located = locateRun(runDir, planEnv);
         const { record } = located;
@@ -95,6 +99,9 @@ export function crewReviewPort(context: {
         }
         return reviewStep(report, () => 0);
       }, () => 0);
+    },
+    gateDecided(runDir) {
+      return gateDecided(runDir, planEnv);
     },
     async export(runDir) {
       return step(async () => reviewStep(await planExport({ out: runDir }, planEnv), () => 0), () => 0);

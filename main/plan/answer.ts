@@ -20,7 +20,7 @@ export interface AnswerOptions {
 }
 
 // An id is visible text: no space, control, format (bidi) or separator character.
-const BY = /^(human|agent:[^\s\p{C}\p{Z}]+)$/u;
+const BY = /^(human|human:[^\s\p{C}\p{Z}]+|agent:[^\s\p{C}\p{Z}]+)$/u;
 
 /** `plan answer`: applies a reply to the gate through the reply grammar (see core/answer.ts). */
 export async function planAnswer(options: AnswerOptions, planEnv: PlanEnv): Promise<PlanReport> {
@@ -43,7 +43,7 @@ type Checked = AnswerOptions & { readonly gateRev: number; readonly reply: strin
 function checkAnswer(options: AnswerOptions): asserts options is Checked {
   if (options.gateRev === undefined) throw new LanewardError('USAGE', '--gate-rev <n> is required (the gate_rev on the GATE line)');
   if (options.reply === undefined) throw new LanewardError('USAGE', '--reply "<reply>" is required');
-  if (options.by !== undefined && !BY.test(options.by)) throw new LanewardError('USAGE', `--by must be human or agent:<id>, got ${JSON.stringify(options.by)}`);
+  if (options.by !== undefined && !BY.test(options.by)) throw new LanewardError('USAGE', `--by must be human, human:<name> or agent:<id>, got ${JSON.stringify(options.by)}`);
   if (options.wordsBy !== undefined && !/^agent:[^\s\p{C}\p{Z}]+$/u.test(options.wordsBy)) throw new LanewardError('USAGE', `--words-by must be agent:<id>, got ${JSON.stringify(options.wordsBy)}`);
   // Words an agent answers in on its own authority are that very agent's: they are recorded
   // under its name, and the answer under --by; the two name one agent.

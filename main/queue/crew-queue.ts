@@ -2,6 +2,7 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { verifyCrewActions } from '../crew/crew-actions.ts';
 import { runCrewSession, type CrewOutput, type CrewRunResult } from '../crew/crew-session.ts';
 import { QueuedLanes, type QueuedCrewOptions } from './queued-lanes.ts';
+import { OWNER_ANSWERS } from '../../formats/crew/file.ts';
 
 export type { QueuedCrewOptions } from './queued-lanes.ts';
 
@@ -17,6 +18,8 @@ export type { QueuedCrewOptions } from './queued-lanes.ts';
  */
 export async function crewRunQueued(options: QueuedCrewOptions, io: CrewOutput): Promise<CrewRunResult> {
   return runCrewSession(options, io, (loaded, root) => {
+    // A queued lane's gate is answered on its worker: the owner's answer has no way there yet.
+    if (loaded.crew.answer === OWNER_ANSWERS) throw new LanewardError('CREW_INVALID', `answer: "owner" is not supported with --queue yet: the lanes' gates are answered on the workers; run it without --queue`, { path: loaded.file });
     if (loaded.workspace !== null) throw new LanewardError('USAGE', `--queue: crew ${loaded.crew.crew} names a workspace; worktrees of a repository on another machine are not supported yet: run it without --queue`);
     verifyCrewActions(loaded);
     return { loaded, runner: new QueuedLanes(loaded, root, options) };

@@ -15,6 +15,18 @@ const progressSchema = v.looseObject({
   updatedAt: v.string(),
   stages: v.optional(v.array(v.object({ stage: v.picklist(LANE_STAGES), at: v.string() }))),
   agentUsd: v.optional(v.pipe(v.number(), v.minValue(0))),
+  // A worker's evidence is printed on the coordinator's lines: each value bounded, a code a code.
+  failedCall: v.optional(
+    v.nullable(
+      v.object({
+        call: v.pipe(v.string(), v.regex(/^turn:\d{1,9}$/)),
+        code: v.nullable(v.pipe(v.string(), v.regex(/^[A-Z][A-Z0-9_]{0,63}$/))),
+        exitCode: v.nullable(v.pipe(v.number(), v.integer())),
+        signal: v.nullable(v.pipe(v.string(), v.regex(/^SIG[A-Z0-9]{1,16}$/))),
+        stderr: v.pipe(v.array(v.pipe(v.string(), v.maxLength(1024))), v.maxLength(16)),
+      }),
+    ),
+  ),
   turnEnds: v.optional(v.array(v.object({ turn: v.pipe(v.number(), v.integer(), v.minValue(1)), code: v.pipe(v.string(), v.regex(/^[A-Z][A-Z0-9_]{0,63}$/)) }))),
 });
 

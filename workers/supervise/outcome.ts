@@ -53,6 +53,11 @@ export interface OutcomeFields {
   readonly goneMs: number | null;
   /** What the provider's own stream said (session, final text, usage, cost), for a preset's call. */
   readonly provider: ProviderFacts | null;
+  /**
+   * The last lines of the child's stderr (escaped, bounded: stderr-tail.ts), oldest first;
+   * empty for a call that never spawned, wrote none, or whose stderr its supervisor never read.
+   */
+  readonly stderrTail: readonly string[];
 }
 
 /**
@@ -96,7 +101,12 @@ const STATUS_OF: Record<OutcomeCode, Exclude<OutcomeStatus, 'ok'>> = {
 };
 
 /** What the engine knows at the end; everything else is derived here, once. */
-export type OutcomeFacts = Omit<OutcomeFields, 'timedOut' | 'leaseExpired' | 'cancelled' | 'provider'> & { readonly code: OutcomeCode | null; readonly provider?: ProviderFacts | null };
+export type OutcomeFacts = Omit<OutcomeFields, 'timedOut' | 'leaseExpired' | 'cancelled' | 'provider' | 'stderrTail'> & {
+  readonly code: OutcomeCode | null;
+  readonly provider?: ProviderFacts | null;
+  /** Absent: none read (a refusal, an adoption, a call that never spawned). */
+  readonly stderrTail?: readonly string[];
+};
 
 /** Builds the outcome: the status follows from the code, the flags from the status. */
 export function buildOutcome(facts: OutcomeFacts): Outcome {
@@ -105,6 +115,7 @@ export function buildOutcome(facts: OutcomeFacts): Outcome {
   return {
     ...fields,
     provider: facts.provider ?? null,
+    stderrTail: facts.stderrTail ?? [],
     status,
     code,
     timedOut: status === 'timeout',

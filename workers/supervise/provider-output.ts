@@ -5,6 +5,7 @@ import { streamEvent } from '../../formats/providers/stream-base.ts';
 import { createStreamReader } from '../../formats/providers/stream-reader.ts';
 import type { SupervisionHooks, SupervisionSpec } from './spec.ts';
 import { ToolGuard } from './tool-guard.ts';
+import { StderrTail } from './stderr-tail.ts';
 import { createTracker, type ProgressTracker } from './trackers/tracker.ts';
 
 /** What the provider's output tells its supervision, as it is read. */
@@ -35,6 +36,8 @@ export class ProviderOutput {
   private splitter: JsonlLineSplitter | undefined;
   private stdoutBytes = 0;
   private stderrBytes = 0;
+  /** The end of its stderr, for the call's record: a failure carries what the child said. */
+  private readonly tail = new StderrTail();
   // Whether stdout is split into lines at all: only when something reads them.
   private readonly reads: boolean;
 
@@ -55,6 +58,11 @@ export class ProviderOutput {
     return this.tracker?.marks ?? 0;
   }
 
+  /** The last lines of its stderr, bounded and escaped (empty when it wrote none). */
+  stderrTail(): readonly string[] {
+    return this.tail.lines();
+  }
+
   /** What the provider's stream said, or null for a call that runs no preset. */
   facts(): ProviderFacts | null {
     return this.reader?.facts() ?? null;
@@ -69,6 +77,7 @@ export class ProviderOutput {
 
   stderr(chunk: Buffer): void {
     this.stderrBytes += chunk.length;
+    this.tail.push(chunk);
     if (this.stderrBytes > this.spec.stderrLimit) return this.events.fail('OUTPUT_LIMIT');
     this.hooks.onStderr?.(chunk);
   }

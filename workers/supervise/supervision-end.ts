@@ -22,6 +22,8 @@ export interface SupervisionEnd {
   readonly deniedTool: string | null;
   /** Admitted marks: fd 3's bytes for an `fd` action, else the tracker's. */
   readonly marks: number;
+  /** The last lines of the child's stderr (see stderr-tail.ts). */
+  readonly stderrTail: readonly string[];
 }
 
 /** The {@link Outcome} of a supervision that ended so; durationMs counts to now. */
@@ -53,6 +55,7 @@ export function supervisionOutcome(end: SupervisionEnd): Outcome {
     expiryLateMs: found?.lateMs ?? null,
     // A teardown that began before the failure (after the provider exited) counts as 0.
     firstSignalMs: at !== null && teardownStartedAt !== null && teardown?.firstSignal ? Math.max(0, teardownStartedAt - at) : null,
+    stderrTail: end.stderrTail,
     goneMs: at !== null && teardown?.confirmed === true && teardownStartedAt !== null ? Math.max(0, teardownStartedAt + teardown.durationMs - at) : null,
   });
 }

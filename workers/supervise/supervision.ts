@@ -336,6 +336,7 @@ export class Supervision {
       spawnError: this.spawnError,
       deniedTool: this.output.deniedTool,
       marks: this.spec.progress === 'fd' ? this.fdMarks : this.output.marks,
+      stderrTail: this.output.stderrTail(),
     });
   }
 }

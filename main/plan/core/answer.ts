@@ -38,7 +38,8 @@ export function answer(review: RunRecord, input: AnswerInput, context: Transitio
   if (review.session_kind === 'unattended' && input.by === undefined) {
     throw new LanewardError('ANSWER_BY_REQUIRED', 'an unattended run records who answered: pass --by human or --by agent:<id>');
   }
-  const role = input.by === undefined ? null : input.by === 'human' ? 'human' : 'agent';
+  // `human:<name>` is the owner by name (crew answer --by NAME): a person, not an agent relaying one.
+  const role = input.by === undefined ? null : input.by === 'human' || input.by.startsWith('human:') ? 'human' : 'agent';
   if (role === 'agent' && input.ownerReply === undefined && input.wordsBy === undefined) {
     throw new LanewardError('OWNER_REPLY_REQUIRED', `${input.by} relays the owner: pass the owner's words (--owner-reply, --owner-reply-file or -) or --words-by ${input.by}`);
   }

@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
+import { replyFormProblem } from '../../formats/gate/reply.ts';
+import { configuredStateRoot, defaultStateRoot, locateRun, planAnswer, readPlanEnv } from '../plan/index.ts';
+import { loadCrew } from './load-crew.ts';
+
+export interface CrewAnswerOptions {
+  readonly file: string;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly state: string | undefined;
+  /** One lane, or null for every lane whose gate waits. */
+  readonly lane: string | null;
+  /** The owner's reply, in the gate grammar, recorded as given. */
+  readonly reply: string;
+  /** The owner's name: the answer is recorded as `human:<name>` (answered_role human). */
+  readonly by: string;
+}
+
+/** What answering one lane did. */
+export interface LaneAnswer {
+  readonly lane: string;
+  readonly status: 'answered' | 'not_waiting' | 'failed';
+  /** Why it was not answered: GATE_REV_STALE (its gate is decided), PHASE_NOT_AWAITING (no gate yet), or the answer's refusal. */
+  readonly code: string | null;
+  readonly detail: string | null;
+  readonly gateRev: number | null;
+  /** The lane's run state after the answer (complete, gate_pending for a gate not fully answered...), null without a run. */
+  readonly state: string | null;
+  readonly by: string;
+}
+
+// A name is visible text, one word: no space, control, format (bidi) or separator character.
+const NAME = /^[^\s\p{C}\p{Z}]{1,64}$/u;
+
+/**
+ * `crew answer`: the owner's reply to the gates of a crew's lanes, through the store, so it
+ * works from another shell while the crew runs (the running crew sees it and drives the
+ * lane on) and before the crew is run again (which continues the lane). Every answer is
+ * the owner's: answered_role human, answered_by `human:<name>`, the reply as given.
+ */
+export async function crewAnswer(options: CrewAnswerOptions): Promise<LaneAnswer[]> {
+  if (!NAME.test(options.by)) throw new LanewardError('USAGE', `--by must be the owner's name, one word of visible characters (at most 64), got ${JSON.stringify(options.by)}`);
+  // One reply for many lanes: a reply that cannot parse is refused before any lane is answered.
+  const problem = replyFormProblem(options.reply);
+  if (problem !== null) throw new LanewardError('GATE_REPLY_UNPARSED', `--reply ${JSON.stringify(options.reply)} is not a gate reply (${problem})`);
+  const loaded = loadCrew(options.file, options.cwd);
+  const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  const planEnv = readPlanEnv(options.env, options.cwd, root);
+  const lanes = options.lane === null ? loaded.lanes : loaded.lanes.filter((l) => l.id === options.lane);
+  if (lanes.length === 0) throw new LanewardError('USAGE', `crew answer --lane: the crew file names no lane ${JSON.stringify(options.lane)}`);
+  const by = `human:${options.by}`;
+  const answers: LaneAnswer[] = [];
+  for (const lane of lanes) {
+    const runDir = join(loaded.out, lane.id);
+    const answer = await answerLane(lane.id, runDir, options.reply, by, planEnv);
+    // --all answers the lanes that wait; a lane not at its gate is only reported when named.
+    if (options.lane === null && answer.status === 'not_waiting') continue;
+    answers.push(answer);
+  }
+  return answers;
+}
+
+async function answerLane(lane: string, runDir: string, reply: string, by: string, planEnv: ReturnType<typeof readPlanEnv>): Promise<LaneAnswer> {
+  let record;
+  try {
+    record = locateRun(runDir, planEnv).record;
+  } catch {
+    return { lane, status: 'not_waiting', code: 'PHASE_NOT_AWAITING', detail: 'the lane has no review run yet', gateRev: null, state: null, by };
+  }
+  if (record.state !== 'gate_pending' || record.gate === null) {
+    const code = record.gate === null ? 'PHASE_NOT_AWAITING' : 'GATE_REV_STALE';
+    return { lane, status: 'not_waiting', code, detail: record.gate === null ? `the run has no gate yet (${record.state})` : `gate ${record.gate.rev} is already decided (${record.state})`, gateRev: record.gate?.rev ?? null, state: record.state, by };
+  }
+  const gateRev = record.gate.rev;
+  try {
+    // Against the recommendations as they stand: the brief the owner read names the same rec_hash.
+    const report = await planAnswer({ out: runDir, gateRev, reply, by, recHash: record.gate.rec_hash }, planEnv);
+    return { lane, status: 'answered', code: null, detail: null, gateRev, state: report.status, by };
+  } catch (error) {
+    return { lane, status: 'failed', code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, gateRev, state: record.state, by };
+  }
+}

@@ -1,0 +1,112 @@
+import type { LaneProgress } from '../../formats/crew/record.ts';
+
+/** How often the gates of lanes parked for their owner are looked at: an answer from another shell is taken within this. */
+export const OWNER_POLL_MS = 250;
+/**
+ * What each parked lane adds to the interval: each look reads the lane's run from the store,
+ * so 2,000 parked lanes are looked at every 4 s, not 8,000 reads a second.
+ */
+export const OWNER_POLL_PER_LANE_MS = 2;
+
+/** The interval between two looks at `parked` lanes' gates. */
+export function ownerPollMs(parked: number): number {
+  return Math.max(OWNER_POLL_MS, parked * OWNER_POLL_PER_LANE_MS);
+}
+
+export interface DriveLimits {
+  readonly lanesAtOnce: number;
+  /** How long to wait for answers once only parked lanes are left; 0: end then. */
+  readonly ownerWaitMs: number;
+  readonly cancel: AbortSignal;
+}
+
+export interface DriveSteps {
+  /** Drives lane `index` from where its saved progress says it is, to its end or its gate. */
+  drive(index: number): Promise<LaneProgress>;
+  /** Whether a lane that came back is parked at its gate for its owner. */
+  parked(progress: LaneProgress): boolean;
+  /** Whether a parked lane's gate was answered (it is driven on then). */
+  decided(progress: LaneProgress): boolean;
+  /** A lane's end, once: a parked lane's when the crew stops waiting for it. */
+  ended(progress: LaneProgress): void;
+}
+
+/**
+ * Runs lanes `0..count-1`, at most `lanesAtOnce` at a time, in order. A lane that comes
+ * back parked for its owner gives up its turn: its gate is looked at every
+ * {@link ownerPollMs}, and once answered (by `crew answer` from any shell, through the
+ * store) the lane is driven on, ahead of lanes not yet started. The crew ends when no lane
+ * runs and none is left to start, after waiting `ownerWaitMs` for the parked ones, or at
+ * a cancel: lanes in flight stop themselves, no other starts, and parked lanes stay
+ * parked (a crew started again continues each one its owner answered). Returns the lanes
+ * driven, in file order.
+ */
+export async function driveParked(count: number, limits: DriveLimits, steps: DriveSteps): Promise<LaneProgress[]> {
+  const results: (LaneProgress | undefined)[] = new Array(count);
+  const parked = new Set<number>();
+  const answered: number[] = [];
+  let next = 0;
+  let inFlight = 0;
+  let idleSince: number | null = null;
+  let lastLook = performance.now();
+  let wake: () => void = () => undefined;
+  const onCancel = () => wake();
+  limits.cancel.addEventListener('abort', onCancel, { once: true });
+  const start = (index: number) => {
+    inFlight += 1;
+    void steps
+      .drive(index)
+      .then((progress) => {
+        results[index] = progress;
+        if (steps.parked(progress) && !limits.cancel.aborted) parked.add(index);
+        else steps.ended(progress);
+      })
+      .finally(() => {
+        inFlight -= 1;
+        wake();
+      });
+  };
+  /** Each parked lane whose gate was answered goes back in line, ahead of lanes not yet started. */
+  const look = () => {
+    lastLook = performance.now();
+    for (const index of [...parked]) {
+      if (limits.cancel.aborted || !steps.decided(results[index]!)) continue;
+      parked.delete(index);
+      answered.push(index);
+    }
+  };
+  try {
+    for (;;) {
+      while (inFlight < limits.lanesAtOnce && !limits.cancel.aborted) {
+        const index = answered.shift() ?? (next < count ? next++ : undefined);
+        if (index === undefined) break;
+        start(index);
+      }
+      const idle = inFlight === 0 && answered.length === 0 && (next >= count || limits.cancel.aborted);
+      if (idle && (parked.size === 0 || limits.cancel.aborted)) break;
+      if (idle) {
+        // Before the crew ends (or waits on), a last look: an answer given while the other lanes ran is taken now.
+        look();
+        if (answered.length > 0) continue;
+        idleSince ??= performance.now();
+        if (performance.now() - idleSince >= limits.ownerWaitMs) break;
+      } else idleSince = null;
+      await new Promise<void>((resolve) => {
+        const timer = parked.size > 0 ? setTimeout(resolve, Math.max(0, lastLook + ownerPollMs(parked.size) - performance.now())) : undefined;
+        wake = () => {
+          if (timer !== undefined) clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = () => undefined;
+      // Woken by a lane's end as often as by the timer: the gates are looked at only once the interval passed.
+      if (parked.size === 0 || performance.now() - lastLook < ownerPollMs(parked.size)) continue;
+      look();
+    }
+  } finally {
+    limits.cancel.removeEventListener('abort', onCancel);
+  }
+  // Lanes still parked end here, once: their lines say they wait, and how to answer them.
+  for (const index of [...parked].sort((a, b) => a - b)) steps.ended(results[index]!);
+  return results.filter((lane): lane is LaneProgress => lane !== undefined);
+}
