@@ -72,10 +72,11 @@ export function laneward(
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
   });
   if (child.error && (child.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
-    return { code: child.status, signal: child.signal, stdout: child.stdout, stderr: child.stderr, timedOut: true };
+    return { code: child.status, stdout: child.stdout, stderr: child.stderr, timedOut: true };
   }
   if (child.error) throw child.error;
-  return { code: child.status, signal: child.signal, stdout: child.stdout, stderr: child.stderr };
+  // Only a child a signal ended carries one: results compare whole (toEqual) otherwise.
+  return { code: child.status, ...(child.signal === null ? {} : { signal: child.signal }), stdout: child.stdout, stderr: child.stderr };
 }
 
 /** Every error line must be the one rendered format, ending in its result code. */
