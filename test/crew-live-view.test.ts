@@ -14,7 +14,7 @@ describe('the crew view', () => {
     const s = view.snapshot();
     expect(heard).toBe(2);
     stop();
-    expect(s.byState).toEqual({ queued: 1, bootstrap: 0, review: 1, answer: 0, work: 0, 'cross-check': 0, export: 0, complete: 0, failed: 1, interrupted: 0 });
+    expect(s.byState).toEqual({ queued: 1, bootstrap: 0, review: 1, answer: 0, work: 0, pregate: 0, 'cross-check': 0, export: 0, complete: 0, failed: 1, interrupted: 0 });
     expect(s.lanes.find((l) => l.id === 'b')).toMatchObject({ id: 'b', state: 'failed', attempts: 0, code: 'LEASE_EXPIRED', costUsd: 0 });
     expect(s.attempts).toEqual({ running: 3, queued: 5, started: 10, finished: 7 });
     expect(s.histogram.counts).toEqual([1, 0, 2, 0, 0, 1, 0, 0, 0, 0, 1]);

@@ -17,7 +17,7 @@ test('the real-provider demo completes every lane, each on its branch', async ()
   expect(ran.code, ran.stdout + ran.stderr).toBe(0);
   const lanes = laneLines(ran.stdout);
   expect(lanes.map((l) => l['status'])).toEqual(['complete', 'complete', 'complete', 'complete']);
-  for (const lane of lanes) expect(lane['branch']).toMatch(/^laneward\/demo-[0-9-]+\/lane-[1-4]$/);
+  for (const lane of lanes) expect(lane['branch']).toMatch(/^laneward\/demo-[0-9-]+\/\d{8}T\d{6}Z-[0-9a-f]{6}\/lane-[1-4]$/);
   expect(ran.stderr).toMatch(/^DEMO: 4 complete, 0 failed, 0 broken on purpose: as expected /m);
   expect(ran.stdout).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 failed=0 interrupted=0 /m);
 }, 240_000);

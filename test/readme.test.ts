@@ -101,6 +101,6 @@ describe('README.md', () => {
     expect(stdout).toMatch(/^CREW_CLEAN_SUMMARY: jobs=3 removed=3 kept=0$/m);
     expect(stdout).toMatch(/^INIT_REHEARSE: laneward crew run laneward-crew\/crew\.json --rehearse$/m);
     expect(stdout).toMatch(/^CREW_SUMMARY: lanes=2 complete=2 failed=0 interrupted=0 /m);
-    expect(stdout).toMatch(/^CREW_LANE: lane=task-1 status=complete .* branch=laneward\/repo-rehearsal\/task-1 /m);
+    expect(stdout).toMatch(/^CREW_LANE: lane=task-1 status=complete .* branch=laneward\/repo-rehearsal\/\d{8}T\d{6}Z-[0-9a-f]{6}\/task-1 /m);
   }, 520_000);
 });

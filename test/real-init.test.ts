@@ -35,8 +35,9 @@ describe('laneward init then crew run --rehearse', () => {
     expect(ran.code).toBe(0);
     for (const lane of lanes) {
       const id = lane['lane']!;
-      const branch = `laneward/repo-rehearsal/${id}`;
-      expect(lane['branch']).toBe(branch);
+      // The crew run's id (minted at its first start on the state root) is in every branch.
+      const branch = lane['branch']!;
+      expect(branch).toMatch(new RegExp(`^laneward/repo-rehearsal/\\d{8}T\\d{6}Z-[0-9a-f]{6}/${id}$`));
       expect(lane['run']).toBe(join(cwd, 'laneward-crew', 'runs-rehearsal', id));
       // Each agent used its CLI's own shell tool in its worktree, once per turn, committed by the lane.
       expect(gitOut(repo, 'show', `${branch}:NOTES.md`)).toBe(`lane ${id} turn 1\nlane ${id} turn 2`);

@@ -111,7 +111,7 @@ describe('laneward crew run --rehearse', () => {
     const state = join(cwd, 'state');
     const ran = laneward(['crew', 'run', 'crew.json', '--rehearse', '--state', state], { cwd, timeoutMs: 120_000 });
     expect(ran.code, ran.stderr).toBe(0);
-    expect(ran.stdout).toMatch(new RegExp(`^CREW_LANE: lane=task-1 status=complete .* run=${join(cwd, 'runs-rehearsal', 'task-1')} branch=laneward/fx-rehearsal/task-1 `, 'm'));
+    expect(ran.stdout).toMatch(new RegExp(`^CREW_LANE: lane=task-1 status=complete .* run=${join(cwd, 'runs-rehearsal', 'task-1')} branch=laneward/fx-rehearsal/\\d{8}T\\d{6}Z-[0-9a-f]{6}/task-1 `, 'm'));
     const status = laneward(['crew', 'status', 'crew.json', '--rehearse', '--state', state], { cwd });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^CREW_STATUS: crew=fx-rehearsal run=done lanes=1 .* complete=1 failed=0 /m);

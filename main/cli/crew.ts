@@ -56,7 +56,7 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
                   make each agent run one shell command with its CLI's own tool in its
                   lane's worktree; argv runners run as written. The crew runs as
                   <crew>-rehearsal into <out>-rehearsal (branches
-                  laneward/<crew>-rehearsal/<lane id>), so the real run afterwards starts
+                  laneward/<crew>-rehearsal/<run id>/<lane id>), so the real run afterwards starts
                   every lane; CREW_REHEARSAL: model_server=<url> on stderr. Not with --queue.
   --owner-wait TIME  with "answer": "owner", how long the crew waits for the owner's
                   answers once only lanes waiting at their gates are left (default 0: it

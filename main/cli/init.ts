@@ -21,7 +21,7 @@ export const INIT_HELP = `usage: laneward init --repo DIR (--tasks FILE | --task
 
 Writes a ready crew for a git repository and a task list, then prints the one command
 that runs it. One lane per task; each lane's agent works in its own worktree of the
-repository on the branch laneward/<crew>/<lane id>.
+repository on the branch laneward/<crew>/<run id>/<lane id>.
 
   --repo DIR        the git work tree the agents work in (it needs a commit); the crew
                     file names it relative to its own directory
