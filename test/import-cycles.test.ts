@@ -82,4 +82,10 @@ describe('the source tree', () => {
       for (const to of graph.get(file)!) expect(`${file} -> ${to}`).toMatch(/ -> (main\/plan\/core\/|formats\/)/);
     }
   });
+
+  test('should keep the engines (main/crew, main/queue, main/plan, main/qa) from importing the edge (main/cli)', () => {
+    const engines = [...graph.keys()].filter((file) => /^main\/(crew|queue|plan|qa)\//.test(file));
+    expect(engines.length).toBeGreaterThan(50);
+    expect(engines.flatMap((file) => graph.get(file)!.filter((to) => to.startsWith('main/cli/')).map((to) => `${file} -> ${to}`))).toEqual([]);
+  });
 });

@@ -79,7 +79,3 @@ export function tally(lanes: readonly LaneProgress[], total: number): CrewTally 
   const of = (stage: string) => lanes.filter((l) => l.stage === stage).length;
   return { lanes: total, complete: of('complete'), failed: of('failed'), interrupted: total - of('complete') - of('failed') };
 }
-
-export function summaryLine(t: CrewTally, attempts: number, durationS: number): string {
-  return `CREW_SUMMARY: lanes=${t.lanes} complete=${t.complete} failed=${t.failed} interrupted=${t.interrupted} attempts=${attempts} duration_s=${durationS.toFixed(1)}`;
-}

@@ -4,7 +4,7 @@ import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts
 import type { Store } from '../store/store.ts';
 import { runLanes } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { resumeAdvice, retryAdvice } from './retry-advice.ts';
+import { resumeAdvice, resumeArgv, retryAdvice, retryArgv } from './retry-advice.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewLedger } from '../console/review-spend.ts';
 import { cachedCallCodes, laneCallCodes } from '../console/call-codes.ts';
@@ -34,12 +34,12 @@ export type { CrewOutput, CrewRunOptions, CrewRunResult } from './crew-session.t
 export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<CrewRunResult> {
   return runCrewSession(options, io, (read, root) => {
     const loaded = { ...read, lanes: checkRunners(read.file, read.lanes, options.cwd, options.env) };
-    return { loaded, runner: localLanes(loaded, root, options) };
+    return { loaded, runner: localLanes(loaded, root, options, io) };
   });
 }
 
 /** The lanes of a crew run in this process: one dispatcher, one QA thread, the orphans of a crew that died swept first. */
-function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): LaneRunner {
+function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, io: CrewOutput): LaneRunner {
   const { crew } = loaded;
   const actions = verifyCrewActions(loaded);
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
@@ -58,8 +58,8 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
   let supervise: Dispatcher['run'] | undefined;
   const facts = (progress: LaneProgress) => ({ cost: laneCost(progress, ledger!(progress)), calls: laneCallCodes(store!, progress) });
   return {
-    retryCommand: retryAdvice(loaded.file, root, options.rehearse?.args),
-    resumeCommand: resumeAdvice(loaded.file, root, options.rehearse?.args),
+    retryArgv: retryArgv(loaded.file, root, options.rehearse?.args),
+    resumeArgv: resumeArgv(loaded.file, root, options.rehearse?.args),
     reportWhere: {},
     async start(session) {
       store = session.store;
@@ -128,7 +128,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
           qa: qa!,
           run,
           ...(orphans === undefined ? {} : { orphans }),
-          review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop, ...(orphans === undefined ? {} : { orphans }) }),
+          review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
           ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
         },

@@ -7,13 +7,15 @@ import { openStore, type Store } from '../store/store.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, type CrewViewOptions } from '../console/view-state.ts';
 import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
-import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
+import { commandLine } from '../../formats/text/command-line.ts';
+import { startTerminalView, type TerminalView } from '../console/terminal-view.ts';
 import type { CrewServer } from '../console/serve.ts';
-import { summaryLine, tally, type CrewTally } from './coordinator.ts';
+import { tally, type CrewTally } from './coordinator.ts';
 import { claimCrewRun } from './crew-claims.ts';
-import { checkReportPath, summaryObject, writeCrewReport } from './crew-report.ts';
+import type { CrewOutput } from './crew-output.ts';
+import { checkReportPath, writeCrewReport } from './crew-report.ts';
 import { CrewStop } from './crew-stop.ts';
-import { laneLine, laneObject, type LaneFacts } from './lane-line.ts';
+import type { LaneFacts } from './lane-line.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
 
 export interface CrewRunOptions {
@@ -25,7 +27,6 @@ export interface CrewRunOptions {
   readonly deadlineMs: number | undefined;
   readonly serve: number | undefined;
   readonly report: string | undefined;
-  readonly json: boolean;
   /** Failed lanes run again, as new attempts (crew run --retry-failed). */
   readonly retryFailed?: boolean;
   /** Signals and a closed stdout, as one abort. */
@@ -47,13 +48,7 @@ export interface CrewRunOptions {
   readonly rehearse?: { readonly apply: (loaded: LoadedCrew, root: string) => LoadedCrew; readonly args: readonly string[] };
 }
 
-/** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
-export interface CrewOutput extends TerminalOutput {
-  out(line: string): void;
-  err(line: string): void;
-  errRaw(data: string): void;
-  readonly stderrIsTTY: boolean;
-}
+export type { CrewOutput } from './crew-output.ts';
 
 export interface CrewRunResult {
   readonly tally: CrewTally;
@@ -77,7 +72,7 @@ export interface CrewSession {
   readonly view: CrewView | undefined;
   /** A lane's progress changed: the views (and a queue worker's coordinator) hear it. */
   laneChanged(progress: LaneProgress): void;
-  /** A lane ended: its CREW_LANE line (or object), above the live region. */
+  /** A lane ended: the edge prints it (its CREW_LANE line or object), above the live region. */
   laneEnded(progress: LaneProgress): void;
 }
 
@@ -96,10 +91,10 @@ export interface LaneFeed extends Pick<CrewViewOptions, 'review' | 'callCodes' |
  * and the lines, so both ways print, record and refuse alike.
  */
 export interface LaneRunner {
-  /** The command that runs the failed lanes again, runnable as printed. */
-  readonly retryCommand: string;
-  /** The command that continues the crew's unfinished lanes, where a runner can say it. */
-  readonly resumeCommand?: string;
+  /** The command that runs the failed lanes again, as argv. */
+  readonly retryArgv: readonly string[];
+  /** The command that continues the crew's unfinished lanes, as argv, where a runner can say it. */
+  readonly resumeArgv?: readonly string[];
   /** What the report says after its state root (a queued crew's queue URL). */
   readonly reportWhere: Readonly<Record<string, unknown>>;
   /** Before the claims: reaches what lanes run on (a queue's Redis); a throw starts nothing. */
@@ -174,7 +169,8 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
     crew: loaded.crew.crew,
     file: loaded.file,
     startedAt: base.startedAt,
-    retryCommand: runner.retryCommand,
+    // The record and the view keep the commands as the lines they show (their stored shape).
+    retryCommand: commandLine(runner.retryArgv),
     capUsd: loaded.crew.limits.spend_cap_usd ?? null,
     reserveUsd: loaded.crew.limits.reserve_usd,
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
@@ -190,8 +186,7 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
 /** The session a runner is handed: the lanes' changes reach the view, their ends print above the live region. */
 function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSession {
   const { options, io } = base;
-  const print = (line: string) => (shown.live === undefined ? io.out(line) : shown.live.print(() => io.out(line)));
-  const resume = runner.resumeCommand === undefined ? {} : { resume: runner.resumeCommand };
+  const resume = runner.resumeArgv === undefined ? {} : { resumeArgv: runner.resumeArgv };
   return {
     ...base,
     get view() {
@@ -202,8 +197,9 @@ function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSes
       options.onLane?.(progress);
     },
     laneEnded(progress) {
-      const facts = runner.laneFacts(progress);
-      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...resume }));
+      const ended = { type: 'lane_ended' as const, progress, facts: runner.laneFacts(progress), retryArgv: runner.retryArgv, ...resume };
+      if (shown.live === undefined) io.event(ended);
+      else shown.live.print(() => io.event(ended));
     },
   };
 }
@@ -221,13 +217,13 @@ async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, 
       ...(runFacts.reserveUsd === undefined ? {} : { reserveUsd: runFacts.reserveUsd }),
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
-      ...(runner.resumeCommand === undefined ? {} : { resumeCommand: runner.resumeCommand }),
+      ...(runner.resumeArgv === undefined ? {} : { resumeCommand: commandLine(runner.resumeArgv) }),
       ...(feed.review === undefined ? {} : { review: feed.review }),
       ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
       ...(feed.laneStory === undefined ? {} : { laneStory: feed.laneStory }),
     }));
     shown.server = options.serve === undefined ? undefined : await serve(options.serve, view);
-    if (shown.server !== undefined) io.err(`CREW_VIEW: ${shown.server.url}`);
+    if (shown.server !== undefined) io.event({ type: 'served', url: shown.server.url });
     // On a terminal the crew's live region sits under the lines printed as lanes end.
     shown.live = io.stderrIsTTY ? startTerminalView(io, view, LIVE_MS) : undefined;
     refresh = shown.server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
@@ -251,7 +247,8 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
   const { options, loaded, stop } = base;
   const counts = tally(lanes, loaded.lanes.length);
   const attempts = runner.attempts(lanes);
-  const summary = summaryLine(counts, attempts, durationS);
+  const facts = { counts, attempts, durationS, stoppedBy: stop.stoppedBy };
+  const summary = base.io.words.summary(facts);
   const view = shown.view!;
   view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
@@ -274,7 +271,7 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
       providers: runner.providers(),
     });
   }
-  base.io.out(options.json ? summaryObject(counts, attempts, durationS, stop.stoppedBy) : summary);
+  base.io.event({ type: 'summary', ...facts });
   if (shown.server !== undefined) {
     // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
     await new Promise((resolve) => setTimeout(resolve, 300));
