@@ -29,12 +29,32 @@ export interface ExportOptions {
  */
 export async function planExport(options: ExportOptions, penv: PlanEnv): Promise<PlanReport> {
   const located = locateRun(options.out, penv);
-  const { store, runDir } = located;
-  const report = emptyReport(runDir, located.record.run);
-  const run = await commit(store, located.record.run, { type: 'export', input: { state: 'started' } }, report);
-  await writeExport(store, run, runDir, report);
-  const done = await commit(store, run.run, { type: 'export', input: { state: 'done' } }, report);
+  const report = emptyReport(located.runDir, located.record.run);
+  const done = await exportRun(located, located.record, report, 'command');
   return settleCommand(located, done, penv, report, { open: false, files: false });
+}
+
+/**
+ * Where an export starts from: `plan export` itself, `plan resume` finishing one that was
+ * started and killed, or a CEO-only review that ended (its review step is its record).
+ */
+export type ExportFrom = 'command' | 'resume' | 'review';
+
+/**
+ * Every export, wherever it starts: `command` journals it started, writes, then done;
+ * `resume` writes the started one, then journals it finished; `review` writes only. The
+ * artifacts are written and validated in one place ({@link writeArtifacts}). Returns the
+ * record as it stands after.
+ */
+export async function exportRun(located: { readonly store: Store; readonly runDir: string }, run: RunRecord, report: PlanReport, from: ExportFrom): Promise<RunRecord> {
+  const { store, runDir } = located;
+  if (from === 'command') {
+    const started = await commit(store, run.run, { type: 'export', input: { state: 'started' } }, report);
+    await writeArtifacts(store, started, runDir, report);
+    return commit(store, started.run, { type: 'export', input: { state: 'done' } }, report);
+  }
+  await writeArtifacts(store, run, runDir, report);
+  return from === 'resume' ? commit(store, run.run, { type: 'finish-export', input: { by: 'resume' } }, report) : run;
 }
 
 /**
@@ -52,7 +72,7 @@ function onDisk<T>(path: string, step: () => T): T {
 }
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
-export async function writeExport(store: Store, run: RunRecord, runDir: string, report: PlanReport): Promise<void> {
+async function writeArtifacts(store: Store, run: RunRecord, runDir: string, report: PlanReport): Promise<void> {
   // Decoded once: the consensus pages and every artifact take their ids and titles from here.
   const findings = numberedFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
   await syncRunFiles(store, run, runDir, 'full', findings);

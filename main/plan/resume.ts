@@ -6,7 +6,7 @@ import { restoreCheckpoint } from './checkpoint.ts';
 import { commit } from './commit.ts';
 import { exportRefusal } from './core/export-mark.ts';
 import { describeRun } from './describe.ts';
-import { writeExport } from './export.ts';
+import { exportRun } from './export.ts';
 import { syncRunFiles } from './files/run-files.ts';
 import { locateRun, runDirOf } from './locate.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
@@ -54,8 +54,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
     // a run.json that cannot validate; the mark goes, and a later export starts afresh.
     await commit(store, run.run, { type: 'drop-export', input: { by: 'resume' } }, report);
   } else if (run.export?.state === 'started') {
-    await writeExport(store, run, runDir, report);
-    await commit(store, run.run, { type: 'finish-export', input: { by: 'resume' } }, report);
+    await exportRun(located, run, report, 'resume');
   }
   describeRun(run, runDir, report, { open: true });
   report.status = terminalStatus(run.state);
