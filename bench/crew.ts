@@ -69,7 +69,7 @@ export async function benchCrew(options: { lanes: number; samples: number }): Pr
     const spec = () => ({ ...instantSpec(dir), startedAt: nowMs() });
     const bare = await meanMs(options.samples, () => supervise(spec()));
     const dispatcher = await createPoolDispatcher({ threads: 1, limit: 1 });
-    const pooled = await meanMs(options.samples, () => dispatcher.run(spec()));
+    const pooled = await meanMs(options.samples, () => dispatcher.supervise(spec()));
     await dispatcher.close();
     line('bare supervised spawn', `${bare.toFixed(2)} ms per child (fixtures/instant/reviewer.sh, in-process supervise)`);
     line('through the pool', `${pooled.toFixed(2)} ms per child: +${(pooled - bare).toFixed(2)} ms dispatch overhead (${ratio(pooled, bare)})`);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { RunRecord } from '../formats/review/run-record.ts';
-import { planAnswer, planEnv, planExport, planNext, planSubmit, type PlanEnv, type PlanReport } from '../main/plan/index.ts';
+import { planAnswer, readPlanEnv, planExport, planNext, planSubmit, type PlanEnv, type PlanReport } from '../main/plan/index.ts';
 import { openStore, transact } from '../main/store/store.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';
 import { line, ratio } from './measure.ts';
@@ -61,7 +61,7 @@ interface Driven {
  * commits. Only the awaited batches are timed.
  */
 export async function driveRuns(dir: string, count: number, tag: string, onReady?: () => Promise<void>): Promise<Driven> {
-  const penv: PlanEnv = planEnv({ ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, dir, join(dir, 'state'));
+  const planEnv: PlanEnv = readPlanEnv({ ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, dir, join(dir, 'state'));
   const stateRoot = join(dir, 'state');
   const runs = Array.from({ length: count }, (_, i) => ({ out: join(dir, `${tag}-${i}`), plan: join(dir, `${tag}-${i}.md`), last: undefined as PlanReport | undefined }));
   openStore(stateRoot, { batched: true });
@@ -83,15 +83,15 @@ export async function driveRuns(dir: string, count: number, tag: string, onReady
       const snapshot = report.phase!.snapshot;
       return report.attempts.map((a) => {
         writeFileSync(a.result, `INPUT: ${a.phase} ${snapshot}\n\n\`\`\`gstack-findings\n{"id":"F1","severity":"Medium","title":"Issue in ${a.id}"}\n\`\`\`\n`);
-        return () => planSubmit({ out: runs[i]!.out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-bench' : 'gpt-bench' }, penv);
+        return () => planSubmit({ out: runs[i]!.out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-bench' : 'gpt-bench' }, planEnv);
       });
     });
-  let reports = await wave('next: start, open ceo', runs.map((run) => () => planNext({ out: run.out, plan: run.plan }, penv)));
+  let reports = await wave('next: start, open ceo', runs.map((run) => () => planNext({ out: run.out, plan: run.plan }, planEnv)));
   await wave('submit ceo x2', submits(reports));
-  reports = await wave('next: open eng', runs.map((run) => () => planNext({ out: run.out }, penv)));
+  reports = await wave('next: open eng', runs.map((run) => () => planNext({ out: run.out }, planEnv)));
   await wave('submit eng x2', submits(reports));
-  reports = await wave('next: write the gate', runs.map((run) => () => planNext({ out: run.out }, penv)));
-  await wave('answer', reports.map((report, i) => () => planAnswer({ out: runs[i]!.out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, penv)));
+  reports = await wave('next: write the gate', runs.map((run) => () => planNext({ out: run.out }, planEnv)));
+  await wave('answer', reports.map((report, i) => () => planAnswer({ out: runs[i]!.out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, planEnv)));
   const store = openStore(stateRoot);
   for (const run of runs) {
     const id = readFileSync(join(run.out, '.laneward-run'), 'utf8').split(' ')[0]!;
@@ -226,14 +226,14 @@ export async function runsWorker(args: readonly string[]): Promise<void> {
 
 /** One run whose ceo native result holds `findings` rows, answered, then exported and validated. */
 async function exportBig(dir: string, findings: number): Promise<void> {
-  const penv: PlanEnv = planEnv({ ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, dir, join(dir, 'state'));
+  const planEnv: PlanEnv = readPlanEnv({ ...process.env, LANEWARD_SESSION_KIND: 'interactive' }, dir, join(dir, 'state'));
   const stateRoot = join(dir, 'state');
   const out = join(dir, 'run');
   const plan = join(dir, 'plan.md');
   openStore(stateRoot, { batched: true });
   writeFileSync(plan, PLAN);
   const severities = ['Medium', 'Low', 'Informational', 'Medium', 'Low'];
-  let report = await planNext({ out, plan }, penv);
+  let report = await planNext({ out, plan }, planEnv);
   while (report.status === 'awaiting_result') {
     const snapshot = report.phase!.snapshot;
     for (const a of report.attempts) {
@@ -242,17 +242,17 @@ async function exportBig(dir: string, findings: number): Promise<void> {
         JSON.stringify({ id: `F${i + 1}`, severity: i % 250 === 0 ? 'High' : severities[i % severities.length], title: `Finding ${i + 1} of ${a.id} about component ${i % 97}`, file: `src/module-${i % 41}.ts`, line: 1 + (i % 400) }),
       );
       writeFileSync(a.result, `INPUT: ${a.phase} ${snapshot}\n\n\`\`\`gstack-findings\n${rows.join('\n')}\n\`\`\`\n`);
-      await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-bench' : 'gpt-bench' }, penv);
+      await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-bench' : 'gpt-bench' }, planEnv);
     }
-    report = await planNext({ out }, penv);
+    report = await planNext({ out }, planEnv);
   }
-  await planAnswer({ out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, penv);
+  await planAnswer({ out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, planEnv);
   const times: number[] = [];
   for (let i = 0; i < 3; i++) {
     // Each round writes every artifact afresh.
     for (const name of ['plan.md', 'review-record.md', 'decisions.jsonl', 'findings.jsonl', 'tasks.jsonl', 'timing.json', 'run.json']) rmSync(join(out, name), { force: true });
     const start = performance.now();
-    const exported = await planExport({ out }, penv);
+    const exported = await planExport({ out }, planEnv);
     times.push(performance.now() - start);
     if (!exported.after.some((f) => f.fact === 'artifact_valid')) throw new Error(`export did not validate: ${JSON.stringify(exported.after)}`);
   }

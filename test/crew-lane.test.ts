@@ -7,7 +7,7 @@ import type { CrewActions } from '../main/crew/crew-actions.ts';
 import { driveLane } from '../main/crew/lane-driver.ts';
 import type { LaneContext } from '../main/crew/lane-context.ts';
 import type { QaPort, QaStep, ReviewPort, ReviewStep } from '../main/crew/ports.ts';
-import type { RunOptions } from '../main/dispatch/dispatcher.ts';
+import type { SuperviseOptions } from '../main/dispatch/dispatcher.ts';
 import { openStore } from '../main/store/store.ts';
 import { buildOutcome, type Outcome, type OutcomeCode } from '../workers/supervise/outcome.ts';
 import type { SupervisionSpec } from '../workers/supervise/spec.ts';
@@ -74,7 +74,7 @@ function lane(options: {
     finish: async () => (calls.push('finish'), options.finish?.(++finishes) ?? ok()),
     stop: async () => (calls.push('qa-stop'), ok({ attempts: 0 })),
   };
-  const run = async (spec: SupervisionSpec, runOptions?: RunOptions): Promise<Outcome> => {
+  const supervise = async (spec: SupervisionSpec, runOptions?: SuperviseOptions): Promise<Outcome> => {
     await runOptions?.onSlot?.();
     const [prompt, result] = spec.argv as string[];
     const text = readFileSync(prompt!, 'utf8');
@@ -94,7 +94,7 @@ function lane(options: {
     actions,
     review,
     qa,
-    run,
+    supervise,
     agentTurns: options.turns ?? 6,
     cancel: options.cancel ?? new AbortController().signal,
     onChange: (p) => changes.push(p.stage),
@@ -215,7 +215,7 @@ describe('a lane from its saved progress to its end', () => {
       answer: async () => ({ ...reviewed('complete'), attempts: 0 }),
       export: async () => ({ ...reviewed('complete'), attempts: 0 }),
     };
-    const run = async (spec: SupervisionSpec, runOptions?: RunOptions): Promise<Outcome> => {
+    const supervise = async (spec: SupervisionSpec, runOptions?: SuperviseOptions): Promise<Outcome> => {
       await runOptions?.onSlot?.();
       const [, result] = spec.argv as string[];
       if (result!.endsWith('turn-2.json')) {
@@ -228,7 +228,7 @@ describe('a lane from its saved progress to its end', () => {
       writeFileSync(result!, JSON.stringify({ text: 't1', diff: false, finish: false }));
       return outcome(null);
     };
-    const end = await l.drive({ review, run });
+    const end = await l.drive({ review, supervise });
     expect(end).toMatchObject({ stage: 'interrupted', turnsDone: 1 });
     // The observer's bootstrap (1), two reviewers and one agent.
     expect(end.attempts).toBe(4);

@@ -74,7 +74,7 @@ describe('createInProcessDispatcher', () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => void warnings.push(warning);
     process.on('warning', onWarning);
-    const runs = Array.from({ length: 40 }, (_, i) => dispatcher.run(spec(child(log, i, 1, 20)), { cancel: shared.signal }));
+    const runs = Array.from({ length: 40 }, (_, i) => dispatcher.supervise(spec(child(log, i, 1, 20)), { cancel: shared.signal }));
     await until(() => starts(log).length >= 4 && dispatcher.stats().queued > 0, 10_000, 'children running and queued');
     const listening = getEventListeners(shared.signal, 'abort').length;
     const outcomes = await Promise.all(runs);
@@ -92,7 +92,7 @@ describe('createInProcessDispatcher', () => {
     let most = 0;
     const sampler = setInterval(() => (most = Math.max(most, dispatcher.stats().running)), 5);
     const granted: number[] = [];
-    const outcomes = await Promise.all(Array.from({ length: 9 }, (_, i) => dispatcher.run(spec(child(log, i, 3, 100)), { onSlot: () => void granted.push(i) })));
+    const outcomes = await Promise.all(Array.from({ length: 9 }, (_, i) => dispatcher.supervise(spec(child(log, i, 3, 100)), { onSlot: () => void granted.push(i) })));
     clearInterval(sampler);
     expect(outcomes.map((o) => o.code)).toEqual(Array(9).fill(null));
     expect(peak(log)).toBe(3);
@@ -112,7 +112,7 @@ describe('createInProcessDispatcher', () => {
   test('should start runs strictly one after another in arrival order under limit 1', async () => {
     const dispatcher = createInProcessDispatcher({ limit: 1 });
     const log = logFile();
-    await Promise.all(Array.from({ length: 5 }, (_, i) => dispatcher.run(spec(child(log, i, 1, 20)))));
+    await Promise.all(Array.from({ length: 5 }, (_, i) => dispatcher.supervise(spec(child(log, i, 1, 20)))));
     expect(events(log).map(([kind, index]) => `${kind}${index}`)).toEqual(['start0', 'exit0', 'start1', 'exit1', 'start2', 'exit2', 'start3', 'exit3', 'start4', 'exit4']);
     await dispatcher.close();
   });
@@ -122,8 +122,8 @@ describe('createInProcessDispatcher', () => {
     const log = logFile();
     const first = new AbortController();
     const second = new AbortController();
-    const running = dispatcher.run(spec(child(log, 0, 100, 100)), { cancel: first.signal });
-    const queued = dispatcher.run(spec(child(log, 1, 1, 10)), { cancel: second.signal });
+    const running = dispatcher.supervise(spec(child(log, 0, 100, 100)), { cancel: first.signal });
+    const queued = dispatcher.supervise(spec(child(log, 1, 1, 10)), { cancel: second.signal });
     await until(() => starts(log).length === 1 && dispatcher.stats().queued === 1, 10_000, 'the first child to start');
     second.abort('SIGINT');
     const dropped = await queued;
@@ -144,7 +144,7 @@ describe('createInProcessDispatcher', () => {
   test('should tear down running and queued runs at close, and refuse runs after it', async () => {
     const dispatcher: Dispatcher = createInProcessDispatcher({ limit: 2 });
     const log = logFile();
-    const runs = Array.from({ length: 4 }, (_, i) => dispatcher.run(spec(child(log, i, 100, 100))));
+    const runs = Array.from({ length: 4 }, (_, i) => dispatcher.supervise(spec(child(log, i, 100, 100))));
     await until(() => starts(log).length === 2, 10_000, 'two children to start');
     expect(dispatcher.stats()).toMatchObject({ running: 2, queued: 2, started: 2, finished: 0 });
     await dispatcher.close();
@@ -154,7 +154,7 @@ describe('createInProcessDispatcher', () => {
     expect(await settleTagged(TAG, 5_000)).toEqual([]);
     expect(dispatcher.stats()).toMatchObject({ running: 0, queued: 0, started: 2, finished: 2 });
     let slotted = false;
-    const late = await dispatcher.run(spec(child(log, 9, 1, 10)), { onSlot: () => void (slotted = true) });
+    const late = await dispatcher.supervise(spec(child(log, 9, 1, 10)), { onSlot: () => void (slotted = true) });
     expect([late.code, late.providerStarted]).toEqual(['CANCELLED', false]);
     // A child is only ever started after its run got a slot (onSlot) and was counted as
     // started: the refused run got neither, so no child of it can turn up later.
@@ -168,9 +168,9 @@ describe('createInProcessDispatcher', () => {
     const log = logFile();
     // A total deadline of 1.5 s, counted from now; the first run holds the slot for ~2.5 s.
     const total = (i: number) => spec(child(log, i, 1, 10), { mode: 'total_deadline', progress: null, timeoutMs: 1_500, startedAt: nowMs() });
-    const blocker = dispatcher.run(spec(child(log, 0, 5, 500)));
-    const charged = dispatcher.run(total(1));
-    const fromSlot = dispatcher.run(total(2), { budgetFromSlot: true });
+    const blocker = dispatcher.supervise(spec(child(log, 0, 5, 500)));
+    const charged = dispatcher.supervise(total(1));
+    const fromSlot = dispatcher.supervise(total(2), { budgetFromSlot: true });
     const [, a, b] = await Promise.all([blocker, charged, fromSlot]);
     expect([a.code, a.providerStarted]).toEqual(['DEADLINE_EXPIRED', false]);
     expect([b.code, b.providerStarted]).toEqual([null, true]);
@@ -181,8 +181,8 @@ describe('createInProcessDispatcher', () => {
     const dispatcher = createInProcessDispatcher({ limit: 1 });
     const log = logFile();
     const seen: number[] = [];
-    const blocker = dispatcher.run(spec(child(log, 0, 2, 200)));
-    const second = dispatcher.run(spec(child(log, 1, 1, 10)), { onSlot: () => void seen.push(starts(log).length) });
+    const blocker = dispatcher.supervise(spec(child(log, 0, 2, 200)));
+    const second = dispatcher.supervise(spec(child(log, 1, 1, 10)), { onSlot: () => void seen.push(starts(log).length) });
     await Promise.all([blocker, second]);
     // When the second got its slot, only the first child had started.
     expect(seen).toEqual([1]);

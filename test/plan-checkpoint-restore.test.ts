@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, writeFil
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { sha256 } from '../formats/text/sha256.ts';
-import { planEnv, planNext, planResume, planSubmit } from '../main/plan/index.ts';
+import { readPlanEnv, planNext, planResume, planSubmit } from '../main/plan/index.ts';
 import { factLine } from '../main/cli/plan-lines.ts';
 import { PLAN } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -13,12 +13,12 @@ const root = tempRoot('checkpoint-restore');
 async function twoGenerations(dir: string, name: string): Promise<{ from: string; run: string }> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.md`), PLAN);
-  const penv = planEnv({ LANEWARD_CHECKPOINT_DIR: join(dir, 'ck') }, dir, join(dir, 'state'));
+  const planEnv = readPlanEnv({ LANEWARD_CHECKPOINT_DIR: join(dir, 'ck') }, dir, join(dir, 'state'));
   const out = join(dir, name);
-  const first = await planNext({ out, plan: join(dir, `${name}.md`) }, penv);
+  const first = await planNext({ out, plan: join(dir, `${name}.md`) }, planEnv);
   const attempt = first.attempts[0]!;
   writeFileSync(attempt.result, `INPUT: ${attempt.phase} ${first.phase!.snapshot}\n\n\`\`\`gstack-findings\n\`\`\`\n`);
-  await planSubmit({ out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result: attempt.result, model: 'claude-test' }, penv);
+  await planSubmit({ out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result: attempt.result, model: 'claude-test' }, planEnv);
   return { from: join(dir, 'ck', first.run!), run: first.run! };
 }
 
@@ -35,7 +35,7 @@ test('should pass over a generation whose state is another run\'s, though its ma
   const manifest = JSON.parse(readFileSync(join(target, 'manifest.json'), 'utf8'));
   manifest.files['state.cbor'] = sha256(readFileSync(join(target, 'state.cbor')));
   writeFileSync(join(target, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  const report = await planResume({ out: join(dir, 'restored'), from: a.from }, planEnv({}, dir, join(dir, 'state2')));
+  const report = await planResume({ out: join(dir, 'restored'), from: a.from }, readPlanEnv({}, dir, join(dir, 'state2')));
   expect(report.notes.map(factLine)[0]).toBe(`RESTORED: run=${a.run} generation=${older} from=${a.from}`);
   expect(report.run).toBe(a.run);
 });

@@ -23,8 +23,8 @@ function validate(d: PlanDriver): string[] {
   return ran.stdout.split('\n').filter((l) => l !== '');
 }
 
-function gateRev(step: Step): number {
-  const line = step.lines.find((l) => l.startsWith('GATE: '))!;
+function gateRev(context: Step): number {
+  const line = context.lines.find((l) => l.startsWith('GATE: '))!;
   return Number(/gate_rev=(\d+)/.exec(line)![1]);
 }
 
@@ -33,23 +33,23 @@ beforeAll(() => ensureBuilt());
 describe('plan next', () => {
   test('should start a run with its lines in order and write both prompts', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.code).toBe(0);
-    const prefixes = step.lines.map((l) => l.split(':')[0]);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.code).toBe(0);
+    const prefixes = context.lines.map((l) => l.split(':')[0]);
     expect(prefixes).toEqual(['STATE_ROOT', 'ESTIMATE', 'PHASE', 'SCOPE', 'ATTEMPT', 'ATTEMPT', 'SPEND', 'GSTACK_RESULT']);
-    expect(step.lines[0]).toBe(`STATE_ROOT: ${d.state} durable=yes`);
-    expect(step.lines[2]).toMatch(/^PHASE: ceo snapshot=[0-9a-f]{64} order=ceo,eng$/);
-    expect(step.lines[3]).toBe('SCOPE: ui=no (none found) dx=no (none found) source=ui:detected,dx:detected');
-    expect(step.lines[6]).toBe('SPEND: spent=0.00 reserved=0.00 unknown=0(0.00) worst_case=0.00 cap=none');
-    expect(step.lines.at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=awaiting_result run=${d.out}`);
-    const [native, outside] = step.attempts;
+    expect(context.lines[0]).toBe(`STATE_ROOT: ${d.state} durable=yes`);
+    expect(context.lines[2]).toMatch(/^PHASE: ceo snapshot=[0-9a-f]{64} order=ceo,eng$/);
+    expect(context.lines[3]).toBe('SCOPE: ui=no (none found) dx=no (none found) source=ui:detected,dx:detected');
+    expect(context.lines[6]).toBe('SPEND: spent=0.00 reserved=0.00 unknown=0(0.00) worst_case=0.00 cap=none');
+    expect(context.lines.at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=awaiting_result run=${d.out}`);
+    const [native, outside] = context.attempts;
     expect(native).toMatchObject({ phase: 'ceo', voice: 'native', prompt: join(d.out, 'ceo-native-prompt.md') });
     expect(outside!.result).toBe(join(d.out, `ceo-outside.a2.md`));
     const run = readFileSync(join(d.out, '.laneward-run'), 'utf8');
     expect(run).toMatch(/^plan-\d{8}-[0-9a-f]{6} /);
     expect(native!.id).toBe(`${run.split(' ')[0]}-a1`);
     const prompt = readFileSync(native!.prompt, 'utf8');
-    expect(prompt).toContain(`INPUT: ceo ${step.snapshot}`);
+    expect(prompt).toContain(`INPUT: ceo ${context.snapshot}`);
     expect(prompt).toContain('1. Parse the CSV with a streaming reader.');
     expect(prompt).toContain(native!.result);
   });
@@ -71,17 +71,17 @@ describe('plan next', () => {
     ['--no-ui', '--no-dx', 'ceo,eng', 'ui:flag,dx:flag'],
   ])('should order phases by scope flags %s %s', (ui, dx, order, source) => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'), ui, dx);
-    expect(step.lines.find((l) => l.startsWith('PHASE: '))).toMatch(new RegExp(`order=${order}$`));
-    expect(step.lines.find((l) => l.startsWith('SCOPE: '))).toContain(`source=${source}`);
-    expect(step.lines.find((l) => l.startsWith('SCOPE_PIN: '))).toMatch(/^SCOPE_PIN: add <!-- laneward-scope: ui=(yes|no) dx=(yes|no) --> as the first line of /);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'), ui, dx);
+    expect(context.lines.find((l) => l.startsWith('PHASE: '))).toMatch(new RegExp(`order=${order}$`));
+    expect(context.lines.find((l) => l.startsWith('SCOPE: '))).toContain(`source=${source}`);
+    expect(context.lines.find((l) => l.startsWith('SCOPE_PIN: '))).toMatch(/^SCOPE_PIN: add <!-- laneward-scope: ui=(yes|no) dx=(yes|no) --> as the first line of /);
   });
 
   test('should detect scope from the plan, and a marker pins it', () => {
     const d = driver();
     d.writePlan(PLAN.replace('3. Write', '3. Add a button to the dashboard and a CLI flag. Write'));
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.lines.find((l) => l.startsWith('PHASE: '))).toMatch(/order=ceo,design,dx,eng$/);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.lines.find((l) => l.startsWith('PHASE: '))).toMatch(/order=ceo,design,dx,eng$/);
     const pinned = driver();
     pinned.writePlan(`<!-- laneward-scope: ui=no dx=yes -->\n${PLAN.replace('3. Write', '3. Add a button. Write')}`);
     const next = pinned.plan('next', '--plan', join(pinned.dir, 'plan.md'));
@@ -97,10 +97,10 @@ describe('plan next', () => {
   ])('should refuse a plan %s with exit 3, writing nothing', (_name, text, code) => {
     const d = driver();
     d.writePlan(text);
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.code).toBe(3);
-    expect(codesOf(step.stderr)).toEqual([code]);
-    expect(step.lines).toEqual(['GSTACK_RESULT: skill=autoplan status=refused run=-']);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.code).toBe(3);
+    expect(codesOf(context.stderr)).toEqual([code]);
+    expect(context.lines).toEqual(['GSTACK_RESULT: skill=autoplan status=refused run=-']);
     expect(existsSync(join(d.out, '.laneward-run'))).toBe(false);
   });
 
@@ -118,17 +118,17 @@ describe('plan next', () => {
     const d = driver();
     mkdirSync(d.out, { recursive: true });
     writeFileSync(join(d.out, 'run.json'), '{}');
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.code).toBe(3);
-    expect(codesOf(step.stderr)).toEqual(['RUN_NOT_INITIALIZED']);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.code).toBe(3);
+    expect(codesOf(context.stderr)).toEqual(['RUN_NOT_INITIALIZED']);
   });
 
   test('should refuse a state root it cannot write, with STATE_UNAVAILABLE and nothing written', () => {
     const d = driver();
     writeFileSync(join(d.dir, 'not-a-dir'), '');
-    const step = d.raw(['plan', 'next', '--out', d.out, '--state', join(d.dir, 'not-a-dir', 'state'), '--plan', join(d.dir, 'plan.md')]);
-    expect(step.code).toBe(1);
-    expect(codesOf(step.stderr)).toEqual(['STATE_UNAVAILABLE']);
+    const context = d.raw(['plan', 'next', '--out', d.out, '--state', join(d.dir, 'not-a-dir', 'state'), '--plan', join(d.dir, 'plan.md')]);
+    expect(context.code).toBe(1);
+    expect(codesOf(context.stderr)).toEqual(['STATE_UNAVAILABLE']);
     expect(existsSync(join(d.out, '.laneward-run'))).toBe(false);
   });
 
@@ -145,17 +145,17 @@ describe('plan next', () => {
     for (const sub of ['submit', 'answer', 'export', 'status', 'resume', 'release']) {
       const args = sub === 'submit' ? ['--phase', 'ceo', '--voice', 'native', '--attempt', 'x', '--result', 'r', '--model', 'm']
         : sub === 'answer' ? ['--gate-rev', '1', '--reply', 'rec'] : sub === 'release' ? ['--attempt', 'x'] : [];
-      const step = d.plan(sub, ...args);
-      expect(step.code, sub).toBe(3);
-      expect(codesOf(step.stderr), sub).toEqual(['RUN_NOT_INITIALIZED']);
+      const context = d.plan(sub, ...args);
+      expect(context.code, sub).toBe(3);
+      expect(codesOf(context.stderr), sub).toEqual(['RUN_NOT_INITIALIZED']);
     }
   });
 
   test('should print the unknown session kind and run as interactive', () => {
     const d = driver();
     d.env = { LANEWARD_SESSION_KIND: 'robot' };
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.lines[1]).toBe("SESSION_KIND: interactive (unknown kind 'robot')");
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.lines[1]).toBe("SESSION_KIND: interactive (unknown kind 'robot')");
   });
 
   test('should say durable=no on an ephemeral root', () => {
@@ -168,9 +168,9 @@ describe('plan next', () => {
 describe('plan submit', () => {
   test('should bind once, seal the bytes read-only and close the phase with consensus', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    const [native, outside] = step.attempts as [typeof step.attempts[0], typeof step.attempts[0]];
-    d.writeResult(native, step.snapshot!, [high('Batch writes are not atomic'), { severity: 'low', title: 'CSV dialect unspecified' }]);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const [native, outside] = context.attempts as [typeof context.attempts[0], typeof context.attempts[0]];
+    d.writeResult(native, context.snapshot!, [high('Batch writes are not atomic'), { severity: 'low', title: 'CSV dialect unspecified' }]);
     const bound = d.submit(native, 'claude-opus-4');
     expect(bound.code).toBe(0);
     const sha = execFileSync('sha256sum', [native.result], { encoding: 'utf8' }).slice(0, 12);
@@ -182,7 +182,7 @@ describe('plan submit', () => {
     writeFileSync(native.result, 'changed');
     expect(readFileSync(seal, 'utf8')).not.toBe('changed');
 
-    d.writeResult(outside, step.snapshot!, [high('Batch writes are not atomic')]);
+    d.writeResult(outside, context.snapshot!, [high('Batch writes are not atomic')]);
     const closed = d.submit(outside, 'gpt-5');
     expect(closed.code).toBe(0);
     expect(closed.lines.find((l) => l.startsWith('PHASE_CLOSED: '))).toMatch(/^PHASE_CLOSED: ceo confirmed=\d+ unverified=\d+ disagree=\d+ new=\d+ native_only=\d+ coverage=both$/);
@@ -195,9 +195,9 @@ describe('plan submit', () => {
 
   test('should refuse another attempt\'s result file, a wrong voice and an unknown attempt', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    const [native, outside] = step.attempts as [typeof step.attempts[0], typeof step.attempts[0]];
-    d.writeResult(outside, step.snapshot!, []);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const [native, outside] = context.attempts as [typeof context.attempts[0], typeof context.attempts[0]];
+    d.writeResult(outside, context.snapshot!, []);
     const crossed = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--attempt', native.id, '--result', outside.result, '--model', 'claude-x');
     expect(codesOf(crossed.stderr)).toEqual(['ATTEMPT_MISMATCH']);
     const voice = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--attempt', outside.id, '--result', outside.result, '--model', 'claude-x');
@@ -216,9 +216,9 @@ describe('plan submit', () => {
     ['an empty file', () => '', 'RESULT_RECEIPT_MISSING'],
   ])('should refuse a result with %s', (_name, body, code) => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    const native = step.attempts[0]!;
-    writeFileSync(native.result, body(step.snapshot!));
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const native = context.attempts[0]!;
+    writeFileSync(native.result, body(context.snapshot!));
     const ran = d.submit(native, 'claude-opus-4');
     expect(ran.code).toBe(3);
     expect(codesOf(ran.stderr)).toEqual([code]);
@@ -228,8 +228,8 @@ describe('plan submit', () => {
 
   test('should refuse a result that is a FIFO, a directory or absent, without hanging', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    const native = step.attempts[0]!;
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const native = context.attempts[0]!;
     execFileSync('mkfifo', [native.result]);
     expect(codesOf(d.submit(native, 'claude-opus-4').stderr)).toEqual(['RESULT_UNREADABLE']);
     const dir = join(d.dir, 'a-dir');
@@ -243,14 +243,14 @@ describe('plan submit', () => {
 describe('plan spend', () => {
   test('should reserve under a cap, settle usage once, and refuse past the cap', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'), '--spend-cap', '5', '--estimate-usd', '2');
-    expect(step.lines.find((l) => l.startsWith('SPEND: '))).toBe('SPEND: spent=0.00 reserved=4.00 unknown=0(0.00) worst_case=4.00 cap=5.00');
-    const [native, outside] = step.attempts as [typeof step.attempts[0], typeof step.attempts[0]];
-    d.writeResult(native, step.snapshot!, []);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'), '--spend-cap', '5', '--estimate-usd', '2');
+    expect(context.lines.find((l) => l.startsWith('SPEND: '))).toBe('SPEND: spent=0.00 reserved=4.00 unknown=0(0.00) worst_case=4.00 cap=5.00');
+    const [native, outside] = context.attempts as [typeof context.attempts[0], typeof context.attempts[0]];
+    d.writeResult(native, context.snapshot!, []);
     const bound = d.submit(native, 'claude-opus-4', '--usage-usd', '0.50');
     expect(bound.lines.find((l) => l.startsWith('SPEND: '))).toBe('SPEND: spent=0.50 reserved=2.00 unknown=0(0.00) worst_case=2.50 cap=5.00');
     expect(d.submit(native, 'claude-opus-4', '--usage-usd', '0.50').lines.find((l) => l.startsWith('SPEND: '))).toBe('SPEND: spent=0.50 reserved=2.00 unknown=0(0.00) worst_case=2.50 cap=5.00');
-    d.writeResult(outside, step.snapshot!, []);
+    d.writeResult(outside, context.snapshot!, []);
     d.submit(outside, 'gpt-5');
     // Unknown spend counts its reservation in the worst case: 0.50 + 2.00 unknown.
     const refused = d.plan('next');
@@ -526,10 +526,10 @@ describe('plan submit --record (hand-run reviews)', () => {
 
   test.each(shapes)('should bind %s with every finding counted', (_name, body, count) => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    const native = step.attempts[0]!;
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const native = context.attempts[0]!;
     const record = join(d.dir, 'record.md');
-    writeFileSync(record, body(step.snapshot!));
+    writeFileSync(record, body(context.snapshot!));
     const bound = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4');
     expect(bound.stderr).toBe('');
     expect(bound.lines.find((l) => l.startsWith('BOUND: '))).toMatch(new RegExp(`^BOUND: ${native.id} phase=ceo voice=native model=claude-opus-4 findings=${count} `));
@@ -537,9 +537,9 @@ describe('plan submit --record (hand-run reviews)', () => {
 
   test('should refuse a record in no known shape, never as zero findings', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
     const record = join(d.dir, 'record.md');
-    writeFileSync(record, `INPUT: ceo ${step.snapshot}\n\nThe plan looks risky in places but mostly fine.\n`);
+    writeFileSync(record, `INPUT: ceo ${context.snapshot}\n\nThe plan looks risky in places but mostly fine.\n`);
     const ran = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4');
     expect(ran.code).toBe(3);
     expect(codesOf(ran.stderr)).toEqual(['RESULT_FINDINGS_MISSING']);
@@ -547,15 +547,15 @@ describe('plan submit --record (hand-run reviews)', () => {
 
   test('should bind a record without its INPUT line only with --attest, and validate with attested=1', () => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
     const record = join(d.dir, 'record.md');
     writeFileSync(record, '- [High] Races on retry\n');
     const refused = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4');
     expect(codesOf(refused.stderr)).toEqual(['RESULT_RECEIPT_MISSING']);
     const attested = d.plan('submit', '--phase', 'ceo', '--voice', 'native', '--record', record, '--model', 'claude-opus-4', '--attest', 'reviewed by hand from the printed plan');
     expect(attested.code).toBe(0);
-    const outside = step.attempts[1]!;
-    d.writeResult(outside, step.snapshot!, []);
+    const outside = context.attempts[1]!;
+    d.writeResult(outside, context.snapshot!, []);
     d.submit(outside, 'gpt-5');
     d.driveToGate();
     d.plan('answer', '--gate-rev', '1', '--reply', 'as-is', '--by', 'human');

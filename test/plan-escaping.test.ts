@@ -59,10 +59,10 @@ describe('plan output escaping', () => {
   test.each(HOSTILE)('should escape LANEWARD_SESSION_KIND holding %s in plan next, lines and --json', (_, value) => {
     const d = driver();
     d.env = { LANEWARD_SESSION_KIND: `x${value}` };
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.code).toBe(0);
-    expectClean(step.stdout);
-    expect(step.lines).toContain(`SESSION_KIND: interactive (unknown kind '${oneLine(`x${value}`)}')`);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.code).toBe(0);
+    expectClean(context.stdout);
+    expect(context.lines).toContain(`SESSION_KIND: interactive (unknown kind '${oneLine(`x${value}`)}')`);
     const status = d.plan('status', '--json');
     expect(status.stdout).not.toMatch(RAW);
     const again = d.plan('next', '--json');

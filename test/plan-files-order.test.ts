@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { syncRunFiles } from '../main/plan/files/run-files.ts';
-import { planEnv, planNext, planRecommend, planSubmit, type PlanReport } from '../main/plan/index.ts';
+import { readPlanEnv, planNext, planRecommend, planSubmit, type PlanReport } from '../main/plan/index.ts';
 import { openStore } from '../main/store/store.ts';
 import { PLAN } from './helpers/plan-driver.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -12,20 +12,20 @@ const root = tempRoot('plan-files-order');
 test('should write one run\'s derived files in the order its records committed, however the writes interleave', async () => {
   mkdirSync(root, { recursive: true });
   writeFileSync(join(root, 'plan.md'), PLAN);
-  const penv = planEnv({}, root, join(root, 'state'));
+  const planEnv = readPlanEnv({}, root, join(root, 'state'));
   const out = join(root, 'run');
-  let report: PlanReport = await planNext({ out, plan: join(root, 'plan.md') }, penv);
+  let report: PlanReport = await planNext({ out, plan: join(root, 'plan.md') }, planEnv);
   while (report.status === 'awaiting_result' && report.attempts.length > 0) {
     for (const a of report.attempts) {
       writeFileSync(a.result, `INPUT: ${a.phase} ${report.phase!.snapshot}\n\n\`\`\`gstack-findings\n\`\`\`\n`);
-      await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-x' : 'gpt-y' }, penv);
+      await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-x' : 'gpt-y' }, planEnv);
     }
-    report = await planNext({ out }, penv);
+    report = await planNext({ out }, planEnv);
   }
   expect(report.status).toBe('gate_pending');
   const store = openStore(join(root, 'state'));
   const older = store.runs.get(report.run!)!;
-  await planRecommend({ out, item: 'p1', option: 'b' }, penv);
+  await planRecommend({ out, item: 'p1', option: 'b' }, planEnv);
   const newer = store.runs.get(report.run!)!;
   const gate = join(out, 'gate.json');
   await syncRunFiles(store, newer, out);

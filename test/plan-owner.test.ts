@@ -244,8 +244,8 @@ describe('plan checkpoints', () => {
     expect(restored.lines[0]).toMatch(new RegExp(`^RESTORED: run=${runOf(d)} generation=\\d{12} from=`));
     expect(restored.lines[0]).not.toContain(current.generation);
     // The restored run goes on, on its new state root.
-    const step = d.raw(['plan', 'next', '--out', moved]);
-    expect(step.code).toBe(0);
+    const context = d.raw(['plan', 'next', '--out', moved]);
+    expect(context.code).toBe(0);
   });
 
   test('should refuse a checkpoint directory inside the run and a checkpoint with no valid generation', () => {

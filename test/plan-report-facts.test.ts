@@ -7,7 +7,7 @@ import type { Outcome } from '../workers/supervise/outcome.ts';
 import { factLine, reportLines } from '../main/cli/plan-lines.ts';
 import { stopFixArgv, stopSummary, stopWords } from '../main/cli/plan-stop-lines.ts';
 import type { ReportFact } from '../main/plan/core/report-facts.ts';
-import { answerRun, locateRun, planAnswer, planEnv, planExport, planNext, planStatus, planSubmit, type PlanReport } from '../main/plan/index.ts';
+import { answerRun, locateRun, planAnswer, readPlanEnv, planExport, planNext, planStatus, planSubmit, type PlanReport } from '../main/plan/index.ts';
 import { orphanVerdict, type OrphanFindings } from '../main/plan/orphan-verdict.ts';
 import { outcomeVerdict } from '../main/plan/outcome-facts.ts';
 import { roundOf, stopOf } from '../main/plan/run-round.ts';
@@ -52,23 +52,23 @@ describe('plan report facts', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'plan.md'), PLAN);
     // Checkpoints on and an unknown session kind: their facts are in the reports too.
-    const penv = planEnv({ LANEWARD_CHECKPOINT_DIR: join(dir, 'ck'), LANEWARD_SESSION_KIND: 'robot' }, dir, join(dir, 'state'));
+    const planEnv = readPlanEnv({ LANEWARD_CHECKPOINT_DIR: join(dir, 'ck'), LANEWARD_SESSION_KIND: 'robot' }, dir, join(dir, 'state'));
     const out = join(dir, 'run');
     const reports: PlanReport[] = [];
-    let report = await planNext({ out, plan: join(dir, 'plan.md') }, penv);
+    let report = await planNext({ out, plan: join(dir, 'plan.md') }, planEnv);
     reports.push(report);
     while (report.status === 'awaiting_result') {
       for (const a of report.attempts) {
         writeFileSync(a.result, `INPUT: ${a.phase} ${report.phase!.snapshot}\n\n\`\`\`gstack-findings\n{"id":"F1","severity":"Medium","title":"a finding of ${a.voice}","file":"src/a.ts","line":1}\n\`\`\`\n`);
-        reports.push(await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-test' : 'gpt-test' }, penv));
+        reports.push(await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-test' : 'gpt-test' }, planEnv));
       }
-      report = await planNext({ out }, penv);
+      report = await planNext({ out }, planEnv);
       reports.push(report);
     }
     expect(report.status).toBe('gate_pending');
-    reports.push(await planAnswer({ out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, penv));
-    reports.push(await planExport({ out }, penv));
-    reports.push(planStatus({ out }, penv));
+    reports.push(await planAnswer({ out, gateRev: report.gate!.rev, reply: 'as-is', by: 'human' }, planEnv));
+    reports.push(await planExport({ out }, planEnv));
+    reports.push(planStatus({ out }, planEnv));
     const kinds = new Set(reports.flatMap((r) => [...r.notes, ...r.scope, ...r.carry, ...r.after].map((f) => f.fact)));
     // The report kinds this run went through, so the check below is over real facts.
     for (const kind of ['session_kind_unknown', 'estimate', 'scope', 'cycle', 'checkpoint', 'exported', 'artifact_valid', 'run_status', 'phase_status'] as const) expect(kinds).toContain(kind);
@@ -83,22 +83,22 @@ describe('plan report facts', () => {
     const dir = join(root, 'answer');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'plan.md'), PLAN);
-    const penv = planEnv({}, dir, join(dir, 'state'));
+    const planEnv = readPlanEnv({}, dir, join(dir, 'state'));
     const out = join(dir, 'run');
-    let report = await planNext({ out, plan: join(dir, 'plan.md') }, penv);
+    let report = await planNext({ out, plan: join(dir, 'plan.md') }, planEnv);
     while (report.status === 'awaiting_result') {
       for (const a of report.attempts) {
         writeFileSync(a.result, `INPUT: ${a.phase} ${report.phase!.snapshot}\n\n\`\`\`gstack-findings\n\`\`\`\n`);
-        await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-test' : 'gpt-test' }, penv);
+        await planSubmit({ out, phase: a.phase, voice: a.voice, attempt: a.id, result: a.result, model: a.voice === 'native' ? 'claude-test' : 'gpt-test' }, planEnv);
       }
-      report = await planNext({ out }, penv);
+      report = await planNext({ out }, planEnv);
     }
-    const located = locateRun(out, penv);
-    const { record } = await answerRun(located, { out, gateRev: located.record.gate!.rev, reply: 'as-is', by: 'human' }, penv);
-    const after = locateRun(out, penv).record;
+    const located = locateRun(out, planEnv);
+    const { record } = await answerRun(located, { out, gateRev: located.record.gate!.rev, reply: 'as-is', by: 'human' }, planEnv);
+    const after = locateRun(out, planEnv).record;
     expect([record.state, record.seq]).toEqual([after.state, after.seq]);
     expect(record.seq).toBeGreaterThan(located.record.seq);
-    await expect(answerRun(located, { out, gateRev: undefined, reply: 'as-is' }, penv)).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(answerRun(located, { out, gateRev: undefined, reply: 'as-is' }, planEnv)).rejects.toMatchObject({ code: 'USAGE' });
   });
 
   // The exact lines each fact printed as before facts (the CLI tests pin them end to end).

@@ -129,9 +129,9 @@ describe('plan submit: another attempt\'s result', () => {
 
   test.each(NAMES)('should refuse it with ATTEMPT_MISMATCH when named by %s', (_, name) => {
     const d = driver();
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    const [native, outside] = step.attempts;
-    d.writeResult(outside!, step.snapshot!, []);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    const [native, outside] = context.attempts;
+    d.writeResult(outside!, context.snapshot!, []);
     const { out, result } = name(d, outside!.result);
     const crossed = d.raw(['plan', 'submit', '--out', out, '--state', d.state, '--phase', 'ceo', '--voice', 'native', '--attempt', native!.id, '--result', result, '--model', 'claude-x']);
     expect(codesOf(crossed.stderr)).toEqual(['ATTEMPT_MISMATCH']);

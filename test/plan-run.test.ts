@@ -6,7 +6,7 @@ import { isLanewardError } from '../formats/codes/error.ts';
 import type { RunDriver, RunRecord } from '../formats/review/run-record.ts';
 import { processStart } from '../main/process/process-alive.ts';
 import { createInProcessDispatcher, type SuperviseFn } from '../main/dispatch/dispatcher.ts';
-import { planEnv, planNext, planRun as runPlan } from '../main/plan/index.ts';
+import { readPlanEnv, planNext, planRun as runPlan } from '../main/plan/index.ts';
 import { openStore, readJournal, transact } from '../main/store/store.ts';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -97,16 +97,16 @@ class DispatchRace {
     this.opened();
   }
 
-  wrap(driver: string, run: SuperviseFn): SuperviseFn {
+  wrap(driver: string, supervise: SuperviseFn): SuperviseFn {
     return (spec, options = {}) => {
       const prompt = spec.env?.['LANEWARD_PROMPT_FILE'] ?? '';
-      if (!prompt.endsWith('/ceo-native-prompt.md') && !prompt.endsWith('/ceo-outside-prompt.md')) return run(spec, options);
+      if (!prompt.endsWith('/ceo-native-prompt.md') && !prompt.endsWith('/ceo-outside-prompt.md')) return supervise(spec, options);
       const name = `${driver}.${prompt.includes('-native-') ? 'native' : 'outside'}`;
       this.calls.push(name);
       if (this.calls.length === this.order.length) this.release();
       let finished!: () => void;
       this.done.set(name, new Promise<void>((resolve) => (finished = resolve)));
-      return run(spec, {
+      return supervise(spec, {
         ...options,
         onSlot: async () => {
           await this.open;
@@ -446,8 +446,8 @@ describe('laneward plan run', () => {
 
   test('should let one of two plan runs racing on one run drive it and refuse the other before it dispatches anything', async () => {
     const c = newCase();
-    const penv = planEnv(process.env, c.dir, c.state);
-    await planNext({ out: c.out, plan: join(root, 'plan.md') }, penv);
+    const planEnv = readPlanEnv(process.env, c.dir, c.state);
+    await planNext({ out: c.out, plan: join(root, 'plan.md') }, planEnv);
     // Both drivers reach their first dispatch before either marks one; the marks then come
     // in the order that split the voices between them (A native, B outside, A outside, B native).
     const race = new DispatchRace(['A.native', 'B.outside', 'A.outside', 'B.native']);
@@ -458,7 +458,7 @@ describe('laneward plan run', () => {
         out: c.out, native: template, outside: template, nativeModel: 'claude-test', outsideModel: 'gpt-test',
         action: 'review.fd', actionsFile: descriptor.file, trust: descriptor.trust,
       };
-      const done = runPlan(options, penv, race.wrap(name, dispatcher.run)).finally(() => race.release());
+      const done = runPlan(options, planEnv, race.wrap(name, dispatcher.supervise)).finally(() => race.release());
       return { done, dispatcher };
     });
     const ends = await Promise.allSettled(drivers.map((d) => d.done));

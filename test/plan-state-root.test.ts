@@ -30,19 +30,19 @@ describe('plan state root and directories', () => {
     ['a run directory', (d: PlanDriver) => ['plan', 'next', '--out', '/proc/laneward-none/run', '--state', d.state, '--plan', 'plan.md'], 'IO_ERROR'],
   ])('should refuse %s under /proc with a typed error, never spin', (_, args, code) => {
     const d = driver();
-    const step = d.raw(args(d));
-    expect(step.timedOut).toBeUndefined();
-    expect(step.code).toBe(1);
-    expect(codesOf(step.stderr)).toEqual([code]);
+    const context = d.raw(args(d));
+    expect(context.timedOut).toBeUndefined();
+    expect(context.code).toBe(1);
+    expect(codesOf(context.stderr)).toEqual([code]);
   });
 
   test('should report a checkpoint directory under /proc as a failed checkpoint, never spin', () => {
     const d = driver();
     d.env = { LANEWARD_CHECKPOINT_DIR: '/proc/laneward-none/checkpoints' };
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.timedOut).toBeUndefined();
-    expect(step.code).toBe(0);
-    expect(step.lines.filter((l) => l.startsWith('CHECKPOINT: '))).toEqual([expect.stringMatching(/^CHECKPOINT: failed cannot create directory \/proc\/laneward-none /)]);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.timedOut).toBeUndefined();
+    expect(context.code).toBe(0);
+    expect(context.lines.filter((l) => l.startsWith('CHECKPOINT: '))).toEqual([expect.stringMatching(/^CHECKPOINT: failed cannot create directory \/proc\/laneward-none /)]);
   });
 
   test.each([
@@ -51,9 +51,9 @@ describe('plan state root and directories', () => {
   ])('should refuse a state root from %s whose path holds a newline, and bind nothing', (_, given) => {
     const d = driver();
     const extra = given(d);
-    const step = d.raw(['plan', 'next', '--out', d.out, ...extra, '--plan', 'plan.md']);
-    expect(step.code).toBe(1);
-    expect(codesOf(step.stderr)).toEqual(['STATE_UNAVAILABLE']);
+    const context = d.raw(['plan', 'next', '--out', d.out, ...extra, '--plan', 'plan.md']);
+    expect(context.code).toBe(1);
+    expect(codesOf(context.stderr)).toEqual(['STATE_UNAVAILABLE']);
     expect(existsSync(join(d.out, '.laneward-run'))).toBe(false);
     expect(readdirSync(d.dir)).toEqual(['plan.md']);
   });
@@ -76,18 +76,18 @@ describe('plan state root and directories', () => {
   test.each([['yes'], ['true'], ['2'], [' 1']])('should refuse LANEWARD_EPHEMERAL=%j as USAGE before anything is written', (value) => {
     const d = driver();
     d.env = { LANEWARD_EPHEMERAL: value };
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.code).toBe(2);
-    expect(codesOf(step.stderr)).toEqual(['USAGE']);
-    expect(step.stderr).toContain('LANEWARD_EPHEMERAL');
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.code).toBe(2);
+    expect(codesOf(context.stderr)).toEqual(['USAGE']);
+    expect(context.stderr).toContain('LANEWARD_EPHEMERAL');
     expect(existsSync(d.out)).toBe(false);
   });
 
   test.each([['1', 'no'], ['0', 'yes'], ['', 'yes']])('should take LANEWARD_EPHEMERAL=%j as durable=%s', (value, durable) => {
     const d = driver();
     d.env = { LANEWARD_EPHEMERAL: value };
-    const step = d.plan('next', '--plan', join(d.dir, 'plan.md'));
-    expect(step.code).toBe(0);
-    expect(step.lines[0]).toBe(`STATE_ROOT: ${d.state} durable=${durable}`);
+    const context = d.plan('next', '--plan', join(d.dir, 'plan.md'));
+    expect(context.code).toBe(0);
+    expect(context.lines[0]).toBe(`STATE_ROOT: ${d.state} durable=${durable}`);
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import type { ProviderFacts } from '../formats/providers/facts.ts';
 import { PRESETS, type PresetCall } from '../formats/providers/presets.ts';
 import { costOf } from '../main/providers/cost.ts';
-import { DEFAULT_RETRY_AFTER_S, ProviderGate } from '../main/providers/gate.ts';
+import { DEFAULT_RETRY_AFTER_S, RateLimitPause } from '../main/providers/rate-limit-pause.ts';
 import { jsonFromReply, launchOf, settleResult } from '../main/providers/launch.ts';
 import { buildOutcome, type Outcome, type OutcomeCode } from '../workers/supervise/outcome.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -83,139 +83,139 @@ async function settled<T>(promise: Promise<T>): Promise<{ done: boolean; value?:
 describe('ProviderGate', () => {
   test('should hold a call admitted before a rate limit, still waiting for its slot, until the pause ends', async () => {
     let now = 5_000_000;
-    const gate = new ProviderGate(() => now);
-    expect(await gate.admit('codex')).toBe(true);
-    expect(await gate.admit('codex')).toBe(true);
+    const pause = new RateLimitPause(() => now);
+    expect(await pause.admit('codex')).toBe(true);
+    expect(await pause.admit('codex')).toBe(true);
     // Open before any limit: starts at once.
-    expect(await settled(gate.beforeStart('codex'))).toEqual({ done: true, value: true });
-    gate.ended('codex', outcome('PROVIDER_RATE_LIMITED', 0.2));
-    const waiting = gate.beforeStart('codex');
+    expect(await settled(pause.beforeStart('codex'))).toEqual({ done: true, value: true });
+    pause.ended('codex', outcome('PROVIDER_RATE_LIMITED', 0.2));
+    const waiting = pause.beforeStart('codex');
     expect((await settled(waiting)).done).toBe(false);
     now += 200;
     // Its timer runs on the real clock: it looks again when it fires and finds the pause over.
     expect(await waiting).toBe(true);
     // Cancelled while it waits: false, and nothing starts.
-    gate.ended('codex', outcome('PROVIDER_RATE_LIMITED', 30));
+    pause.ended('codex', outcome('PROVIDER_RATE_LIMITED', 30));
     const stop = new AbortController();
-    const cancelled = gate.beforeStart('codex', stop.signal);
+    const cancelled = pause.beforeStart('codex', stop.signal);
     stop.abort();
     expect(await cancelled).toBe(false);
   });
 
   test('should admit at once while no provider was rate limited, and show nothing', async () => {
-    const gate = new ProviderGate(() => 0);
-    const all = await Promise.all(Array.from({ length: 100 }, () => gate.admit('claude-code')));
+    const pause = new RateLimitPause(() => 0);
+    const all = await Promise.all(Array.from({ length: 100 }, () => pause.admit('claude-code')));
     expect(all.every(Boolean)).toBe(true);
-    gate.ended('claude-code', outcome(null));
-    expect(gate.view()).toEqual([]);
+    pause.ended('claude-code', outcome(null));
+    expect(pause.view()).toEqual([]);
   });
 
   test('should pause only the rate-limited provider until its retry-after, then admit one at a time, then double', async () => {
     let now = 1_000_000;
-    const gate = new ProviderGate(() => now);
+    const pause = new RateLimitPause(() => now);
     const stop = new AbortController();
-    expect(await gate.admit('claude-code')).toBe(true);
-    expect(await gate.admit('claude-code')).toBe(true);
-    gate.ended('claude-code', outcome('PROVIDER_RATE_LIMITED', 10));
-    expect(gate.view()).toEqual([{ provider: 'claude-code', pausedUntil: new Date(now + 10_000).toISOString(), allowance: 1, running: 1, rateLimits: 1 }]);
+    expect(await pause.admit('claude-code')).toBe(true);
+    expect(await pause.admit('claude-code')).toBe(true);
+    pause.ended('claude-code', outcome('PROVIDER_RATE_LIMITED', 10));
+    expect(pause.view()).toEqual([{ provider: 'claude-code', pausedUntil: new Date(now + 10_000).toISOString(), allowance: 1, running: 1, rateLimits: 1 }]);
 
     // Paused: a new call waits; other providers do not.
-    const waiting = gate.admit('claude-code', stop.signal);
+    const waiting = pause.admit('claude-code', stop.signal);
     expect((await settled(waiting)).done).toBe(false);
-    expect(await gate.admit('codex')).toBe(true);
-    expect(await gate.admit('gemini-cli')).toBe(true);
+    expect(await pause.admit('codex')).toBe(true);
+    expect(await pause.admit('gemini-cli')).toBe(true);
 
     // A clean end during the pause does not double the allowance.
     now += 5_000;
-    gate.ended('claude-code', outcome(null));
+    pause.ended('claude-code', outcome(null));
     expect((await settled(waiting)).done).toBe(false);
-    expect(gate.view()[0]).toMatchObject({ allowance: 1, running: 0 });
+    expect(pause.view()[0]).toMatchObject({ allowance: 1, running: 0 });
 
     // After the pause: one at a time.
     now += 5_000;
-    expect(await settled(gate.admit('claude-code', stop.signal))).toEqual({ done: true, value: true });
-    const second = gate.admit('claude-code', stop.signal);
+    expect(await settled(pause.admit('claude-code', stop.signal))).toEqual({ done: true, value: true });
+    const second = pause.admit('claude-code', stop.signal);
     expect((await settled(second)).done).toBe(false);
-    expect(gate.view()[0]).toMatchObject({ pausedUntil: null, allowance: 1, running: 1 });
+    expect(pause.view()[0]).toMatchObject({ pausedUntil: null, allowance: 1, running: 1 });
 
     // A clean end doubles the allowance: two may run.
-    gate.ended('claude-code', outcome(null));
+    pause.ended('claude-code', outcome(null));
     const results = await Promise.all([settled(waiting), settled(second)]);
     expect(results.map((r) => r.done)).toEqual([true, true]);
-    expect(gate.view()[0]).toMatchObject({ allowance: 2, running: 2 });
-    const third = gate.admit('claude-code', stop.signal);
+    expect(pause.view()[0]).toMatchObject({ allowance: 2, running: 2 });
+    const third = pause.admit('claude-code', stop.signal);
     expect((await settled(third)).done).toBe(false);
 
     // A call that never started does not double it.
-    gate.ended('claude-code', outcome('COMMAND_NOT_FOUND', null, false));
+    pause.ended('claude-code', outcome('COMMAND_NOT_FOUND', null, false));
     expect(await settled(third)).toEqual({ done: true, value: true });
-    expect(gate.view()[0]).toMatchObject({ allowance: 2, running: 2 });
+    expect(pause.view()[0]).toMatchObject({ allowance: 2, running: 2 });
     stop.abort();
   });
 
   test('should double up to 64 and then stop holding the provider back', async () => {
     let now = 0;
-    const gate = new ProviderGate(() => now);
-    await gate.admit('codex');
-    gate.ended('codex', outcome('PROVIDER_RATE_LIMITED', 1));
+    const pause = new RateLimitPause(() => now);
+    await pause.admit('codex');
+    pause.ended('codex', outcome('PROVIDER_RATE_LIMITED', 1));
     now = 1_000;
     const seen: (number | null)[] = [];
     for (let i = 0; i < 8; i++) {
-      expect(await gate.admit('codex')).toBe(true);
-      gate.ended('codex', outcome(null));
-      seen.push(gate.view()[0]!.allowance);
+      expect(await pause.admit('codex')).toBe(true);
+      pause.ended('codex', outcome(null));
+      seen.push(pause.view()[0]!.allowance);
     }
     expect(seen).toEqual([2, 4, 8, 16, 32, 64, null, null]);
-    const many = await Promise.all(Array.from({ length: 200 }, () => gate.admit('codex')));
+    const many = await Promise.all(Array.from({ length: 200 }, () => pause.admit('codex')));
     expect(many.every(Boolean)).toBe(true);
   });
 
   test('should pause for the default when the rate limit named no retry-after, and extend, never shorten, a pause', async () => {
     let now = 0;
-    const gate = new ProviderGate(() => now);
-    await gate.admit('gemini-cli');
-    await gate.admit('gemini-cli');
-    gate.ended('gemini-cli', outcome('PROVIDER_RATE_LIMITED', null));
-    expect(gate.view()[0]!.pausedUntil).toBe(new Date(DEFAULT_RETRY_AFTER_S * 1000).toISOString());
-    gate.ended('gemini-cli', outcome('PROVIDER_RATE_LIMITED', 1));
-    expect(gate.view()[0]).toMatchObject({ pausedUntil: new Date(DEFAULT_RETRY_AFTER_S * 1000).toISOString(), rateLimits: 2, running: 0 });
+    const pause = new RateLimitPause(() => now);
+    await pause.admit('gemini-cli');
+    await pause.admit('gemini-cli');
+    pause.ended('gemini-cli', outcome('PROVIDER_RATE_LIMITED', null));
+    expect(pause.view()[0]!.pausedUntil).toBe(new Date(DEFAULT_RETRY_AFTER_S * 1000).toISOString());
+    pause.ended('gemini-cli', outcome('PROVIDER_RATE_LIMITED', 1));
+    expect(pause.view()[0]).toMatchObject({ pausedUntil: new Date(DEFAULT_RETRY_AFTER_S * 1000).toISOString(), rateLimits: 2, running: 0 });
   });
 
   test('should stay usable after a retry-after no timer or date can hold', async () => {
-    const gate = new ProviderGate();
-    await gate.admit('claude-code');
-    gate.ended('claude-code', outcome('PROVIDER_RATE_LIMITED', Infinity));
-    expect(() => gate.view()).not.toThrow();
+    const pause = new RateLimitPause();
+    await pause.admit('claude-code');
+    pause.ended('claude-code', outcome('PROVIDER_RATE_LIMITED', Infinity));
+    expect(() => pause.view()).not.toThrow();
     const stop = new AbortController();
-    const waiting = gate.admit('claude-code', stop.signal);
+    const waiting = pause.admit('claude-code', stop.signal);
     expect((await settled(waiting)).done).toBe(false);
     stop.abort();
     expect(await waiting).toBe(false);
   });
 
   test('should wake a waiter with a real timer once the pause ends', async () => {
-    const gate = new ProviderGate();
-    await gate.admit('codex');
+    const pause = new RateLimitPause();
+    await pause.admit('codex');
     const t0 = Date.now();
-    gate.ended('codex', outcome('PROVIDER_RATE_LIMITED', 0.3));
-    expect(await gate.admit('codex')).toBe(true);
+    pause.ended('codex', outcome('PROVIDER_RATE_LIMITED', 0.3));
+    expect(await pause.admit('codex')).toBe(true);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
 
   test('should return false for a call aborted while it waits, and not count it', async () => {
-    const gate = new ProviderGate();
-    await gate.admit('claude-code');
-    gate.ended('claude-code', outcome('PROVIDER_RATE_LIMITED', 3_600));
+    const pause = new RateLimitPause();
+    await pause.admit('claude-code');
+    pause.ended('claude-code', outcome('PROVIDER_RATE_LIMITED', 3_600));
     const stop = new AbortController();
-    const waiting = gate.admit('claude-code', stop.signal);
+    const waiting = pause.admit('claude-code', stop.signal);
     setTimeout(() => stop.abort(), 50);
     expect(await waiting).toBe(false);
-    expect(gate.view()[0]).toMatchObject({ running: 0 });
+    expect(pause.view()[0]).toMatchObject({ running: 0 });
     // Already aborted: false at once.
-    expect(await gate.admit('claude-code', stop.signal)).toBe(false);
-    expect(await gate.admit('codex', stop.signal)).toBe(false);
-    expect(gate.view()[0]).toMatchObject({ running: 0 });
+    expect(await pause.admit('claude-code', stop.signal)).toBe(false);
+    expect(await pause.admit('codex', stop.signal)).toBe(false);
+    expect(pause.view()[0]).toMatchObject({ running: 0 });
   });
 });
 

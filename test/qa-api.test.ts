@@ -34,21 +34,21 @@ const FACTS = {
 } as const;
 
 /** A SuperviseFn that records every spec it is given. */
-function recording(inner: SuperviseFn = inProcessSupervise): { run: SuperviseFn; specs: SupervisionSpec[] } {
+function recording(inner: SuperviseFn = inProcessSupervise): { supervise: SuperviseFn; specs: SupervisionSpec[] } {
   const specs: SupervisionSpec[] = [];
-  return { specs, run: (spec, options) => (specs.push(spec), inner(spec, options)) };
+  return { specs, supervise: (spec, options) => (specs.push(spec), inner(spec, options)) };
 }
 
 const plain = (report: QaReport) => expect(JSON.parse(JSON.stringify(report))).toEqual(report);
 
 describe('main/qa API', () => {
   test('should run every observer call through the given SuperviseFn, with its mode, policy and the signed action', async () => {
-    const { run, specs } = recording();
-    const started = await qaStart(store, 'api-1', { observer }, run);
+    const { supervise, specs } = recording();
+    const started = await qaStart(store, 'api-1', { observer }, supervise);
     expect(started.code).toBe(null);
     plain(started);
-    for (let i = 0; i < 3; i++) plain(await qaTurn(store, 'api-1', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, run));
-    const finished = await qaFinish(store, 'api-1', {}, run);
+    for (let i = 0; i < 3; i++) plain(await qaTurn(store, 'api-1', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, supervise));
+    const finished = await qaFinish(store, 'api-1', {}, supervise);
     plain(finished);
     expect(finished.code).toBe(null);
     expect(specs.map((s) => [s.env?.['LANEWARD_QA_MODE'], s.toolPolicy?.allow.join(','), s.mode, s.progress, s.timeoutMs, s.action])).toEqual([
@@ -74,7 +74,7 @@ describe('main/qa API', () => {
   });
 
   test('should record an observer failure from its outcome, once, never retried', async () => {
-    const { run: passing } = recording();
+    const { supervise: passing } = recording();
     expect((await qaStart(store, 'api-2', { observer }, passing)).code).toBe(null);
     const expired: SuperviseFn = async (spec) =>
       buildOutcome({
@@ -82,15 +82,15 @@ describe('main/qa API', () => {
         cancelSignal: null, spawnError: null, deniedTool: null, providerStarted: true, attempts: 1, marks: 0, durationMs: 5, cleanupConfirmed: true,
         expiryLateMs: 0, firstSignalMs: 0, goneMs: 1,
       });
-    const { run, specs } = recording(expired);
+    const { supervise, specs } = recording(expired);
     const outs = [];
-    for (let i = 0; i < 3; i++) outs.push(await qaTurn(store, 'api-2', { role: 'assistant', text: `t${i}`, diff: false, config: QA_DEFAULTS }, run));
+    for (let i = 0; i < 3; i++) outs.push(await qaTurn(store, 'api-2', { role: 'assistant', text: `t${i}`, diff: false, config: QA_DEFAULTS }, supervise));
     expect(specs).toHaveLength(1);
     expect(outs[2]!.events.at(-1)).toMatchObject({ type: 'observer_failed', mode: 'cadence', code: 'LEASE_EXPIRED' });
     expect(outs[2]!.code).toBe(null);
     // The observer started, so those turns count as sent: the next window sends only new ones.
     expect(outs[2]!.status).toMatchObject({ lastSent: 3, sinceCadence: 0 });
-    const finished = await qaFinish(store, 'api-2', {}, run);
+    const finished = await qaFinish(store, 'api-2', {}, supervise);
     expect(specs).toHaveLength(2);
     expect(finished.code).toBe('LEASE_EXPIRED');
     expect(finished.events).toMatchObject([{ type: 'cross_check', verdict: 'error', code: 'LEASE_EXPIRED', completion: 'aborted' }]);
@@ -104,8 +104,8 @@ describe('main/qa API', () => {
     for (let i = 0; i < 3; i++) last = await qaTurn(store, 'api-3', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, notFound);
     expect(last!.events.at(-1)).toMatchObject({ type: 'observer_failed', code: 'COMMAND_NOT_FOUND' });
     expect(last!.status).toMatchObject({ lastSent: 0, unsent: 3, sinceCadence: 0 });
-    const { run, specs } = recording();
-    for (let i = 3; i < 6; i++) last = await qaTurn(store, 'api-3', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, run);
+    const { supervise, specs } = recording();
+    for (let i = 3; i < 6; i++) last = await qaTurn(store, 'api-3', { role: 'user', text: `t${i}`, diff: false, config: QA_DEFAULTS }, supervise);
     expect(last!.events.at(-1)).toMatchObject({ type: 'update', from: 0, to: 6, verdict: 'pass' });
     expect(specs).toHaveLength(1);
   });

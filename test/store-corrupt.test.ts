@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, ERROR_LINE, ROOT } from './helpers/cli.ts';
-import { planEnv, writePlan } from './helpers/plan-driver.ts';
+import { readPlanEnv, writePlan } from './helpers/plan-driver.ts';
 import { qaCtx, start } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -29,7 +29,7 @@ interface Ran {
 }
 
 function run(args: readonly string[]): Ran {
-  const ran = spawnSync(process.execPath, [BUNDLE, ...args], { cwd: root, env: planEnv(), encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  const ran = spawnSync(process.execPath, [BUNDLE, ...args], { cwd: root, env: readPlanEnv(), encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
   return { status: ran.status, signal: ran.signal, stdout: ran.stdout, stderr: ran.stderr };
 }
 
@@ -210,7 +210,7 @@ describe('a state root on a full disk', () => {
       `echo "LISTING: $(ls -A ${quote([join(disk, 'state')])} 2>/dev/null | tr '\\n' ' ')"`,
       'exit $status',
     ].join('\n');
-    const ran = spawnSync('unshare', ['-rm', 'sh', '-c', script], { cwd: root, env: planEnv(), encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' });
+    const ran = spawnSync('unshare', ['-rm', 'sh', '-c', script], { cwd: root, env: readPlanEnv(), encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' });
     const listing = /^LISTING: (.*)$/m.exec(ran.stdout)?.[1]?.trim().split(' ').filter((name) => name !== '') ?? ['(no listing)'];
     return { status: ran.status, signal: ran.signal, stdout: ran.stdout, stderr: ran.stderr, listing };
   }
@@ -249,7 +249,7 @@ describe('qa status reads only', () => {
     const ran = spawnSync('unshare', ['-rm', 'sh', '-c', script, 'sh', ctx.state, process.execPath, BUNDLE, 'qa', 'status', '--lane', 'ro-1', '--state', ctx.state], {
       encoding: 'utf8',
       cwd: ctx.root,
-      env: planEnv(),
+      env: readPlanEnv(),
       timeout: 60_000,
       killSignal: 'SIGKILL',
     });

@@ -7,16 +7,16 @@ type Walkable = { readonly type?: string; readonly entries?: Record<string, unkn
 
 /** `lanes.2.id` (as valibot's getDotPath writes it); `(top level)` for none. */
 export function dotPath(path: readonly Step[] | undefined): string {
-  const out = (path ?? []).map((step) => String(step.key)).join('.');
+  const out = (path ?? []).map((context) => String(context.key)).join('.');
   return out === '' ? '(top level)' : out;
 }
 
 /** The keys a (strict) object schema at `path` inside `schema` knows; null where no object schema is found. */
 export function knownKeysAt(schema: unknown, path: readonly Step[]): string[] | null {
   let at = unwrap(schema);
-  for (const step of path) {
-    if (at?.entries !== undefined && typeof step.key === 'string' && Object.hasOwn(at.entries, step.key)) at = unwrap(at.entries[step.key]);
-    else if (at?.item !== undefined && typeof step.key === 'number') at = unwrap(at.item);
+  for (const context of path) {
+    if (at?.entries !== undefined && typeof context.key === 'string' && Object.hasOwn(at.entries, context.key)) at = unwrap(at.entries[context.key]);
+    else if (at?.item !== undefined && typeof context.key === 'number') at = unwrap(at.item);
     else return null;
   }
   return at?.entries === undefined ? null : Object.keys(at.entries);

@@ -35,9 +35,9 @@ export type AckOutcome =
 export function acknowledgeRun(target: string, consumer: string, now: () => string): AckOutcome {
   const { manifest } = locateRun(target);
   const name = basename(manifest);
-  const refuse = (run: string | null, message: string, errors: readonly Issue[] = [], errorsOmitted = 0): AckOutcome => ({
+  const refuse = (runManifest: string | null, message: string, errors: readonly Issue[] = [], errorsOmitted = 0): AckOutcome => ({
     acked: false,
-    run,
+    run: runManifest,
     refusal: issue('ACK_REFUSED', name, message),
     errors,
     errorsOmitted,
@@ -67,16 +67,16 @@ export function acknowledgeRun(target: string, consumer: string, now: () => stri
       const count = report.errors.length + report.errors_omitted;
       return refuse(report.run, `${count} validation error(s)`, report.errors, report.errors_omitted);
     }
-    const run = document.value as RunManifest;
-    const earlier = run.consumed_by?.find((entry) => entry.consumer === consumer);
-    if (earlier !== undefined) return { acked: true, run: run.run, at: earlier.at, already: true };
+    const runManifest = document.value as RunManifest;
+    const earlier = runManifest.consumed_by?.find((entry) => entry.consumer === consumer);
+    if (earlier !== undefined) return { acked: true, run: runManifest.run, at: earlier.at, already: true };
     const at = now();
     const next = appendToArrayMember(document.bytes, 'consumed_by', (spaced) =>
       spaced ? `{"consumer": ${JSON.stringify(consumer)}, "at": ${JSON.stringify(at)}}` : `{"consumer":${JSON.stringify(consumer)},"at":${JSON.stringify(at)}}`,
     );
-    if (next.length > MAX_LINE_BYTES) return refuse(run.run, `recording the consumer would take run.json past 16 MiB (${next.length} bytes)`);
+    if (next.length > MAX_LINE_BYTES) return refuse(runManifest.run, `recording the consumer would take run.json past 16 MiB (${next.length} bytes)`);
     writeFileAtomic(manifest, next);
-    return { acked: true, run: run.run, at, already: false };
+    return { acked: true, run: runManifest.run, at, already: false };
   } finally {
     release();
   }

@@ -27,7 +27,7 @@ export function reportCommand<const O extends Options>(spec: {
   readonly name: string;
   readonly options: O;
   readonly mutating: boolean;
-  readonly run: (values: Parsed<O & typeof COMMON>['values'], penv: PlanEnv) => Promise<PlanReport> | PlanReport;
+  readonly run: (values: Parsed<O & typeof COMMON>['values'], planEnv: PlanEnv) => Promise<PlanReport> | PlanReport;
 }): Command {
   return command({
     name: spec.name,
@@ -38,9 +38,9 @@ export function reportCommand<const O extends Options>(spec: {
       const { out, state, json } = values as { out?: string; state?: string; json?: boolean };
       // Settings are read once, here: a malformed one is refused before anything changes.
       const plan = await import('../plan/index.ts');
-      const penv = plan.planEnv(process.env, process.cwd(), state);
-      if (spec.mutating && out !== undefined) plan.checkpointRoot(penv.settings.checkpointDir, resolvePath(out));
-      const report = await spec.run(values, penv);
+      const planEnv = plan.readPlanEnv(process.env, process.cwd(), state);
+      if (spec.mutating && out !== undefined) plan.checkpointRoot(planEnv.settings.checkpointDir, resolvePath(out));
+      const report = await spec.run(values, planEnv);
       if (json === true) io.out(jsonLine(reportJson(report)));
       else for (const line of reportLines(report, !NOT_TERMINAL.has(spec.name))) io.out(line);
       return EXIT.ok;

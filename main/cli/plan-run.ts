@@ -106,8 +106,8 @@ export const planRunCommand: Command = command({
       const prices = values.prices === undefined ? undefined : readPrices(values.prices);
       const spendCap = values['spend-cap'] === undefined ? undefined : usdOption(values['spend-cap']);
       const deadlineMs = minutesOption('deadline', values.deadline);
-      const penv = plan.planEnv(process.env, process.cwd(), values.state);
-      plan.checkpointRoot(penv.settings.checkpointDir, runDir);
+      const planEnv = plan.readPlanEnv(process.env, process.cwd(), values.state);
+      plan.checkpointRoot(planEnv.settings.checkpointDir, runDir);
       const { planRun } = plan;
       const { createInProcessDispatcher } = await import('../dispatch/dispatcher.ts');
       const dispatcher = createInProcessDispatcher({ limit: VOICES_AT_ONCE });
@@ -139,8 +139,8 @@ export const planRunCommand: Command = command({
               for (const line of eventLines(event)) progress(line);
             },
           },
-          penv,
-          dispatcher.run,
+          planEnv,
+          dispatcher.supervise,
         );
       } finally {
         await dispatcher.close();

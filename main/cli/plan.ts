@@ -19,7 +19,7 @@ const NEXT = reportCommand({
     'estimate-usd': { type: 'string' }, redispatch: { type: 'string' }, 'ceo-only': { type: 'boolean' },
     'no-carry-forward': { type: 'boolean' }, 'round-cap': { type: 'string' }, 'carry-check-cap': { type: 'string' },
   },
-  run: async (values, penv) =>
+  run: async (values, planEnv) =>
     (await import('../plan/index.ts')).planNext({
       out: values.out,
       ...(values.plan === undefined ? {} : { plan: values.plan }),
@@ -32,7 +32,7 @@ const NEXT = reportCommand({
       ...(values['no-carry-forward'] === true ? { carryForward: false } : {}),
       ...(values['round-cap'] === undefined ? {} : { roundCap: intOption('round-cap', values['round-cap'], 1, 1000)! }),
       ...money('carryCheckCap', 'carry-check-cap', values['carry-check-cap']),
-    }, penv),
+    }, planEnv),
 });
 
 const SUBMIT = reportCommand({
@@ -43,14 +43,14 @@ const SUBMIT = reportCommand({
     result: { type: 'string' }, record: { type: 'string' }, model: { type: 'string' }, runner: { type: 'string' },
     'usage-usd': { type: 'string' }, attest: { type: 'string' }, unavailable: { type: 'string' }, failed: { type: 'string' },
   },
-  run: async (values, penv) =>
+  run: async (values, planEnv) =>
     (await import('../plan/index.ts')).planSubmit({
       out: values.out,
       phase: values.phase,
       voice: values.voice,
       ...defined({ attempt: values.attempt, result: values.result, record: values.record, model: values.model, runner: values.runner, attest: values.attest, unavailable: values.unavailable, failed: values.failed }),
       ...money('usageUsd', 'usage-usd', values['usage-usd']),
-    }, penv),
+    }, planEnv),
 });
 
 const ANSWER = reportCommand({
@@ -61,7 +61,7 @@ const ANSWER = reportCommand({
     'owner-reply': { type: 'string' }, 'owner-reply-file': { type: 'string' }, 'words-by': { type: 'string' },
     'rec-hash': { type: 'string' },
   },
-  run: async (values, penv) => {
+  run: async (values, planEnv) => {
     if (values['owner-reply'] !== undefined && values['owner-reply-file'] !== undefined) throw usage('--owner-reply and --owner-reply-file exclude each other');
     const ownerReply = values['owner-reply-file'] !== undefined ? readWords(values['owner-reply-file'])
       : values['owner-reply'] === '-' ? readWords(0) : values['owner-reply'];
@@ -70,7 +70,7 @@ const ANSWER = reportCommand({
       gateRev: intOption('gate-rev', values['gate-rev'], 1, Number.MAX_SAFE_INTEGER),
       reply: values.reply,
       ...defined({ by: values.by, ownerReply, wordsBy: values['words-by'], recHash: values['rec-hash'] }),
-    }, penv);
+    }, planEnv);
   },
 });
 
@@ -78,55 +78,55 @@ const REVISE = reportCommand({
   name: 'revise',
   mutating: true,
   options: { plan: { type: 'string' }, incorporates: { type: 'string' }, settle: { type: 'string' }, withdraw: { type: 'string' } },
-  run: async (values, penv) =>
+  run: async (values, planEnv) =>
     (await import('../plan/index.ts')).planRevise({
       out: values.out,
       ...defined({ plan: values.plan, settle: values.settle, withdraw: values.withdraw }),
       ...(values.incorporates === undefined ? {} : { incorporates: values.incorporates.split(',').map((id) => id.trim()).filter((id) => id !== '') }),
-    }, penv),
+    }, planEnv),
 });
 
 const RECOMMEND = reportCommand({
   name: 'recommend',
   mutating: true,
   options: { item: { type: 'string' }, option: { type: 'string' } },
-  run: async (values, penv) => (await import('../plan/index.ts')).planRecommend({ out: values.out, ...defined({ item: values.item, option: values.option }) }, penv),
+  run: async (values, planEnv) => (await import('../plan/index.ts')).planRecommend({ out: values.out, ...defined({ item: values.item, option: values.option }) }, planEnv),
 });
 
 const EXPORT = reportCommand({
   name: 'export',
   mutating: true,
   options: {},
-  run: async (values, penv) => (await import('../plan/index.ts')).planExport({ out: values.out }, penv),
+  run: async (values, planEnv) => (await import('../plan/index.ts')).planExport({ out: values.out }, planEnv),
 });
 
 const STATUS = reportCommand({
   name: 'status',
   mutating: false,
   options: {},
-  run: async (values, penv) => (await import('../plan/index.ts')).planStatus({ out: values.out }, penv),
+  run: async (values, planEnv) => (await import('../plan/index.ts')).planStatus({ out: values.out }, planEnv),
 });
 
 const RESUME = reportCommand({
   name: 'resume',
   mutating: false,
   options: { from: { type: 'string' } },
-  run: async (values, penv) => (await import('../plan/index.ts')).planResume({ out: values.out, ...defined({ from: values.from }) }, penv),
+  run: async (values, planEnv) => (await import('../plan/index.ts')).planResume({ out: values.out, ...defined({ from: values.from }) }, planEnv),
 });
 
 const CHECK = reportCommand({
   name: 'check',
   mutating: true,
   options: { attempt: { type: 'string' }, result: { type: 'string' }, model: { type: 'string' }, 'same-family': { type: 'string' }, unavailable: { type: 'string' } },
-  run: async (values, penv) =>
-    (await import('../plan/index.ts')).planCheck({ out: values.out, ...defined({ attempt: values.attempt, result: values.result, model: values.model, sameFamily: values['same-family'], unavailable: values.unavailable }) }, penv),
+  run: async (values, planEnv) =>
+    (await import('../plan/index.ts')).planCheck({ out: values.out, ...defined({ attempt: values.attempt, result: values.result, model: values.model, sameFamily: values['same-family'], unavailable: values.unavailable }) }, planEnv),
 });
 
 const RELEASE = reportCommand({
   name: 'release',
   mutating: true,
   options: { attempt: { type: 'string' } },
-  run: async (values, penv) => (await import('../plan/index.ts')).planRelease({ out: values.out, attempt: values.attempt }, penv),
+  run: async (values, planEnv) => (await import('../plan/index.ts')).planRelease({ out: values.out, attempt: values.attempt }, planEnv),
 });
 
 const CHECKPOINTS = command({

@@ -83,7 +83,7 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   // The crew's cap is charged this turn's own cost: a resumed session's running total less
   // what the lane's earlier turns of it were charged.
   const charge = (ended: Outcome) => turnCost(lane, isPresetRunner(lane.runners.agent) ? ended.provider : null, progress, ctx).turnUsd;
-  const outcome = await ctx.run(spec, { onSlot, onSpawn, charge });
+  const outcome = await ctx.supervise(spec, { onSlot, onSpawn, charge });
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   // Saved behind: a crash before its commit leaves the turn dispatched and not done, and
   // the crew started again ingests it anew (its QA turns are keyed, never recorded twice).
@@ -178,7 +178,7 @@ async function settleTurnOrphan(ctx: LaneContext, lane: LaneSpec, progress: Lane
   const base = turnSpec(ctx.actions, lane, progress, progress.turnsDispatched).spec;
   const child = progress.turnChild ?? unjournaledAgent(base, progress);
   if (child === undefined || !childRuns(child)) return { ok: true, code: null, detail: null, attempts: 0 };
-  const confirmed = await settleChild(child, base, ctx.run);
+  const confirmed = await settleChild(child, base, ctx.supervise);
   if (confirmed) return { ok: true, code: null, detail: null, attempts: 0 };
   return { ok: false, code: 'TEARDOWN_UNPROVEN', detail: `the agent of turn ${progress.turnsDispatched} (pid ${child.pid}), left by a crew that died, could not be proven gone`, attempts: 0 };
 }

@@ -25,7 +25,7 @@ export interface CrewDeps {
   readonly actions: CrewActions;
   readonly review: ReviewPort;
   readonly qa: QaPort;
-  readonly run: SuperviseFn;
+  readonly supervise: SuperviseFn;
   readonly orphans?: OrphanSettlements;
   readonly workspace?: WorkspacePort;
   readonly prices?: Prices;

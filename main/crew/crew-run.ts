@@ -16,9 +16,9 @@ import { qaConfigFromEnv } from '../qa/qa-config.ts';
 import { startQaService, type QaService } from './qa-client.ts';
 import { crewReviewPort } from './review-port.ts';
 import { sweepOrphans, type OrphanSettlements } from './orphan-sweep.ts';
-import { ProviderGate } from '../providers/gate.ts';
+import { RateLimitPause } from '../providers/rate-limit-pause.ts';
 import { workspacePort } from './workspace-port.ts';
-import { planEnv } from '../plan/index.ts';
+import { readPlanEnv } from '../plan/index.ts';
 import { crewSupervise } from './crew-supervise.ts';
 import { runCrewSession, type CrewOutput, type CrewRunOptions, type CrewRunResult, type CrewSession, type LaneRunner } from './crew-session.ts';
 import type { LoadedCrew } from './load-crew.ts';
@@ -45,17 +45,18 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
   const qaConfig = qaConfigFromEnv(options.env);
   // Plan settings are read once, here, for every lane; the lanes' runs live in this root.
-  const penv = planEnv(options.env, options.cwd, root);
+  const planEnv = readPlanEnv(options.env, options.cwd, root);
   // A preset's call first passes its provider's pause: after a rate limit no new call of
   // that provider starts (nor is journaled as dispatched) until its retry-after passed.
-  const pause = new ProviderGate();
+  const pause = new RateLimitPause();
   let dispatcher: Dispatcher | undefined;
   let qaStarting: Promise<QaService> | undefined;
   let qa: QaService | undefined;
   let orphans: OrphanSettlements | undefined;
   let ledger: ReturnType<typeof reviewLedger> | undefined;
   let store: Store | undefined;
-  let supervise: Dispatcher['run'] | undefined;
+  // The crew's supervise function, once start() made it; runLanes() hands it to the lanes.
+  let supervising: Dispatcher['supervise'] | undefined;
   const facts = (progress: LaneProgress) => ({ cost: laneCost(progress, ledger!(progress)), calls: laneCallCodes(store!, progress) });
   return {
     retryArgv: retryArgv(loaded.file, root, options.rehearse?.args),
@@ -67,11 +68,11 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
       // One cap over every call of every lane; what earlier runs of the crew spent counts too.
       ledger = reviewLedger(store);
       const spend = new CrewSpend(crew.limits.spend_cap_usd ?? null, crew.limits.reserve_usd, spentBefore(store, crew.crew, loaded.lanes.map((l) => l.id)));
-      const dispatch: Dispatcher['run'] = (spec, runOptions) => {
+      const dispatch: Dispatcher['supervise'] = (spec, runOptions) => {
         if (dispatcher === undefined) throw new Error('the crew dispatcher is not started');
-        return dispatcher.run(spec, runOptions);
+        return dispatcher.supervise(spec, runOptions);
       };
-      const run = (supervise = crewSupervise({
+      const supervise = (supervising = crewSupervise({
         dispatch,
         spend,
         prices: crew.prices,
@@ -84,7 +85,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
       // The QA thread boots while the pool starts and the orphans are swept (it starts no
       // child before a lane calls it, and no lane runs before the sweep is done): its start
       // is most of a crew's fixed cost. Closed in close() whichever start failed.
-      qaStarting = startQaService(root, run, qaConfig, {
+      qaStarting = startQaService(root, supervise, qaConfig, {
         actionsFile: loaded.actionsFile,
         trust: loaded.trustFile,
         action: crew.actions.observer,
@@ -96,7 +97,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
       const pool = (dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
       // A crew that died left children running: each is adopted or torn down before any
       // lane starts a child of its own.
-      orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, penv, actions, run, limit: crew.limits.concurrency, cancel: stop });
+      orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, planEnv, actions, supervise, limit: crew.limits.concurrency, cancel: stop });
       qa = await qaStarting;
       const resume = resumeAdvice(loaded.file, root, options.rehearse?.args);
       const retry = retryAdvice(loaded.file, root, options.rehearse?.args);
@@ -111,7 +112,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
       };
     },
     runLanes(session: CrewSession) {
-      const run = supervise!;
+      const supervise = supervising!;
       const stop = session.stop.signal;
       return runLanes(
         {
@@ -126,9 +127,9 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
           store: session.store,
           actions,
           qa: qa!,
-          run,
+          supervise,
           ...(orphans === undefined ? {} : { orphans }),
-          review: crewReviewPort({ crew: loaded, actions, penv, run, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
+          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
           ...(loaded.workspace === null ? {} : { workspace: workspacePort(loaded.workspace, crew.crew, loaded.out, { maxFileBytes: crew.limits.max_file_bytes, maxTurnBytes: crew.limits.max_turn_bytes }) }),
         },

@@ -1,6 +1,6 @@
 import type { Prices } from '../providers/cost.ts';
 import { costOf } from '../providers/cost.ts';
-import type { ProviderGate } from '../providers/gate.ts';
+import type { RateLimitPause } from '../providers/rate-limit-pause.ts';
 import { refusedOutcome } from '../../workers/supervise/outcome.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { abortSignalName, cancelledBeforeStart } from '../dispatch/cancelled.ts';
@@ -14,7 +14,7 @@ export interface CrewSuperviseLayers {
   readonly spend: CrewSpend;
   readonly prices: Prices | undefined;
   /** The rate-limit pause per provider: no call of a paused provider starts (nor is journaled as dispatched). */
-  readonly pause: ProviderGate;
+  readonly pause: RateLimitPause;
   /** The crew's stop: a call cancelled while it waited starts nothing. */
   readonly stop: AbortSignal;
   /** The crew's lane a call is of, if any. */

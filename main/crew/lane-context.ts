@@ -35,7 +35,7 @@ export interface LaneContext {
   readonly actions: CrewActions;
   readonly review: ReviewPort;
   readonly qa: QaPort;
-  readonly run: SuperviseFn;
+  readonly supervise: SuperviseFn;
   readonly agentTurns: number;
   /** Agent lanes work in worktrees of this repository; absent: in the crew's directory. */
   readonly workspace?: WorkspacePort;

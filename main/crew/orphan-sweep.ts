@@ -25,9 +25,9 @@ export interface OrphanSettlements {
  * Adopts a live orphan (`adopt`: held in a slot of `run` to its recorded deadline; resolves
  * when it ended) or tears it down with proof. True when its tree is proven gone.
  */
-export async function settleChild(child: ChildRecord, base: SupervisionSpec, run: SuperviseFn, adopt = orphanPlan(child) === 'adopt', cancel?: AbortSignal): Promise<boolean> {
+export async function settleChild(child: ChildRecord, base: SupervisionSpec, supervise: SuperviseFn, adopt = orphanPlan(child) === 'adopt', cancel?: AbortSignal): Promise<boolean> {
   if (!adopt) return (await tearDownChild(child, base)).confirmed;
-  const outcome = await run(adoptionSpec(base, child), cancel === undefined ? {} : { cancel });
+  const outcome = await supervise(adoptionSpec(base, child), cancel === undefined ? {} : { cancel });
   return outcome.cleanupConfirmed;
 }
 
@@ -35,9 +35,9 @@ export interface SweepContext {
   readonly crew: string;
   readonly lanes: readonly LaneSpec[];
   readonly store: Store;
-  readonly penv: PlanEnv;
+  readonly planEnv: PlanEnv;
   readonly actions: CrewActions;
-  readonly run: SuperviseFn;
+  readonly supervise: SuperviseFn;
   /** The crew's concurrency limit: orphans past it are torn down, never adopted. */
   readonly limit: number;
   readonly cancel: AbortSignal;
@@ -77,7 +77,7 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
     if (progress.turnsDispatched > progress.turnsDone && turn !== undefined && turn !== null && childRuns(turn)) {
       const adopt = wantsAdopt(turn);
       const base = turnSpec(context.actions, lane, progress, progress.turnsDispatched).spec;
-      agents.set(lane.id, keep(settleChild(turn, base, context.run, adopt, context.cancel), adopt));
+      agents.set(lane.id, keep(settleChild(turn, base, context.supervise, adopt, context.cancel), adopt));
     }
     // A lane whose run directory cannot be read fails in its own review stage, where its
     // plan run settles its orphans itself: it never stops the other lanes from starting.
@@ -85,7 +85,7 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
     let runDir: string;
     try {
       if (readBinding(progress.runDir) === undefined) continue;
-      ({ record, runDir } = locateRun(progress.runDir, context.penv));
+      ({ record, runDir } = locateRun(progress.runDir, context.planEnv));
     } catch {
       continue;
     }
@@ -98,7 +98,7 @@ export async function sweepOrphans(context: SweepContext): Promise<OrphanSettlem
       const runner = forLane(attempt.voice === 'native' ? lane.runners.native : lane.runners.outside, lane.id);
       const launch = launchOf(runner, { role: 'reviewer', prompt: join(runDir, attempt.prompt), result: join(runDir, attempt.result) });
       const base = withAttemptOutput(launchSpec(context.actions.spec('reviewer', []), launch, {}), runDir, attempt.id);
-      const settling = settleOrphan(progress.runDir, context.penv, attempt, { base, run: context.run, cancel: context.cancel, adopt });
+      const settling = settleOrphan(progress.runDir, context.planEnv, attempt, { base, supervise: context.supervise, cancel: context.cancel, adopt });
       const byAttempt = reviews.get(progress.runDir) ?? new Map<string, Promise<unknown>>();
       byAttempt.set(attempt.id, keep(settling, adopt));
       reviews.set(progress.runDir, byAttempt);

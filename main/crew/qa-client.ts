@@ -18,7 +18,7 @@ export interface QaService extends QaPort {
  * forwards calls. Its observer children are started back here, through `run`: they count
  * against the crew's one limit and are torn down by the dispatcher, never by this thread.
  */
-export async function startQaService(root: string, run: Dispatcher['run'], config: QaConfig, observer: ObserverSettings): Promise<QaService> {
+export async function startQaService(root: string, supervise: Dispatcher['supervise'], config: QaConfig, observer: ObserverSettings): Promise<QaService> {
   const worker = new Worker(new URL(workerFile('qa-service')), { workerData: { buildId: BUILD_ID } });
   const remote = Comlink.wrap<QaServiceApi>(nodeEndpoint(worker));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -28,7 +28,7 @@ export async function startQaService(root: string, run: Dispatcher['run'], confi
     if (failure !== undefined) throw failure;
     return call();
   };
-  const qaRun: QaRun = (spec, onSpawn) => run(spec, onSpawn === undefined ? {} : { onSpawn: (child) => onSpawn(child) });
+  const qaRun: QaRun = (spec, onSpawn) => supervise(spec, onSpawn === undefined ? {} : { onSpawn: (child) => onSpawn(child) });
   await remote.init(root, Comlink.proxy(qaRun), config, observer);
   return {
     start: (lane, runner) => guard(() => remote.start(lane, Array.isArray(runner) ? [...runner] : runner)),

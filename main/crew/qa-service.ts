@@ -44,20 +44,21 @@ const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
 if (expected !== BUILD_ID) throw new Error(`qa-service is build ${BUILD_ID}, coordinator expects ${String(expected)}`);
 
 let store: Store;
-let supervise: QaRun;
+// The coordinator's supervise function, proxied: every observer call goes through its dispatcher.
+let coordinatorSupervise: QaRun;
 let knobs: QaConfig;
 let observer: ObserverSettings;
 
 /** Runs one QA function, counting the observer children it starts through the crew's dispatcher. */
-async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
+async function step(body: (supervise: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
   let attempts = 0;
   let usd = 0;
   let unpriced = 0;
-  const run: SuperviseFn = async (spec, options) => {
+  const supervise: SuperviseFn = async (spec, options) => {
     // Only plain data crosses back to the coordinator (a cancel does not: the crew's own
     // stop cancels its children), and the spawn's report, proxied.
     const onSpawn = options?.onSpawn;
-    const outcome = await supervise(spec, onSpawn === undefined ? undefined : Comlink.proxy(async (child: SpawnedChild) => onSpawn(child)));
+    const outcome = await coordinatorSupervise(spec, onSpawn === undefined ? undefined : Comlink.proxy(async (child: SpawnedChild) => onSpawn(child)));
     // A lane counts the children that started, not those cancelled while they waited, and
     // is charged what they cost: an observer call is paid like any other.
     if (outcome.providerStarted) {
@@ -69,7 +70,7 @@ async function step(body: (run: SuperviseFn) => Promise<QaReport>): Promise<QaSt
     return outcome;
   };
   try {
-    const report = await body(run);
+    const report = await body(supervise);
     return { ...toStep(report, attempts), usd, unpriced };
   } catch (error) {
     return { ok: false, code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, attempts, guidance: null, lines: [], usd, unpriced };
@@ -89,24 +90,24 @@ function guidanceOf(event: QaEvent): string | null {
 }
 
 const api: QaServiceApi = {
-  async init(root, run, config, settings) {
+  async init(root, supervise, config, settings) {
     // Batched: the lanes' QA commands of one event-loop turn share a commit.
     store = openStore(root, { batched: true });
-    supervise = run;
+    coordinatorSupervise = supervise;
     knobs = config;
     observer = settings;
   },
   start: (lane, runner) =>
-    step(async (run) => {
+    step(async (supervise) => {
       // A lane whose bootstrap already passed (a crew killed before it saved the stage) is left alone.
       const status = qaStatus(store, lane).status;
       if (status !== null && status.state === 'active' && status.ready) return { lane, code: null, message: '', events: [], status };
       const launcher = isPresetRunner(runner) ? { argv: [], preset: runner } : { argv: [...runner] };
-      return qaStart(store, lane, { observer: { ...launcher, ...observer } }, run);
+      return qaStart(store, lane, { observer: { ...launcher, ...observer } }, supervise);
     }),
-  turn: (lane, role, text, diff, key) => step((run) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, run)),
-  finish: (lane) => step((run) => qaFinish(store, lane, {}, run)),
-  stop: (lane) => step((run) => qaStop(store, lane, {}, run)),
+  turn: (lane, role, text, diff, key) => step((supervise) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, supervise)),
+  finish: (lane) => step((supervise) => qaFinish(store, lane, {}, supervise)),
+  stop: (lane) => step((supervise) => qaStop(store, lane, {}, supervise)),
 };
 
 Comlink.expose(api, nodeEndpoint(parentPort!));

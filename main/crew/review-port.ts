@@ -17,22 +17,22 @@ const EXPORTABLE = new Set(['gate_pending', 'complete', 'incomplete', 'reviewed'
 export function crewReviewPort(context: {
   readonly crew: LoadedCrew;
   readonly actions: CrewActions;
-  readonly penv: PlanEnv;
-  readonly run: Dispatcher['run'];
+  readonly planEnv: PlanEnv;
+  readonly supervise: Dispatcher['supervise'];
   readonly cancel: AbortSignal;
   /** Orphans of a crew that died, being settled before the lanes started. */
   readonly orphans?: OrphanSettlements;
   /** A stopped review run's lane detail, worded at the edge (CrewWords.stop). */
   readonly stopDetail: (stop: RunStop) => string;
 }): ReviewPort {
-  const { crew, penv } = context;
+  const { crew, planEnv } = context;
   const settings = crew.crew;
   return {
     async drive(lane, runDir, driveOptions) {
       // Children that spawned: a dispatch cancelled while it waited for its slot started none.
       let attempts = 0;
-      const run: Dispatcher['run'] = (spec, options = {}) =>
-        context.run(spec, {
+      const supervise: Dispatcher['supervise'] = (spec, options = {}) =>
+        context.supervise(spec, {
           ...options,
           onSpawn: async (child) => {
             // The child's journal record is queued first (that is what a crew started after
@@ -45,7 +45,7 @@ export function crewReviewPort(context: {
         });
       const orphans = context.orphans?.review(runDir);
       return step(async () => {
-        await redispatchCancelled(runDir, penv, driveOptions?.retry === true);
+        await redispatchCancelled(runDir, planEnv, driveOptions?.retry === true);
         const report = await planRun(
           {
             out: runDir,
@@ -65,15 +65,15 @@ export function crewReviewPort(context: {
             // supervise composition in crew-supervise.ts), so the run itself holds no cap of its own.
             ...(settings.prices === undefined ? {} : { prices: settings.prices }),
           },
-          penv,
-          run,
+          planEnv,
+          supervise,
         );
         const failure = report.ends.find((end) => end.code !== null && end.state !== 'open');
         if (report.interrupted !== null) return { ok: false, code: 'CANCELLED', detail: `review run interrupted (${report.interrupted})`, attempts, status: report.status };
         if (failure !== undefined) {
           // A voice that failed is the lane's typed end; the run directory still records it
           // honestly, exported where the run got far enough to be exportable.
-          if (EXPORTABLE.has(report.status)) await planExport({ out: runDir }, penv);
+          if (EXPORTABLE.has(report.status)) await planExport({ out: runDir }, planEnv);
           // The plan run's own advice (plan next --redispatch, plan run) is not a crew's: the
           // crew's line says how to retry the lane.
           return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})`, attempts, status: report.status };
@@ -84,10 +84,10 @@ export function crewReviewPort(context: {
     },
     async answer(runDir) {
       return step(async () => {
-        const located = locateRun(runDir, penv);
+        const located = locateRun(runDir, planEnv);
         const { record } = located;
         if (record.state !== 'gate_pending' || record.gate === null) return { ok: true, code: null, detail: null, attempts: 0, status: record.state };
-        const answered = await answerRun(located, { out: runDir, gateRev: record.gate.rev, reply: settings.answer, by: CREW_ANSWERER, wordsBy: CREW_ANSWERER, recHash: record.gate.rec_hash }, penv);
+        const answered = await answerRun(located, { out: runDir, gateRev: record.gate.rev, reply: settings.answer, by: CREW_ANSWERER, wordsBy: CREW_ANSWERER, recHash: record.gate.rec_hash }, planEnv);
         const { report, record: after } = answered;
         // Accepted plan changes wait for a revision of the plan, which a crew does not write:
         // the lane ends here, typed, before its agent works on a plan that is not final.
@@ -98,7 +98,7 @@ export function crewReviewPort(context: {
       }, () => 0);
     },
     async export(runDir) {
-      return step(async () => reviewStep(await planExport({ out: runDir }, penv), () => 0), () => 0);
+      return step(async () => reviewStep(await planExport({ out: runDir }, planEnv), () => 0), () => 0);
     },
   };
 }
@@ -110,13 +110,13 @@ export function crewReviewPort(context: {
  * A lane that failed on its native voice reaches here again only when it is retried
  * (--retry-failed): its failed voice is minted anew the same way, never replayed.
  */
-async function redispatchCancelled(runDir: string, penv: PlanEnv, retry: boolean): Promise<void> {
+async function redispatchCancelled(runDir: string, planEnv: PlanEnv, retry: boolean): Promise<void> {
   if (readBinding(runDir) === undefined) return;
-  const run = locateRun(runDir, penv).record;
-  if (run.state !== 'awaiting_result' || run.current === null) return;
-  const id = phaseOf(run, run.current).native.attempt;
-  const attempt = id === null ? undefined : attemptOf(run, id);
-  if (attempt?.state === 'failed' && (retry || attempt.code === 'CANCELLED')) await planNext({ out: runDir, redispatch: attempt.id }, penv);
+  const review = locateRun(runDir, planEnv).record;
+  if (review.state !== 'awaiting_result' || review.current === null) return;
+  const id = phaseOf(review, review.current).native.attempt;
+  const attempt = id === null ? undefined : attemptOf(review, id);
+  if (attempt?.state === 'failed' && (retry || attempt.code === 'CANCELLED')) await planNext({ out: runDir, redispatch: attempt.id }, planEnv);
 }
 
 function reviewStep(report: PlanReport, attempts: () => number): ReviewStep {

@@ -10,7 +10,7 @@ import { abortSignalName, cancelledBeforeStart } from './cancelled.ts';
 import { Slots } from './slots.ts';
 import { DispatchCounters } from './stats.ts';
 
-export interface RunOptions {
+export interface SuperviseOptions {
   readonly cancel?: AbortSignal;
   /**
    * The budget runs from the slot, not from `spec.startedAt`: the dispatcher sets
@@ -41,7 +41,7 @@ export interface RunOptions {
 }
 
 /** The one way main runs a supervised child; an Outcome for every case, never a rejection for a provider failure. */
-export type SuperviseFn = (spec: SupervisionSpec, options?: RunOptions) => Promise<Outcome>;
+export type SuperviseFn = (spec: SupervisionSpec, options?: SuperviseOptions) => Promise<Outcome>;
 
 export interface DispatchStats {
   /** Children supervised right now. */
@@ -59,7 +59,7 @@ export interface DispatchStats {
 
 export interface Dispatcher {
   /** Waits for a free slot when `limit` children run. */
-  readonly run: SuperviseFn;
+  readonly supervise: SuperviseFn;
   stats(): DispatchStats;
   /** Cancels what runs and what waits, waits for teardown, destroys the pool. */
   close(): Promise<void>;
@@ -85,7 +85,7 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
   let closed = false;
   let closing: Promise<void> | undefined;
 
-  const run: SuperviseFn = (spec, options = {}) => {
+  const supervise: SuperviseFn = (spec, options = {}) => {
     const controller = new AbortController();
     let unlink = () => undefined as void;
     const entry = { controller, done: Promise.resolve() as Promise<unknown> };
@@ -143,7 +143,7 @@ function dispatcher(limit: number, launch: Launch, shutdown: () => Promise<void>
   };
 
   return {
-    run,
+    supervise,
     stats: () => ({
       running: counters.started - counters.finished,
       queued: slots.queued,

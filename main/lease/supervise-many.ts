@@ -21,7 +21,7 @@ export async function superviseMany(
   try {
     return await Promise.all(
       specs.map(async (spec, index) => {
-        const outcome = await dispatcher.run(spec, { budgetFromSlot, ...(options.cancel === undefined ? {} : { cancel: options.cancel }) });
+        const outcome = await dispatcher.supervise(spec, { budgetFromSlot, ...(options.cancel === undefined ? {} : { cancel: options.cancel }) });
         options.onOutcome?.(index, outcome);
         return outcome;
       }),

@@ -23,18 +23,18 @@ export interface AnswerOptions {
 const BY = /^(human|agent:[^\s\p{C}\p{Z}]+)$/u;
 
 /** `plan answer`: applies a reply to the gate through the reply grammar (see core/answer.ts). */
-export async function planAnswer(options: AnswerOptions, penv: PlanEnv): Promise<PlanReport> {
+export async function planAnswer(options: AnswerOptions, planEnv: PlanEnv): Promise<PlanReport> {
   checkAnswer(options);
-  return (await commitAnswer(locateRun(options.out, penv), options, penv)).report;
+  return (await commitAnswer(locateRun(options.out, planEnv), options, planEnv)).report;
 }
 
 /**
  * An answer on a run the caller located already (a crew reads its gate first): the run is
  * located once, and the record the answer committed comes back with the report.
  */
-export async function answerRun(located: Located, options: AnswerOptions, penv: PlanEnv): Promise<{ report: PlanReport; record: RunRecord }> {
+export async function answerRun(located: Located, options: AnswerOptions, planEnv: PlanEnv): Promise<{ report: PlanReport; record: RunRecord }> {
   checkAnswer(options);
-  return commitAnswer(located, options, penv);
+  return commitAnswer(located, options, planEnv);
 }
 
 type Checked = AnswerOptions & { readonly gateRev: number; readonly reply: string };
@@ -52,10 +52,10 @@ function checkAnswer(options: AnswerOptions): asserts options is Checked {
   }
 }
 
-async function commitAnswer(located: Located, options: Checked, penv: PlanEnv): Promise<{ report: PlanReport; record: RunRecord }> {
+async function commitAnswer(located: Located, options: Checked, planEnv: PlanEnv): Promise<{ report: PlanReport; record: RunRecord }> {
   const { gateRev, reply, by, ownerReply, wordsBy, recHash } = options;
   const input = { gateRev, reply, ...defined({ by, ownerReply, wordsBy, recHash }) };
-  const { report, record } = await runCommand(located, penv, { type: 'answer', input }, { open: true });
+  const { report, record } = await runCommand(located, planEnv, { type: 'answer', input }, { open: true });
   const sha = currentPlanSha(record.plan_source);
   if (sha !== null && sha !== record.plan_sha256) report.notes.push({ fact: 'plan_changed', since: 'answer', source: record.plan_source, sha256: sha, reviewed: record.plan_sha256 });
   return { report, record };

@@ -19,12 +19,12 @@ import { cancelVoice, markDispatched, recordOutcome } from './voice-outcome.ts';
  * never started twice ({@link resumeAttempt}); any other is supervised, then settled.
  */
 export async function dispatchAttempt(session: RunSession, attempt: AttemptRecord): Promise<void> {
-  const { options, penv, runDir } = session;
+  const { options, planEnv, runDir } = session;
   const prompt = join(runDir, attempt.prompt);
   const result = join(runDir, attempt.result);
   if (attempt.dispatched_at !== undefined && (await resumeAttempt(session, attempt, result)) !== 'dispatch') return;
   const launch = launchOf(runnerOf(options, attempt), { role: 'reviewer', prompt, result });
-  const launched = launchSpec({ ...specFrom(session.verified.spec, session.verified.sha256, session.request, launch.argv, nowMs()), cwd: penv.cwd }, launch, {
+  const launched = launchSpec({ ...specFrom(session.verified.spec, session.verified.sha256, session.request, launch.argv, nowMs()), cwd: planEnv.cwd }, launch, {
     LANEWARD_ATTEMPT: attempt.id,
     LANEWARD_PROMPT_FILE: prompt,
     LANEWARD_RESULT_FILE: result,
@@ -36,18 +36,18 @@ export async function dispatchAttempt(session: RunSession, attempt: AttemptRecor
     // The provider's budget starts with its slot: waiting behind other children is not its time.
     budgetFromSlot: true,
     onSlot: async () => {
-      await markDispatched(options.out, penv, attempt.id);
+      await markDispatched(options.out, planEnv, attempt.id);
       session.emit({ type: 'dispatched', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
     },
     // Journaled while it runs: a plan run started after this one died finds it.
-    onSpawn: (child) => recordChild(options.out, penv, attempt.id, childRecord(spec, child)),
+    onSpawn: (child) => recordChild(options.out, planEnv, attempt.id, childRecord(spec, child)),
   });
   return settleAttempt(session, attempt, result, launch, outcome);
 }
 
 /** Journals a supervised attempt's end as its {@link outcomeVerdict} says. */
 export async function settleAttempt(session: RunSession, attempt: AttemptRecord, result: string, launch: Pick<Launch, 'model' | 'provider'>, outcome: Outcome): Promise<void> {
-  const { options, penv } = session;
+  const { options, planEnv } = session;
   // The call's cost: the provider's own figure, else its tokens at the operator's prices.
   const usd = costOf(outcome.provider, launch.model, options.prices);
   const facts = outcomeFacts(outcome, usd);
@@ -58,14 +58,14 @@ export async function settleAttempt(session: RunSession, attempt: AttemptRecord,
       return submitAttempt(session, attempt, result, facts, { model: launch.model, usageUsd: usd });
     case 'open':
       // Nothing went out: the attempt stays open for the next plan run.
-      await recordOutcome(options.out, penv, attempt.id, facts);
+      await recordOutcome(options.out, planEnv, attempt.id, facts);
       announce(session, attempt, facts);
       ended(session, attempt, 'open', 'CANCELLED', facts);
       return;
     case 'cancelled': {
       // The attempt is given up and its voice waits for a fresh one, which the next plan
       // run's first next mints; its phase never closes without it.
-      const report = await cancelVoice(options.out, penv, attempt.id, cancelDetail(outcome, facts.duration_ms), journaled(attempt, facts), usd);
+      const report = await cancelVoice(options.out, planEnv, attempt.id, cancelDetail(outcome, facts.duration_ms), journaled(attempt, facts), usd);
       announce(session, attempt, facts);
       session.emit({ type: 'report', command: 'fail', report });
       ended(session, attempt, 'cancelled', 'CANCELLED', facts);

@@ -26,16 +26,16 @@ import { dispatcherAlive, inFlight } from './voice-outcome.ts';
  * starts it as it is.
  */
 export async function resumeAttempt(session: RunSession, attempt: AttemptRecord, result: string): Promise<'dispatch' | undefined> {
-  const { options, penv, runDir } = session;
+  const { options, planEnv, runDir } = session;
   // Another plan run that still runs drives it: refused, never started twice nor failed under it.
   if (dispatcherAlive(attempt)) throw inFlight(attempt);
   // A crew may be settling it already, before its lanes started: its settlement is journaled.
   await options.orphans?.get(attempt.id);
   // The spec it was launched under: an adopter follows its output files as its supervisor did.
   const launch = launchOf(runnerOf(options, attempt), { role: 'reviewer', prompt: join(runDir, attempt.prompt), result });
-  const base = withAttemptOutput(launchSpec({ ...specFrom(session.verified.spec, session.verified.sha256, session.request, [], nowMs()), cwd: penv.cwd }, launch, {}), runDir, attempt.id);
-  const current = await withUnjournaledChild(session, attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt, base);
-  const end = await settleOrphan(options.out, penv, current, { base, run: session.supervise, cancel: session.stop });
+  const base = withAttemptOutput(launchSpec({ ...specFrom(session.verified.spec, session.verified.sha256, session.request, [], nowMs()), cwd: planEnv.cwd }, launch, {}), runDir, attempt.id);
+  const current = await withUnjournaledChild(session, attemptOf(locateRun(options.out, planEnv).record, attempt.id) ?? attempt, base);
+  const end = await settleOrphan(options.out, planEnv, current, { base, supervise: session.supervise, cancel: session.stop });
   const at = { attempt: attempt.id, phase: attempt.phase, voice: attempt.voice };
   // A preset's result is in its stream: a stream that reached its end tells the outcome
   // (its reply bound, its cost charged), whoever saw it end; only one that says nothing is unknown.
@@ -46,7 +46,7 @@ export async function resumeAttempt(session: RunSession, attempt: AttemptRecord,
   const found = existsSync(result);
   const verdict = orphanVerdict({ end, childJournaled: current.child !== null, found, told });
   if (verdict.verdict === 'dispatch') {
-    await undispatch(options.out, penv, attempt.id);
+    await undispatch(options.out, planEnv, attempt.id);
     session.emit({ type: 'orphan', ...at, pid: null, how: 'never_started', code: null, cleanup: true });
     return 'dispatch';
   }
@@ -59,7 +59,7 @@ export async function resumeAttempt(session: RunSession, attempt: AttemptRecord,
     case 'stream_failed':
       return void (await failAttempt(session, attempt, 'failed', verdict.code, `ran under a driver that died (pid ${pid}); its stream ended in an error: ${facts?.apiError ?? facts?.rateLimit?.message ?? '?'}`, null));
     case 'mint': {
-      const report = await planNext({ out: options.out, redispatch: attempt.id }, penv);
+      const report = await planNext({ out: options.out, redispatch: attempt.id }, planEnv);
       session.emit({ type: 'report', command: 'next', report });
       ended(session, attempt, 'open', 'CANCELLED', null);
       return undefined;
@@ -83,8 +83,8 @@ async function withUnjournaledChild(session: RunSession, attempt: AttemptRecord,
   if (attempt.child !== null || attempt.orphan !== undefined) return attempt;
   const live = findLiveByEnv('LANEWARD_ATTEMPT', attempt.id);
   if (live === undefined) return attempt;
-  const { options, penv } = session;
+  const { options, planEnv } = session;
   const budgetLeftMs = Math.max(0, Date.parse(attempt.dispatched_at ?? new Date().toISOString()) + base.timeoutMs - Date.now());
-  await recordChild(options.out, penv, attempt.id, { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs }), pgid: live.pgid });
-  return attemptOf(locateRun(options.out, penv).record, attempt.id) ?? attempt;
+  await recordChild(options.out, planEnv, attempt.id, { ...childRecord(base, { pid: live.pid, ticks: live.ticks, budgetLeftMs }), pgid: live.pgid });
+  return attemptOf(locateRun(options.out, planEnv).record, attempt.id) ?? attempt;
 }

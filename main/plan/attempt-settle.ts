@@ -36,7 +36,7 @@ export function ended(session: RunSession, attempt: AttemptRecord, state: Attemp
 export async function failAttempt(session: RunSession, attempt: AttemptRecord, status: 'failed' | 'unavailable', code: string, detail: string, outcome: OutcomeFacts | null): Promise<void> {
   // A call that failed after its stream gave its cost is charged that cost, not its reservation.
   const usd = outcome?.cost_usd ?? null;
-  const report = await failVoice(session.options.out, session.penv, attempt.id, { status, code, detail, ...(usd === null ? {} : { usageUsd: usd }) }, journaled(attempt, outcome));
+  const report = await failVoice(session.options.out, session.planEnv, attempt.id, { status, code, detail, ...(usd === null ? {} : { usageUsd: usd }) }, journaled(attempt, outcome));
   announce(session, attempt, outcome);
   session.emit({ type: 'report', command: 'fail', report });
   ended(session, attempt, status, code, outcome);
@@ -47,13 +47,13 @@ export async function failAttempt(session: RunSession, attempt: AttemptRecord, s
  * failure (the outcome is journaled with it); anything else is the run's.
  */
 export async function submitAttempt(session: RunSession, attempt: AttemptRecord, result: string, outcome: OutcomeFacts | null, used: Used = NOTHING_USED): Promise<void> {
-  const { options, penv } = session;
+  const { options, planEnv } = session;
   let report: PlanReport;
   try {
     const model = used.model ?? (attempt.voice === 'native' ? options.nativeModel : options.outsideModel);
     report = await planSubmit(
       { out: options.out, phase: attempt.phase, voice: attempt.voice, attempt: attempt.id, result, model, runner: 'plan-run', ...(used.usageUsd === null ? {} : { usageUsd: used.usageUsd }) },
-      penv,
+      planEnv,
       journaled(attempt, outcome),
     );
   } catch (error) {

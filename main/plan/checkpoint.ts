@@ -50,14 +50,14 @@ export function checkpointRoot(dir: string | undefined, runDir: string): string 
  * older than the one current.json names never replaces it, and restore picks the newest
  * generation that verifies, so a stale copy never wins either way.
  */
-export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, root: string): ReportFact {
+export function publishCheckpoint(store: Store, review: RunRecord, runDir: string, root: string): ReportFact {
   try {
-    const base = join(root, run.run);
+    const base = join(root, review.run);
     const generations = join(base, 'generations');
     makeDirs(generations);
-    const name = String(run.seq).padStart(12, '0');
+    const name = String(review.seq).padStart(12, '0');
     const target = join(generations, name);
-    if (existsSync(target)) return { fact: 'checkpoint', generation: name, seq: run.seq, dir: null };
+    if (existsSync(target)) return { fact: 'checkpoint', generation: name, seq: review.seq, dir: null };
     const staging = join(generations, `.${name}.${process.pid}.tmp`);
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging);
@@ -71,25 +71,25 @@ export function publishCheckpoint(store: Store, run: RunRecord, runDir: string, 
       files[entry.name] = sha256(bytes);
     }
     const dump: StateDump = {
-      record: run,
-      blobs: Object.keys(run.attempts).flatMap((id) => {
-        const blob = store.blobs.get([run.run, id]);
+      record: review,
+      blobs: Object.keys(review.attempts).flatMap((id) => {
+        const blob = store.blobs.get([review.run, id]);
         return blob === undefined ? [] : [[id, blob] as [string, BoundBlob]];
       }),
-      journal: readJournal(store, run.run),
+      journal: readJournal(store, review.run),
     };
     const state = encode(dump);
     writeFileSync(join(staging, STATE), state);
     files[STATE] = sha256(state);
-    const manifest: GenerationManifest = { run: run.run, seq: run.seq, at: new Date().toISOString(), files };
+    const manifest: GenerationManifest = { run: review.run, seq: review.seq, at: new Date().toISOString(), files };
     writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     for (const file of readdirSync(staging)) chmodSync(join(staging, file), 0o444);
     renameSync(staging, target);
     syncDirectory(generations);
     const current = join(base, 'current.json');
     const before = readCurrent(current);
-    if (before === null || before.seq < run.seq) writeFileAtomic(current, `${JSON.stringify({ run: run.run, generation: name, seq: run.seq })}\n`);
-    return { fact: 'checkpoint', generation: name, seq: run.seq, dir: target };
+    if (before === null || before.seq < review.seq) writeFileAtomic(current, `${JSON.stringify({ run: review.run, generation: name, seq: review.seq })}\n`);
+    return { fact: 'checkpoint', generation: name, seq: review.seq, dir: target };
   } catch (error) {
     return { fact: 'checkpoint_failed', detail: toError(error).message };
   }
@@ -230,7 +230,7 @@ function inside(child: string, parent: string): boolean {
 }
 
 /** Publishes a generation after a command changed the run, when checkpoints are on. */
-export function checkpointAfter(store: Store, run: RunRecord, runDir: string, dir: string | undefined, lines: ReportFact[]): void {
+export function checkpointAfter(store: Store, review: RunRecord, runDir: string, dir: string | undefined, lines: ReportFact[]): void {
   const root = checkpointRoot(dir, runDir);
-  if (root !== null) lines.push(publishCheckpoint(store, run, runDir, root));
+  if (root !== null) lines.push(publishCheckpoint(store, review, runDir, root));
 }

@@ -58,10 +58,10 @@ export interface Settle {
  * The tail every command on a run shares once its change committed: the files the record
  * implies, a checkpoint when they are on, and what the run waits for now.
  */
-export async function settleCommand(located: { store: Store; runDir: string }, record: RunRecord, penv: PlanEnv, report: PlanReport, show: Settle): Promise<PlanReport> {
+export async function settleCommand(located: { store: Store; runDir: string }, record: RunRecord, planEnv: PlanEnv, report: PlanReport, show: Settle): Promise<PlanReport> {
   if (show.files !== false) await syncRunFiles(located.store, record, located.runDir);
   show.alsoWrite?.(record, report);
-  checkpointAfter(located.store, record, located.runDir, penv.settings.checkpointDir, report.after);
+  checkpointAfter(located.store, record, located.runDir, planEnv.settings.checkpointDir, report.after);
   describeRun(record, located.runDir, report, { open: show.open });
   report.status = terminalStatus(record.state);
   return report;
@@ -70,12 +70,12 @@ export async function settleCommand(located: { store: Store; runDir: string }, r
 /** A command on a run that exists: commit the machine's transition, then settle. */
 export async function runCommand(
   located: { store: Store; runDir: string; record: RunRecord },
-  penv: PlanEnv,
+  planEnv: PlanEnv,
   command: Command | readonly Command[],
   show: Settle,
   bound?: Bound,
 ): Promise<{ report: PlanReport; record: RunRecord }> {
   const report = emptyReport(located.runDir, located.record.run);
   const record = await commit(located.store, located.record.run, command, report, bound);
-  return { report: await settleCommand(located, record, penv, report, show), record };
+  return { report: await settleCommand(located, record, planEnv, report, show), record };
 }

@@ -27,11 +27,11 @@ export interface ExportOptions {
  * in-process. An export that does not validate is a failure (EXPORT_INVALID), never
  * printed as success. Journaled as started and done, so `resume` finishes a killed one.
  */
-export async function planExport(options: ExportOptions, penv: PlanEnv): Promise<PlanReport> {
-  const located = locateRun(options.out, penv);
+export async function planExport(options: ExportOptions, planEnv: PlanEnv): Promise<PlanReport> {
+  const located = locateRun(options.out, planEnv);
   const report = emptyReport(located.runDir, located.record.run);
   const done = await exportRun(located, located.record, report, 'command');
-  return settleCommand(located, done, penv, report, { open: false, files: false });
+  return settleCommand(located, done, planEnv, report, { open: false, files: false });
 }
 
 /**
@@ -46,15 +46,15 @@ export type ExportFrom = 'command' | 'resume' | 'review';
  * artifacts are written and validated in one place ({@link writeArtifacts}). Returns the
  * record as it stands after.
  */
-export async function exportRun(located: { readonly store: Store; readonly runDir: string }, run: RunRecord, report: PlanReport, from: ExportFrom): Promise<RunRecord> {
+export async function exportRun(located: { readonly store: Store; readonly runDir: string }, review: RunRecord, report: PlanReport, from: ExportFrom): Promise<RunRecord> {
   const { store, runDir } = located;
   if (from === 'command') {
-    const started = await commit(store, run.run, { type: 'export', input: { state: 'started' } }, report);
+    const started = await commit(store, review.run, { type: 'export', input: { state: 'started' } }, report);
     await writeArtifacts(store, started, runDir, report);
     return commit(store, started.run, { type: 'export', input: { state: 'done' } }, report);
   }
-  await writeArtifacts(store, run, runDir, report);
-  return from === 'resume' ? commit(store, run.run, { type: 'finish-export', input: { by: 'resume' } }, report) : run;
+  await writeArtifacts(store, review, runDir, report);
+  return from === 'resume' ? commit(store, review.run, { type: 'finish-export', input: { by: 'resume' } }, report) : review;
 }
 
 /**
@@ -72,23 +72,23 @@ function onDisk<T>(path: string, step: () => T): T {
 }
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
-async function writeArtifacts(store: Store, run: RunRecord, runDir: string, report: PlanReport): Promise<void> {
+async function writeArtifacts(store: Store, review: RunRecord, runDir: string, report: PlanReport): Promise<void> {
   // Decoded once: the consensus pages and every artifact take their ids and titles from here.
-  const findings = numberedFindings(run, { findingsOf: (id) => store.blobs.get([run.run, id])?.findings ?? [] });
-  await syncRunFiles(store, run, runDir, 'full', findings);
-  const kept = run.ceo_only ? keptRows(run, ceoItems(run, findings)) : [];
-  const decisions = run.ceo_only ? kept : decisionRows(run);
-  const tasks = taskRows(run, decisions, findings);
+  const findings = numberedFindings(review, { findingsOf: (id) => store.blobs.get([review.run, id])?.findings ?? [] });
+  await syncRunFiles(store, review, runDir, 'full', findings);
+  const kept = review.ceo_only ? keptRows(review, ceoItems(review, findings)) : [];
+  const decisions = review.ceo_only ? kept : decisionRows(review);
+  const tasks = taskRows(review, decisions, findings);
   const files: [string, string][] = [
-    ...(run.ceo_only ? [['ceo-review.md', renderCeoReview(run, findings, kept)] as [string, string]] : []),
-    ['plan.md', renderPlanMd(run, findings)],
-    ['review-record.md', renderReviewRecord(run)],
+    ...(review.ceo_only ? [['ceo-review.md', renderCeoReview(review, findings, kept)] as [string, string]] : []),
+    ['plan.md', renderPlanMd(review, findings)],
+    ['review-record.md', renderReviewRecord(review)],
     ['decisions.jsonl', jsonl(decisions)],
-    ['findings.jsonl', jsonl(findingRows(run, findings))],
+    ['findings.jsonl', jsonl(findingRows(review, findings))],
     ['tasks.jsonl', jsonl(tasks)],
-    ['timing.json', `${JSON.stringify(timingDocument(run), null, 2)}\n`],
+    ['timing.json', `${JSON.stringify(timingDocument(review), null, 2)}\n`],
   ];
-  if (run.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(run), null, 2)}\n`]);
+  if (review.gate !== null) files.push(['gate.json', `${JSON.stringify(gateDocument(review), null, 2)}\n`]);
   const artifacts: RunManifest['artifacts'] = {};
   for (const [name, content] of files) {
     // Not synced one by one: every artifact, then the directory, is synced before run.json.
@@ -96,15 +96,15 @@ async function writeArtifacts(store: Store, run: RunRecord, runDir: string, repo
     artifacts[name] = { path: name, sha256: sha256(content) };
   }
   const phases: RunManifest['phases'] = {};
-  for (const id of run.order) {
-    const phase = run.phases[id]!;
+  for (const id of review.order) {
+    const phase = review.phases[id]!;
     const entry: Record<string, unknown> = {};
     if (phase.snapshot !== null) entry['snapshot'] = phase.snapshot;
     for (const voice of ['native', 'outside'] as const) {
-      const attempt = phase[voice].attempt === null ? undefined : run.attempts[phase[voice].attempt!];
+      const attempt = phase[voice].attempt === null ? undefined : review.attempts[phase[voice].attempt!];
       const outcome: Record<string, unknown> = { status: phase[voice].status };
       if (attempt?.state === 'bound' && attempt.bound !== undefined) {
-        const blob = store.blobs.get([run.run, attempt.id]);
+        const blob = store.blobs.get([review.run, attempt.id]);
         const key = `${id}-${voice}.md`;
         outcome['model'] = attempt.bound.model;
         outcome['provider'] = attempt.bound.runner;
@@ -120,20 +120,20 @@ async function writeArtifacts(store: Store, run: RunRecord, runDir: string, repo
   }
   const manifest: RunManifest = {
     schema_version: 1,
-    run: run.run,
-    status: terminalStatus(run.state) as RunManifest['status'],
-    required_phases: run.order,
+    run: review.run,
+    status: terminalStatus(review.state) as RunManifest['status'],
+    required_phases: review.order,
     phases,
     artifacts,
-    session_kind: run.session_kind,
+    session_kind: review.session_kind,
     counts: {
       decisions: decisions.length,
       decisions_pending: decisions.filter((d) => d.status === 'pending').length,
       findings: findings.length,
       tasks: tasks.length,
     },
-    gate_rev: run.gate_rev,
-    deviations: run.deviations,
+    gate_rev: review.gate_rev,
+    deviations: review.deviations,
   };
   // Files other commands wrote without fsync become durable before run.json names them,
   // and run.json (written durably, last) before export is recorded done.
@@ -147,12 +147,12 @@ async function writeArtifacts(store: Store, run: RunRecord, runDir: string, repo
     const first = verdict.errors[0];
     throw new LanewardError('EXPORT_INVALID', `${verdict.errors.length} validation error(s); first: ${first?.code} ${first?.message} at ${first?.path}`, { path: join(runDir, 'run.json') });
   }
-  report.after.push({ fact: 'exported', run: run.run, files: Object.keys(artifacts).length + 1, runJson: join(runDir, 'run.json') });
-  report.after.push({ fact: 'artifact_valid', run: run.run, status: verdict.status, attested: attested(run) });
+  report.after.push({ fact: 'exported', run: review.run, files: Object.keys(artifacts).length + 1, runJson: join(runDir, 'run.json') });
+  report.after.push({ fact: 'artifact_valid', run: review.run, status: verdict.status, attested: attested(review) });
 }
 
-function attested(run: RunRecord): number {
-  return Object.values(run.attempts).filter((a) => a.state === 'bound' && a.bound?.receipt === 'attested').length;
+function attested(review: RunRecord): number {
+  return Object.values(review.attempts).filter((a) => a.state === 'bound' && a.bound?.receipt === 'attested').length;
 }
 
 function jsonl(rows: readonly unknown[]): string {
@@ -160,9 +160,9 @@ function jsonl(rows: readonly unknown[]): string {
 }
 
 /** The items a gate would have asked of a CEO-only run's one phase. */
-function ceoItems(run: RunRecord, findings: readonly NumberedFinding[]) {
-  const consensus = run.phases.ceo?.consensus;
+function ceoItems(review: RunRecord, findings: readonly NumberedFinding[]) {
+  const consensus = review.phases.ceo?.consensus;
   if (consensus == null) return [];
-  const current = new Set([run.phases.ceo!.native.attempt, run.phases.ceo!.outside.attempt]);
+  const current = new Set([review.phases.ceo!.native.attempt, review.phases.ceo!.outside.attempt]);
   return draftGate([{ consensus, findings: findings.filter((f) => current.has(f.attempt)) }]).items;
 }

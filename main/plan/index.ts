@@ -19,7 +19,7 @@ export { planResume } from './resume.ts';
 export { planRevise, type ReviseOptions } from './revise.ts';
 export { readBinding, stateRootFor } from './run-binding.ts';
 export { planRun, type PlanRunEvent, type PlanRunReport, type RunStop } from './run.ts';
-export { configuredStateRoot, defaultStateRoot, planEnv, readPlanSettings, type PlanEnv, type PlanSettings } from './settings.ts';
+export { configuredStateRoot, defaultStateRoot, readPlanEnv, readPlanSettings, type PlanEnv, type PlanSettings } from './settings.ts';
 export { planStatus } from './status.ts';
 export { planSubmit, type SubmitOptions } from './submit.ts';
 export { dispatcherAlive } from './voice-outcome.ts';

@@ -34,15 +34,15 @@ export interface NextOptions {
  * is open (and which attempts went out without a result), opens the next phase once one
  * closed, or writes the gate after the last. Idempotent while attempts are open.
  */
-export async function planNext(options: NextOptions, penv: PlanEnv): Promise<PlanReport> {
-  const runDir = runDirOf(options.out, penv);
-  const { settings } = penv;
+export async function planNext(options: NextOptions, planEnv: PlanEnv): Promise<PlanReport> {
+  const runDir = runDirOf(options.out, planEnv);
+  const { settings } = planEnv;
   let binding = readBinding(runDir);
   let plan: PlanFile | undefined;
   let scope: PlanScope | undefined;
   if (binding === undefined || options.plan !== undefined) {
     if (options.plan === undefined) throw new LanewardError('USAGE', 'the first next of a run needs --plan <plan.md>');
-    plan = readPlanFile(resolve(penv.cwd, options.plan));
+    plan = readPlanFile(resolve(planEnv.cwd, options.plan));
     scope = detectScope(plan.text, { ...(options.ui === undefined ? {} : { ui: options.ui }), ...(options.dx === undefined ? {} : { dx: options.dx }) });
   }
   if (options.ceoOnly === true) {
@@ -51,7 +51,7 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
       throw new LanewardError('CEO_ONLY_CONFLICT', '--ceo-only reviews the CEO phase alone; it cannot take --ui, --developer-tool or a scope marker naming them');
     }
   }
-  const store = openStateRoot(stateRootFor(settings.stateRoot, binding, penv.cwd));
+  const store = openStateRoot(stateRootFor(settings.stateRoot, binding, planEnv.cwd));
   const first = binding === undefined;
   if (binding === undefined) {
     if (existsSync(join(runDir, 'run.json'))) {
@@ -89,7 +89,7 @@ export async function planNext(options: NextOptions, penv: PlanEnv): Promise<Pla
   if (first) report.notes.push(estimateFact(store, record.order, record.run, settings.durable));
   const sha = first ? currentPlanSha(record.plan_source) : planFileSha;
   if (sha !== null && sha !== record.plan_sha256) report.notes.push({ fact: 'plan_changed', since: 'review', source: record.plan_source, sha256: sha, reviewed: record.plan_sha256 });
-  return settleCommand(located, record, penv, report, { open: true, files: record.state !== 'reviewed' });
+  return settleCommand(located, record, planEnv, report, { open: true, files: record.state !== 'reviewed' });
 }
 
 /** `<plan stem>-<yyyymmdd>-<6 hex>`. */

@@ -9,8 +9,8 @@ import type { PlanEnv } from './settings.ts';
  * relayed (see core/recommend.ts); an answer that takes recommendations must then name
  * the rec_hash of the render the owner saw (GATE_REC_STALE otherwise).
  */
-export async function planRecommend(options: { out: string | undefined; item?: string; option?: string }, penv: PlanEnv): Promise<PlanReport> {
+export async function planRecommend(options: { out: string | undefined; item?: string; option?: string }, planEnv: PlanEnv): Promise<PlanReport> {
   if (options.item === undefined || options.option === undefined) throw new LanewardError('USAGE', '--item <id> and --option <key> are required');
-  const located = locateRun(options.out, penv);
-  return (await runCommand(located, penv, { type: 'recommend', input: { item: options.item, option: options.option } }, { open: false })).report;
+  const located = locateRun(options.out, planEnv);
+  return (await runCommand(located, planEnv, { type: 'recommend', input: { item: options.item, option: options.option } }, { open: false })).report;
 }

@@ -9,8 +9,8 @@ import type { PlanEnv } from './settings.ts';
  * reservation is returned and its voice waits for a fresh attempt, which the next `next`
  * mints (the parent asked for it by releasing).
  */
-export async function planRelease(options: { out: string | undefined; attempt: string | undefined }, penv: PlanEnv): Promise<PlanReport> {
+export async function planRelease(options: { out: string | undefined; attempt: string | undefined }, planEnv: PlanEnv): Promise<PlanReport> {
   if (options.attempt === undefined) throw new LanewardError('USAGE', '--attempt <id> is required');
-  const located = locateRun(options.out, penv);
-  return (await runCommand(located, penv, { type: 'release', input: { attempt: options.attempt } }, { open: false, files: false })).report;
+  const located = locateRun(options.out, planEnv);
+  return (await runCommand(located, planEnv, { type: 'release', input: { attempt: options.attempt } }, { open: false, files: false })).report;
 }

@@ -23,13 +23,13 @@ export interface ReviseOptions {
  * the run unrevised or revised, and the files derived from it are rewritten by the next
  * command (archives of the files a reopened phase replaces are copies made first).
  */
-export async function planRevise(options: ReviseOptions, penv: PlanEnv): Promise<PlanReport> {
+export async function planRevise(options: ReviseOptions, planEnv: PlanEnv): Promise<PlanReport> {
   const modes = [options.plan, options.settle, options.withdraw].filter((v) => v !== undefined).length;
   if (modes !== 1) throw new LanewardError('USAGE', 'pass exactly one of --plan <file>, --settle <id> or --withdraw <id>');
   if (options.incorporates !== undefined && options.plan === undefined) throw new LanewardError('USAGE', '--incorporates goes with --plan');
-  const located = locateRun(options.out, penv);
+  const located = locateRun(options.out, planEnv);
   const { record, runDir } = located;
-  const plan = options.plan === undefined ? undefined : readPlanFile(resolve(penv.cwd, options.plan));
+  const plan = options.plan === undefined ? undefined : readPlanFile(resolve(planEnv.cwd, options.plan));
   if (record.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${record.run} is a CEO-only run: there is nothing to revise`);
   let input: ReviseInput;
   if (plan !== undefined) {
@@ -42,5 +42,5 @@ export async function planRevise(options: ReviseOptions, penv: PlanEnv): Promise
   } else {
     input = { kind: 'withdraw', decision: options.withdraw! };
   }
-  return (await runCommand(located, penv, { type: 'revise', input }, { open: true })).report;
+  return (await runCommand(located, planEnv, { type: 'revise', input }, { open: true })).report;
 }

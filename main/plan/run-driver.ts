@@ -19,10 +19,10 @@ export type ReleaseRun = () => Promise<void>;
  * over. Returns the release, or undefined when the run does not exist yet (its first
  * `next` creates it; claim right after).
  */
-export async function claimRun(out: string, penv: PlanEnv): Promise<ReleaseRun | undefined> {
-  const runDir = runDirOf(out, penv);
+export async function claimRun(out: string, planEnv: PlanEnv): Promise<ReleaseRun | undefined> {
+  const runDir = runDirOf(out, planEnv);
   if (readBinding(runDir) === undefined) return undefined;
-  const { store, record } = locateRun(out, penv);
+  const { store, record } = locateRun(out, planEnv);
   const mine: RunDriver = { ...thisHolder(), token: randomBytes(8).toString('hex') };
   const held = await transact(store, 'runs', record.run, (current) => {
     if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', `run ${record.run} vanished from ${store.root}`);

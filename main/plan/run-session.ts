@@ -15,7 +15,7 @@ import { DEFAULT_ATTEMPT_TIMEOUT_MS, type AttemptEnd, type PlanRunEvent, type Pl
  */
 export interface RunSession {
   readonly options: PlanRunOptions;
-  readonly penv: PlanEnv;
+  readonly planEnv: PlanEnv;
   readonly supervise: SuperviseFn;
   readonly runDir: string;
   readonly request: LeaseRequest;
@@ -48,8 +48,8 @@ export function leaseRequestOf(options: PlanRunOptions): LeaseRequest {
 }
 
 /** Opens a run's session: verifies its action, arms its deadline and links its cancel. */
-export function openSession(options: PlanRunOptions, penv: PlanEnv, supervise: SuperviseFn): RunSession {
-  const runDir = runDirOf(options.out, penv);
+export function openSession(options: PlanRunOptions, planEnv: PlanEnv, supervise: SuperviseFn): RunSession {
+  const runDir = runDirOf(options.out, planEnv);
   const request = leaseRequestOf(options);
   // The descriptor is verified once, before anything starts (a refusal starts no run and no
   // child); every attempt of this run is launched under that verified action.
@@ -66,7 +66,7 @@ export function openSession(options: PlanRunOptions, penv: PlanEnv, supervise: S
   const timer = options.deadlineMs === undefined ? undefined : setTimeout(() => interrupt('deadline', 'SIGTERM'), options.deadlineMs);
   return {
     options,
-    penv,
+    planEnv,
     supervise,
     runDir,
     request,

@@ -41,21 +41,21 @@ export { DEFAULT_ATTEMPT_TIMEOUT_MS, type AttemptEnd, type PlanRunEvent, type Pl
  * `dispatchAttempt` (attempt-dispatch.ts; a dispatched one through `resumeAttempt`,
  * attempt-resume.ts).
  */
-export async function planRun(options: PlanRunOptions, penv: PlanEnv, supervise: SuperviseFn): Promise<PlanRunReport> {
-  const session = openSession(options, penv, supervise);
+export async function planRun(options: PlanRunOptions, planEnv: PlanEnv, supervise: SuperviseFn): Promise<PlanRunReport> {
+  const session = openSession(options, planEnv, supervise);
   let stopped: RunStop | null = null;
   // One driver per run, claimed before anything is dispatched or changed; a run that does
   // not exist yet is claimed right after the next that creates it, before its first dispatch.
   let release: ReleaseRun | undefined;
   try {
-    release = await claimRun(options.out, penv);
+    release = await claimRun(options.out, planEnv);
     let seen = '';
     while (!session.stop.aborted) {
-      const next = await planNext({ out: options.out, ...startOptions(options, readBinding(session.runDir) === undefined) }, penv);
-      release ??= await claimRun(options.out, penv);
+      const next = await planNext({ out: options.out, ...startOptions(options, readBinding(session.runDir) === undefined) }, planEnv);
+      release ??= await claimRun(options.out, planEnv);
       session.emit({ type: 'report', command: 'next', report: next });
       if (next.status !== 'awaiting_result') break;
-      const round = roundOf(locateRun(options.out, penv).record, seen);
+      const round = roundOf(locateRun(options.out, planEnv).record, seen);
       if ('stop' in round) {
         stopped = round.stop;
         session.emit({ type: 'stopped', stop: stopped });
@@ -70,7 +70,7 @@ export async function planRun(options: PlanRunOptions, penv: PlanEnv, supervise:
     session.close();
     await release?.();
   }
-  const final = planStatus({ out: options.out }, penv);
+  const final = planStatus({ out: options.out }, planEnv);
   const interrupted = session.interrupted();
   if (interrupted !== null) final.status = 'interrupted';
   return Object.assign(final, { ends: session.ends, interrupted, stopped });

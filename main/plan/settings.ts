@@ -48,7 +48,7 @@ export function readPlanSettings(env: NodeJS.ProcessEnv, cwd: string, stateFlag?
 }
 
 /** `{cwd, settings}` from an environment, for callers that start from one. */
-export function planEnv(env: NodeJS.ProcessEnv, cwd: string, stateFlag?: string): PlanEnv {
+export function readPlanEnv(env: NodeJS.ProcessEnv, cwd: string, stateFlag?: string): PlanEnv {
   return { cwd, settings: readPlanSettings(env, cwd, stateFlag) };
 }
 

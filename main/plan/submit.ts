@@ -39,10 +39,10 @@ export interface SubmitOptions {
  * `journal`: commands committed in the same transaction before the submit (`plan run`
  * journals the supervision's outcome with the result it binds: one flush, not two).
  */
-export async function planSubmit(options: SubmitOptions, penv: PlanEnv, journal: readonly Command[] = []): Promise<PlanReport> {
+export async function planSubmit(options: SubmitOptions, planEnv: PlanEnv, journal: readonly Command[] = []): Promise<PlanReport> {
   const phaseId = checkPhase(options.phase);
   const voice = checkVoice(options.voice);
-  const located = locateRun(options.out, penv);
+  const located = locateRun(options.out, planEnv);
   const outcome = options.unavailable ?? options.failed;
   if (outcome !== undefined) {
     if (voice !== 'outside') throw new LanewardError('USAGE', '--unavailable and --failed close the outside voice only');
@@ -53,7 +53,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv, journal:
   const usage = options.usageUsd === undefined ? {} : { usageUsd: options.usageUsd };
   if (outcome !== undefined) {
     const kind = options.unavailable !== undefined ? 'unavailable' as const : 'failed' as const;
-    return (await runCommand(located, penv, [...journal, { type: 'submit', input: { attempt, phase: phaseId, voice, snapshot, kind, why: outcome, ...usage } }], { open: false })).report;
+    return (await runCommand(located, planEnv, [...journal, { type: 'submit', input: { attempt, phase: phaseId, voice, snapshot, kind, why: outcome, ...usage } }], { open: false })).report;
   }
   const file = options.result ?? options.record;
   if (file === undefined || (options.result !== undefined && options.record !== undefined)) {
@@ -61,7 +61,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv, journal:
   }
   if (options.model === undefined || options.model.trim() === '') throw new LanewardError('USAGE', '--model <id> is required');
   if (options.attest !== undefined && options.record === undefined) throw new LanewardError('USAGE', '--attest applies to hand-run records (--record) only');
-  const path = resolve(penv.cwd, file);
+  const path = resolve(planEnv.cwd, file);
   // The file is read first and compared by the identity of the very descriptor read: a
   // link swapped in after a check would otherwise pass it. Another attempt's result file,
   // by name or by identity, is refused before an unreadable file is.
@@ -77,7 +77,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv, journal:
   if (read === undefined) throw new LanewardError('RESULT_UNREADABLE', `${path} ${failure!.message}`, { path });
   const digest = sha256(read.bytes);
   const parsed = parseReviewResult(read.bytes, { phase: phaseId, snapshot, record: options.record !== undefined, attested: options.attest !== undefined });
-  const family = penv.settings.familyOf(options.model);
+  const family = planEnv.settings.familyOf(options.model);
   const input = {
     attempt, phase: phaseId, voice, snapshot, kind: 'result' as const, digest, model: options.model, family, ...usage,
     findings: parsed.ok ? parsed.findings : [],
@@ -87,7 +87,7 @@ export async function planSubmit(options: SubmitOptions, penv: PlanEnv, journal:
     ...(parsed.ok ? {} : { invalid: new LanewardError(parsed.code, parsed.message, { path: parsed.line === null ? basename(file) : `${basename(file)}:${parsed.line}` }) }),
   };
   const bound = parsed.ok ? { attempt, blob: { bytes: new Uint8Array(read.bytes), findings: parsed.findings } } : undefined;
-  return (await runCommand(located, penv, [...journal, { type: 'submit', input }], { open: false }, bound)).report;
+  return (await runCommand(located, planEnv, [...journal, { type: 'submit', input }], { open: false }, bound)).report;
 }
 
 function checkPhase(raw: string | undefined): PhaseId {
@@ -101,9 +101,9 @@ function checkVoice(raw: string | undefined): VoiceId {
 }
 
 /** --attempt may be left out for a record or an outcome when exactly one attempt is open. */
-function onlyOpenAttempt(run: RunRecord, phase: PhaseId, voice: VoiceId, allowed: boolean): string {
+function onlyOpenAttempt(review: RunRecord, phase: PhaseId, voice: VoiceId, allowed: boolean): string {
   if (!allowed) throw new LanewardError('USAGE', '--attempt <id> is required (the id on the ATTEMPT line)');
-  const open = Object.values(run.attempts).filter((a) => a.phase === phase && a.voice === voice && a.state === 'open');
+  const open = Object.values(review.attempts).filter((a) => a.phase === phase && a.voice === voice && a.state === 'open');
   if (open.length !== 1) throw new LanewardError('USAGE', `--attempt is required: ${open.length} attempts of ${phase} ${voice} are open`);
   return open[0]!.id;
 }
@@ -114,9 +114,9 @@ function onlyOpenAttempt(run: RunRecord, phase: PhaseId, voice: VoiceId, allowed
  * device and inode (`readId`: of the descriptor the result was read from), so a link to
  * another attempt's result is that result.
  */
-function otherAttemptsFile(run: RunRecord, attemptId: string, path: string, runDir: string, readId: string | null): void {
+function otherAttemptsFile(review: RunRecord, attemptId: string, path: string, runDir: string, readId: string | null): void {
   const given = { path: resolvedFile(path).path, id: readId };
-  for (const other of Object.values(run.attempts)) {
+  for (const other of Object.values(review.attempts)) {
     if (other.id === attemptId) continue;
     const theirs = resolvedFile(join(runDir, other.result));
     if (given.path === theirs.path || (given.id !== null && given.id === theirs.id)) {

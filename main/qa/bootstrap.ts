@@ -17,7 +17,7 @@ import type { SuperviseFn } from './supervise-fn.ts';
  * The call is reserved (its directory named) before its observer is spawned, so that a
  * process killed meanwhile leaves it for the next one to settle, never to send again.
  */
-export async function bootstrap(store: Store, lane: string, run: SuperviseFn, prior: readonly QaEvent[], cancel?: AbortSignal): Promise<QaReport> {
+export async function bootstrap(store: Store, lane: string, supervise: SuperviseFn, prior: readonly QaEvent[], cancel?: AbortSignal): Promise<QaReport> {
   const nonce = randomUUID();
   const begun = await transact(store, 'lanes', lane, (record) => {
     if (record === undefined) return { change: null, result: undefined };
@@ -28,7 +28,7 @@ export async function bootstrap(store: Store, lane: string, run: SuperviseFn, pr
   });
   if (begun === undefined) return report(lane, 'QA_NO_OBSERVER', prior, undefined);
   const prompt = renderObserverPrompt({ lane, mode: 'bootstrap', delta: [], transcript: [] });
-  const result = await callObserver(store, lane, begun.observer, begun.call, 'bootstrap', begun.dir, prompt, run, cancel);
+  const result = await callObserver(store, lane, begun.observer, begun.call, 'bootstrap', begun.dir, prompt, supervise, cancel);
   const at = new Date().toISOString();
   const ended = await transact(store, 'lanes', lane, (record) => {
     // A stop or reset while the call ran cleared the history it would join.

@@ -47,8 +47,8 @@ export async function qaStop(store: Store, lane: string, _options: QaClearOption
 }
 
 /** `qa reset`: clears the history and bootstraps the observer again before cadence resumes. */
-export async function qaReset(store: Store, lane: string, options: QaClearOptions, run: SuperviseFn): Promise<QaReport> {
+export async function qaReset(store: Store, lane: string, options: QaClearOptions, supervise: SuperviseFn): Promise<QaReport> {
   const cleared = await clear(store, lane, 'reset');
   if (cleared.code !== null) return cleared;
-  return bootstrap(store, lane, run, cleared.events, options.cancel);
+  return bootstrap(store, lane, supervise, cleared.events, options.cancel);
 }

@@ -31,9 +31,9 @@ interface Begun {
  * verdict completes the lane (code null); a failing one aborts completion with its
  * guidance (QA_CROSS_CHECK_FAILED); a call with no verdict aborts it with its own code.
  */
-export async function qaFinish(store: Store, lane: string, options: QaFinishOptions, run: SuperviseFn): Promise<QaReport> {
+export async function qaFinish(store: Store, lane: string, options: QaFinishOptions, supervise: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
-  const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
+  const settled = await settleOrphanedCalls(store, lane, supervise, options.cancel);
   // A cross-check settled here answered this finish (a lost one is an observer_failed event):
   // its pass completed the lane, its fail aborts completion, and nothing is sent again.
   const crossChecked = settled.findLast((e) => e.type === 'cross_check');
@@ -75,7 +75,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
   const { call } = begun;
   if (call === undefined) return begun.report!;
   const prompt = renderObserverPrompt({ lane, mode: 'cross-check', delta: call.delta, transcript: call.transcript });
-  const result = await callObserver(store, lane, call.observer, call.call, 'cross-check', call.dir, prompt, run, options.cancel);
+  const result = await callObserver(store, lane, call.observer, call.call, 'cross-check', call.dir, prompt, supervise, options.cancel);
   const at = new Date().toISOString();
   const ended = await transact(store, 'lanes', lane, (record) => {
     // A stop or reset while the cross-check ran: its verdict belongs to a history that is gone.

@@ -5,5 +5,5 @@ export { qaFinish, type QaFinishOptions } from './finish.ts';
 export { qaStop, qaReset, type QaClearOptions } from './clear.ts';
 export { qaStatus } from './status.ts';
 export { qaConfigFromEnv, QA_DEFAULTS, type QaConfig } from './qa-config.ts';
-export { inProcessSupervise, type SuperviseFn, type RunOptions } from './supervise-fn.ts';
+export { inProcessSupervise, type SuperviseFn, type SuperviseOptions } from './supervise-fn.ts';
 export type { QaReport, LaneStatus } from './report.ts';

@@ -149,7 +149,7 @@ export async function callObserver(
   mode: QaMode,
   dirName: string,
   prompt: string,
-  run: SuperviseFn,
+  supervise: SuperviseFn,
   cancel?: AbortSignal,
 ): Promise<ObserverResult> {
   const startedAt = nowMs();
@@ -168,7 +168,7 @@ export async function callObserver(
     journaled = transact<'lanes', void>(store, 'lanes', lane, (lr) => (lr !== undefined && journalChild(lr, call, record) ? { change: { record: lr, events: [] }, result: undefined } : { change: null, result: undefined }));
     return journaled;
   };
-  const outcome = await run(ready.spec, { onSpawn, ...(cancel === undefined ? {} : { cancel }) });
+  const outcome = await supervise(ready.spec, { onSpawn, ...(cancel === undefined ? {} : { cancel }) });
   // A journal that failed leaves the reservation without its child: a later process finds it by its environment.
   await journaled.catch(() => undefined);
   return concludeCall(call, mode, files, ready, outcome, startedAtIso);

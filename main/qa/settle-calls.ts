@@ -30,7 +30,7 @@ import type { SuperviseFn } from './supervise-fn.ts';
  * lost: said so (EXECUTION_UNKNOWN), and its turns are given back to the next decision.
  * Returns the events recorded, in order.
  */
-export async function settleOrphanedCalls(store: Store, lane: string, run: SuperviseFn, cancel?: AbortSignal): Promise<QaEvent[]> {
+export async function settleOrphanedCalls(store: Store, lane: string, supervise: SuperviseFn, cancel?: AbortSignal): Promise<QaEvent[]> {
   // Read before the transactions (a transaction step reads nothing of the world).
   const dead = (store.lanes.get(lane)?.reserved ?? []).filter((r) => r.dir !== undefined && !holderAlive(r.owner));
   const events: QaEvent[] = [];
@@ -42,7 +42,7 @@ export async function settleOrphanedCalls(store: Store, lane: string, run: Super
     });
     if (taken === undefined) continue;
     const { reservation } = taken;
-    const result = await settleCall(store.root, lane, taken.observer, reservation, run, cancel);
+    const result = await settleCall(store.root, lane, taken.observer, reservation, supervise, cancel);
     const at = new Date().toISOString();
     const event = await transact(store, 'lanes', lane, (record) => {
       // A stop or reset since: the call's history is gone with it.
@@ -64,7 +64,7 @@ export async function settleOrphanedCalls(store: Store, lane: string, run: Super
 }
 
 /** The end of one orphaned call: adopted or read from its stream, or lost (`started` false, its turns given back). */
-async function settleCall(root: string, lane: string, observer: ObserverConfig, reservation: Reservation, run: SuperviseFn, cancel: AbortSignal | undefined): Promise<ObserverResult> {
+async function settleCall(root: string, lane: string, observer: ObserverConfig, reservation: Reservation, supervise: SuperviseFn, cancel: AbortSignal | undefined): Promise<ObserverResult> {
   const files = callFiles(root, lane, reservation.dir!);
   const startedAtIso = reservation.child?.at ?? new Date().toISOString();
   const ready = callSpec(lane, observer, reservation.call, reservation.mode, files, nowMs());
@@ -88,7 +88,7 @@ async function settleCall(root: string, lane: string, observer: ObserverConfig, 
   const ref = child ?? (existsSync(files.stdout) ? ({ pid: 0, pgid: 0, ticks: -1, at: startedAtIso, mode: ready.spec.mode, deadline_at: null, reads_output: true, follows_file: true } as const) : undefined);
   if (ref === undefined) return lost('its observer never wrote a stream', { frames: [], outcome: neverWrote(ready.spec) });
   // Followed while it runs; one that ended meanwhile is read from its stream file whole.
-  const outcome = await run(adoptionSpec(ready.spec, ref), cancel === undefined ? {} : { cancel });
+  const outcome = await supervise(adoptionSpec(ready.spec, ref), cancel === undefined ? {} : { cancel });
   const result = concludeCall(reservation.call, reservation.mode, files, ready, { ...outcome, providerStarted: true }, startedAtIso);
   // An orphan's exit status is not ours to read: with no verdict, only its stream can say how it ended.
   const conclusive = result.verdict !== null || outcome.code !== null || (ready.launch.provider !== undefined && streamEnd(outcome.provider) !== null);

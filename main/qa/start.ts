@@ -47,11 +47,11 @@ export function freshLane(lane: string, observer: ObserverConfig, previous: Lane
  * an active lane whose bootstrap did not pass keeps its turns and bootstraps again; a
  * stopped or complete lane starts over.
  */
-export async function qaStart(store: Store, lane: string, options: QaStartOptions, run: SuperviseFn): Promise<QaReport> {
+export async function qaStart(store: Store, lane: string, options: QaStartOptions, supervise: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
   // A bootstrap a killed process left running is adopted (or read) first: when it passed,
   // the lane is ready and this start is its end, its prompt never sent a second time.
-  const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
+  const settled = await settleOrphanedCalls(store, lane, supervise, options.cancel);
   const now = store.lanes.get(lane);
   // A bootstrap settled here is this start's answer (ready, or its failure), unless it was lost.
   const answered = settled.findLast((e) => e.type === 'ready' || (e.type === 'observer_failed' && e.mode === 'bootstrap' && e.code !== 'EXECUTION_UNKNOWN'));
@@ -85,5 +85,5 @@ export async function qaStart(store: Store, lane: string, options: QaStartOption
     return { change: { record, events: [event] }, result: report(lane, null, [event], record) };
   });
   if (started.code !== null) return started;
-  return bootstrap(store, lane, run, [...settled, ...started.events], options.cancel);
+  return bootstrap(store, lane, supervise, [...settled, ...started.events], options.cancel);
 }

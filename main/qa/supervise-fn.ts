@@ -1,7 +1,7 @@
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { supervise } from '../../workers/supervise/supervise.ts';
 
-export type { RunOptions, SuperviseFn } from '../dispatch/dispatcher.ts';
+export type { SuperviseOptions, SuperviseFn } from '../dispatch/dispatcher.ts';
 
 /**
  * Supervises in this thread, one child per call (the `qa` CLI); the crew passes its

@@ -49,9 +49,9 @@ interface Taken {
   readonly due?: { readonly call: number; readonly dir: string; readonly epoch: number; readonly ranges: readonly TurnRange[]; readonly observer: ObserverConfig; readonly delta: readonly Turn[] };
 }
 
-export async function qaTurn(store: Store, lane: string, options: QaTurnOptions, run: SuperviseFn): Promise<QaReport> {
+export async function qaTurn(store: Store, lane: string, options: QaTurnOptions, supervise: SuperviseFn): Promise<QaReport> {
   checkLaneId(lane);
-  const settled = await settleOrphanedCalls(store, lane, run, options.cancel);
+  const settled = await settleOrphanedCalls(store, lane, supervise, options.cancel);
   // Calls of a killed process left their directories: gone before this command makes any
   // (those of calls still open are kept: their ends are not recorded yet).
   sweepStaleCalls(store.root, lane, keptDirs(store.lanes.get(lane)));
@@ -101,7 +101,7 @@ export async function qaTurn(store: Store, lane: string, options: QaTurnOptions,
   const { due } = taken;
   if (due === undefined) return taken.report;
   const prompt = renderObserverPrompt({ lane, mode: 'cadence', delta: due.delta, transcript: [] });
-  const result = await callObserver(store, lane, due.observer, due.call, 'cadence', due.dir, prompt, run, options.cancel);
+  const result = await callObserver(store, lane, due.observer, due.call, 'cadence', due.dir, prompt, supervise, options.cancel);
   const at = new Date().toISOString();
   const ended = await transact(store, 'lanes', lane, (record) => {
     if (record === undefined || record.epoch !== due.epoch) return { change: null, result: taken.report };

@@ -69,19 +69,19 @@ function underLock(file: string, decide: (trail: ParsedTrail) => Step): TrailOut
     const text = fd === undefined ? '' : readWhole(fd, file);
     if (text !== '' && !text.startsWith(TRAIL_HEADER)) throw unreadable(file, 'the first line is not the trail header');
     const trail = parseTrail(text);
-    const step = decide(trail);
-    if (step.write !== undefined) {
+    const context = decide(trail);
+    if (context.write !== undefined) {
       // The file is made only when a row goes in, so a refusal leaves no empty trail.
       fd ??= openTrail(file, true)!;
       // A new file gets its header in the same write as its first row; a line left
       // without its newline by a writer that died is ended first, kept as it is.
       const prefix = text === '' ? TRAIL_HEADER : trail.tornTail ? '\n' : '';
-      const bytes = Buffer.from(prefix + step.write);
+      const bytes = Buffer.from(prefix + context.write);
       const written = writeSync(fd, bytes);
       if (written !== bytes.length) throw new LanewardError('IO_ERROR', `short write (${written} of ${bytes.length} bytes)`, { path: file });
       fsyncSync(fd);
     }
-    return step.outcome;
+    return context.outcome;
   } finally {
     if (fd !== undefined) closeSync(fd);
     release();

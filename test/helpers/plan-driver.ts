@@ -37,7 +37,7 @@ export interface Ran {
  * not steer a test), no colour, an interactive session; then `extra` (a test's own
  * LANEWARD_* settings) on top.
  */
-export function planEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+export function readPlanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('LANEWARD_')) env[key] = value;
   return { ...env, NO_COLOR: '1', LANEWARD_SESSION_KIND: 'interactive', ...extra };
@@ -56,7 +56,7 @@ export function runBundle(bundle: string, args: readonly string[], options: RunO
   const child = spawnSync(process.execPath, [bundle, ...args], {
     encoding: 'utf8',
     cwd: options.cwd,
-    env: planEnv(options.env),
+    env: readPlanEnv(options.env),
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(options.input === undefined ? {} : { input: options.input }),
     maxBuffer: 64 * 1024 * 1024,
@@ -81,7 +81,7 @@ export function lanewardSync(ctx: PlanCtx, args: readonly string[], env?: NodeJS
 
 /** One plan command started in the background, its output collected; `done` settles at exit. */
 export function planSpawn(ctx: PlanCtx, args: readonly string[], env?: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<Ran> } {
-  const child = spawn(process.execPath, [ctx.bundle, 'plan', ...args, '--state', ctx.state], { cwd: ctx.cwd, env: planEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [ctx.bundle, 'plan', ...args, '--state', ctx.state], { cwd: ctx.cwd, env: readPlanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -362,17 +362,17 @@ export class PlanDriver {
    * gives for them (none by default), native on claude, outside on gpt.
    */
   driveToGate(review: (phase: string, voice: string) => object[] = () => []): Step {
-    let step = this.plan('next', '--plan', join(this.dir, 'plan.md'));
+    let context = this.plan('next', '--plan', join(this.dir, 'plan.md'));
     for (let guard = 0; guard < 12; guard++) {
-      if (step.code !== 0) throw new Error(`plan next failed: ${step.stderr}`);
+      if (context.code !== 0) throw new Error(`plan next failed: ${context.stderr}`);
       // The gate, or past it: a carried gate completes the run, a CEO-only run is reviewed.
-      if (step.status !== 'awaiting_result') return step;
-      for (const attempt of step.attempts) {
-        this.writeResult(attempt, step.snapshot!, review(attempt.phase, attempt.voice));
+      if (context.status !== 'awaiting_result') return context;
+      for (const attempt of context.attempts) {
+        this.writeResult(attempt, context.snapshot!, review(attempt.phase, attempt.voice));
         const bound = this.submit(attempt, attempt.voice === 'native' ? 'claude-opus-4' : 'gpt-5');
         if (bound.code !== 0) throw new Error(`submit failed: ${bound.stderr}`);
       }
-      step = this.plan('next');
+      context = this.plan('next');
     }
     throw new Error('the run did not reach its gate');
   }

@@ -47,10 +47,10 @@ export function locateRun(target: string): { manifest: string; runDir: string } 
 export function validateRun(target: string, manifestDocument?: JsonDocument): RunReport {
   const { manifest, runDir } = locateRun(target);
   const name = basename(manifest);
-  const report = (errors: IssueList, run: RunManifest | undefined, attested = 0): RunReport => ({
+  const report = (errors: IssueList, runManifest: RunManifest | undefined, attested = 0): RunReport => ({
     valid: errors.total === 0,
-    run: run?.run ?? null,
-    status: run?.status ?? null,
+    run: runManifest?.run ?? null,
+    status: runManifest?.status ?? null,
     run_dir: runDir,
     errors: errors.items,
     errors_omitted: errors.omitted,
@@ -70,15 +70,15 @@ export function validateRun(target: string, manifestDocument?: JsonDocument): Ru
     for (const found of schemaIssues) errors.push(found);
     return report(errors, undefined);
   }
-  const run = parsed.value as RunManifest;
+  const runManifest = parsed.value as RunManifest;
 
-  const attested = checkPhases(run, name, errors);
-  checkArtifacts(run, runDir, name, errors);
-  return report(errors, run, attested);
+  const attested = checkPhases(runManifest, name, errors);
+  checkArtifacts(runManifest, runDir, name, errors);
+  return report(errors, runManifest, attested);
 }
 
 /** Steps 3 to 6: every artifact, then counts, references, cycles and the guard line. */
-function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: IssueList): void {
+function checkArtifacts(manifest: RunManifest, runDir: string, name: string, errors: IssueList): void {
   let runDirReal: string;
   try {
     runDirReal = realpathSync.native(runDir);
@@ -91,14 +91,14 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   const refs = emptyTaskRefs();
   let pending = 0;
   let guardSeen: boolean | undefined;
-  const unattended = run.session_kind === 'unattended';
+  const unattended = manifest.session_kind === 'unattended';
 
   // Tasks are read before findings and decisions so the ids they name can be ticked off
   // while those files stream past, instead of keeping every finding id as a string.
-  const keys = Object.keys(run.artifacts);
+  const keys = Object.keys(manifest.artifacts);
   const order = [...JSONL_KEYS.filter((key) => keys.includes(key)), ...keys.filter((key) => !(JSONL_KEYS as readonly string[]).includes(key))];
   for (const key of order) {
-    const entry = run.artifacts[key]!;
+    const entry = manifest.artifacts[key]!;
     const found = new IssueList();
     perKey.set(key, found);
     const at = `${name}.artifacts.${key}`;
@@ -113,7 +113,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
         const result = checkJsonlFile(resolved.file, {
           display: entry.path,
           schema: key === 'tasks.jsonl' ? taskSchema : key === 'findings.jsonl' ? findingSchema : decisionSchema,
-          runId: run.run,
+          runId: manifest.run,
           onRow: rowHook(key, entry.path, refs, () => pending++),
           onValidId: key === 'findings.jsonl' ? idHook(refs.findings) : undefined,
         });
@@ -127,7 +127,7 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
           size += chunk.length;
           if (size <= MAX_LINE_BYTES) chunks.push(Buffer.from(chunk));
         }).sha256;
-        for (const timingIssue of checkTiming(Buffer.concat(chunks), size, entry.path, run.run)) found.push(timingIssue);
+        for (const timingIssue of checkTiming(Buffer.concat(chunks), size, entry.path, manifest.run)) found.push(timingIssue);
       } else if (key === 'review-record.md' && unattended) {
         const scan = scanFor(resolved.file, GUARD_TOKEN);
         sha256 = scan.sha256;
@@ -146,10 +146,10 @@ function checkArtifacts(run: RunManifest, runDir: string, name: string, errors: 
   }
   for (const key of keys) errors.append(perKey.get(key)!);
 
-  checkCounts(run, name, jsonl, pending, errors);
-  checkReferences(run, refs, jsonl, errors);
+  checkCounts(manifest, name, jsonl, pending, errors);
+  checkReferences(manifest, refs, jsonl, errors);
   if (unattended) {
-    if (guardSeen === undefined && !Object.hasOwn(run.artifacts, 'review-record.md')) {
+    if (guardSeen === undefined && !Object.hasOwn(manifest.artifacts, 'review-record.md')) {
       const resolved = resolveInRunDir(runDir, runDirReal, 'review-record.md');
       try {
         if (resolved.ok) guardSeen = scanFor(resolved.file, GUARD_TOKEN).seen;

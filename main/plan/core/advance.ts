@@ -7,7 +7,7 @@ import { recordAndSettle, writeGate } from './gate.ts';
 import { mintAttempt, openPhase } from './phases.ts';
 import { attemptOf, isCurrent, nextPhase, phaseOf } from './records.ts';
 import { admit, settle } from './spend.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 import { cycleFact, phaseTimings } from './timing.ts';
 
 export interface AdvanceInput {
@@ -25,65 +25,65 @@ export interface AdvanceInput {
  * last, ends a CEO-only run or writes the gate (and carries it or starts its check).
  * Returns the phase timings to keep in the history when the last phase closed.
  */
-export function advance(run: RunRecord, input: AdvanceInput, step: Step): { key: [string, string]; value: PhaseTiming }[] {
-  if (input.ceoOnly === true && !run.ceo_only) {
-    throw new LanewardError('CEO_ONLY_AFTER_INIT', `run ${run.run} is a full run; --ceo-only goes on a run's first next`);
+export function advance(review: RunRecord, input: AdvanceInput, context: TransitionContext): { key: [string, string]; value: PhaseTiming }[] {
+  if (input.ceoOnly === true && !review.ceo_only) {
+    throw new LanewardError('CEO_ONLY_AFTER_INIT', `run ${review.run} is a full run; --ceo-only goes on a run's first next`);
   }
-  run.commands += 1;
-  if (run.amendments.length > 0 && run.state !== 'incomplete') {
-    throw new LanewardError('PLAN_AMEND_PENDING', `${run.amendments.length} accepted plan change(s) wait to be incorporated: ${run.amendments.map((a) => a.decision).join(', ')}`);
+  review.commands += 1;
+  if (review.amendments.length > 0 && review.state !== 'incomplete') {
+    throw new LanewardError('PLAN_AMEND_PENDING', `${review.amendments.length} accepted plan change(s) wait to be incorporated: ${review.amendments.map((a) => a.decision).join(', ')}`);
   }
-  if (input.redispatch !== undefined) redispatch(run, input.redispatch, step);
-  if (run.state === 'awaiting_result' && run.current !== null) {
-    const phase = phaseOf(run, run.current);
+  if (input.redispatch !== undefined) redispatch(review, input.redispatch, context);
+  if (review.state === 'awaiting_result' && review.current !== null) {
+    const phase = phaseOf(review, review.current);
     for (const voice of ['native', 'outside'] as const) {
       // A released attempt leaves its voice without one: the parent asked for a fresh one.
-      if (phase[voice].attempt === null && phase[voice].status === 'pending') mintAttempt(run, phase, voice, admit(run.spend, 1), step);
+      if (phase[voice].attempt === null && phase[voice].status === 'pending') mintAttempt(review, phase, voice, admit(review.spend, 1), context);
     }
-    for (const attempt of Object.values(run.attempts)) {
-      if (attempt.state === 'open' && attempt.minted_by < run.commands) {
-        step.report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
+    for (const attempt of Object.values(review.attempts)) {
+      if (attempt.state === 'open' && attempt.minted_by < review.commands) {
+        context.report.unknown.push({ attempt: attempt.id, phase: attempt.phase, voice: attempt.voice });
       }
     }
     return [];
   }
-  if (run.state !== 'phase_closed') return [];
-  const following = nextPhase(run);
+  if (review.state !== 'phase_closed') return [];
+  const following = nextPhase(review);
   if (following !== null) {
-    openPhase(run, following, step);
+    openPhase(review, following, context);
     return [];
   }
-  if (run.ceo_only) {
-    run.state = 'reviewed';
-    run.current = null;
-    step.events.push({ type: 'reviewed', at: step.now });
-    const c = run.phases.ceo!.consensus!;
-    step.report.after.push({ fact: 'reviewed', run: run.run, phase: 'ceo', confirmed: c.confirmed, new: c.new, native_only: c.native_only });
+  if (review.ceo_only) {
+    review.state = 'reviewed';
+    review.current = null;
+    context.events.push({ type: 'reviewed', at: context.now });
+    const c = review.phases.ceo!.consensus!;
+    context.report.after.push({ fact: 'reviewed', run: review.run, phase: 'ceo', confirmed: c.confirmed, new: c.new, native_only: c.native_only });
   } else {
-    writeGate(run, step);
-    const urgentOpen = numberedFindings(run, step).filter((f) => f.urgent === true && isCurrent(run, f.attempt)).map((f) => f.id);
-    const carry = tryCarry(run, { urgentOpen, planFileSha: input.planFileSha }, step);
-    if (carry === 'check') startCheck(run, step);
-    if (carry === 'carried') recordAndSettle(run, step);
+    writeGate(review, context);
+    const urgentOpen = numberedFindings(review, context).filter((f) => f.urgent === true && isCurrent(review, f.attempt)).map((f) => f.id);
+    const carry = tryCarry(review, { urgentOpen, planFileSha: input.planFileSha }, context);
+    if (carry === 'check') startCheck(review, context);
+    if (carry === 'carried') recordAndSettle(review, context);
   }
-  step.report.after.push(cycleFact(run));
-  return phaseTimings(run);
+  context.report.after.push(cycleFact(review));
+  return phaseTimings(review);
 }
 
-function redispatch(run: RunRecord, id: string, step: Step): void {
-  const old = attemptOf(run, id);
-  if (old === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${id} in run ${run.run}`);
+function redispatch(review: RunRecord, id: string, context: TransitionContext): void {
+  const old = attemptOf(review, id);
+  if (old === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${id} in run ${review.run}`);
   // A native voice that failed (plan run records it; nothing retries it by itself) is
   // redispatched only here, by the parent's explicit choice: the phase cannot close without it.
   const failedNative = old.voice === 'native' && (old.state === 'failed' || old.state === 'unavailable');
-  if ((old.state !== 'open' && !failedNative) || run.current !== old.phase || run.state !== 'awaiting_result' || phaseOf(run, old.phase)[old.voice].attempt !== id) {
+  if ((old.state !== 'open' && !failedNative) || review.current !== old.phase || review.state !== 'awaiting_result' || phaseOf(review, old.phase)[old.voice].attempt !== id) {
     throw new LanewardError('PHASE_NOT_AWAITING', `attempt ${id} is ${old.state}; only an open attempt (or a failed native one) of the open phase can be redispatched`);
   }
   if (old.state === 'open') {
     // The call may have gone out: its reservation stays counted, as unknown spend.
-    settle(run.spend, old, null);
+    settle(review.spend, old, null);
     old.state = 'abandoned';
-    step.events.push({ type: 'attempt_abandoned', at: step.now, attempt: id });
+    context.events.push({ type: 'attempt_abandoned', at: context.now, attempt: id });
   }
-  mintAttempt(run, phaseOf(run, old.phase), old.voice, admit(run.spend, 1), step);
+  mintAttempt(review, phaseOf(review, old.phase), old.voice, admit(review.spend, 1), context);
 }

@@ -6,7 +6,7 @@ import type { GateItem } from '../../../formats/schemas/gate.ts';
 import { isDoIt } from './carry.ts';
 import { recordChoice, settleGate } from './gate.ts';
 import { voidCheck } from './phases.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 
 export interface AnswerInput {
   readonly gateRev: number;
@@ -29,13 +29,13 @@ export interface AnswerInput {
  * the plan keep the plan's direction unless the owner approved with the recommended
  * changes (p1b) or said `rec`.
  */
-export function answer(run: RunRecord, input: AnswerInput, step: Step): void {
-  if (run.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${run.run} is a CEO-only run: there is no gate to answer`);
-  const gate = run.gate;
-  if (gate === null || run.state !== 'gate_pending') {
-    throw new LanewardError(gate === null ? 'PHASE_NOT_AWAITING' : 'GATE_REV_STALE', gate === null ? 'the run has no gate yet; drive it with plan next' : `the gate at gate_rev ${gate.rev} is already decided (${run.state})`);
+export function answer(review: RunRecord, input: AnswerInput, context: TransitionContext): void {
+  if (review.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${review.run} is a CEO-only run: there is no gate to answer`);
+  const gate = review.gate;
+  if (gate === null || review.state !== 'gate_pending') {
+    throw new LanewardError(gate === null ? 'PHASE_NOT_AWAITING' : 'GATE_REV_STALE', gate === null ? 'the run has no gate yet; drive it with plan next' : `the gate at gate_rev ${gate.rev} is already decided (${review.state})`);
   }
-  if (run.session_kind === 'unattended' && input.by === undefined) {
+  if (review.session_kind === 'unattended' && input.by === undefined) {
     throw new LanewardError('ANSWER_BY_REQUIRED', 'an unattended run records who answered: pass --by human or --by agent:<id>');
   }
   const role = input.by === undefined ? null : input.by === 'human' ? 'human' : 'agent';
@@ -55,12 +55,12 @@ export function answer(run: RunRecord, input: AnswerInput, step: Step): void {
       throw new LanewardError('GATE_OWNER_REPLY_MISMATCH', words.ok ? 'the owner\'s words resolve to other choices than --reply' : `the owner's words do not parse: ${words.detail}`);
     }
   }
-  const before = step.events.length;
+  const before = context.events.length;
   // The owner answering makes a pending carry check moot.
-  voidCheck(gate, run.spend);
+  voidCheck(gate, review.spend);
   const complete = gate.items.every((item) => item.kind !== 'approval' || gate.answers[item.id] !== undefined || chosenBy(parsed, item) !== null);
   const p1 = gate.answers['p1']?.chosen ?? chosenBy(parsed, p1Item);
-  const stamp = { reply: input.reply, at: step.now, by: input.by ?? null, role, owner_mode: parsed.mode, owner_reply: input.wordsBy === undefined ? (input.ownerReply ?? null) : null, words_by: input.wordsBy ?? null, rec_hash: gate.rec_hash } as const;
+  const stamp = { reply: input.reply, at: context.now, by: input.by ?? null, role, owner_mode: parsed.mode, owner_reply: input.wordsBy === undefined ? (input.ownerReply ?? null) : null, words_by: input.wordsBy ?? null, rec_hash: gate.rec_hash } as const;
   for (const item of gate.items) {
     if (gate.answers[item.id] !== undefined) continue;
     const found = parsed.choices.find((c) => c.id === item.id)!;
@@ -78,17 +78,17 @@ export function answer(run: RunRecord, input: AnswerInput, step: Step): void {
       ...stamp,
     };
     gate.answers[item.id] = given;
-    recordChoice(run, item, chosen, step);
-    step.events.push({ type: 'decision_recorded', at: step.now, decision: decisionId(run.run, gate.rev, item.id), chosen, source: given.source, by: input.by ?? null });
+    recordChoice(review, item, chosen, context);
+    context.events.push({ type: 'decision_recorded', at: context.now, decision: decisionId(review.run, gate.rev, item.id), chosen, source: given.source, by: input.by ?? null });
   }
-  if (step.events.length === before) {
+  if (context.events.length === before) {
     // Every item the reply answers was answered before (p1a after a hold, a second as-is):
     // refused like a reply to a decided gate, so two racing answers end the same whatever
     // their order: the first applies, the second is refused.
     const held = gate.answers['p1']?.chosen === 'c' ? ' (p1c holds it until the plan is revised)' : '';
     throw new LanewardError('GATE_REV_STALE', `the reply applies nothing: every item it answers is already answered at gate_rev ${gate.rev}${held}; a later reply never overwrites an earlier answer`);
   }
-  if (complete) settleGate(run, gate.answers['p1']?.chosen ?? null, step);
+  if (complete) settleGate(review, gate.answers['p1']?.chosen ?? null, context);
 }
 
 function answered(found: Choice): boolean {

@@ -1,7 +1,7 @@
 import { decisionId } from '../../../formats/gate/decisions.ts';
 import type { GateAnswer, GateRecord, RunRecord } from '../../../formats/review/run-record.ts';
 import type { GateItem } from '../../../formats/schemas/gate.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 
 export const CARRIER = 'agent:laneward';
 const DO_IT = /^\s*do\s+it[\s.!]*$/i;
@@ -26,32 +26,32 @@ export interface CarryFacts {
  * An unreviewed post-cap delta item needs a carry check first: the result is then
  * `check`, and `plan check` finishes the carry (or leaves the gate to the owner).
  */
-export function tryCarry(run: RunRecord, facts: CarryFacts, step: Step): 'carried' | 'check' | 'refused' | 'none' {
-  const gate = run.gate;
-  const prev = run.past_gates[run.past_gates.length - 1];
+export function tryCarry(review: RunRecord, facts: CarryFacts, context: TransitionContext): 'carried' | 'check' | 'refused' | 'none' {
+  const gate = review.gate;
+  const prev = review.past_gates[review.past_gates.length - 1];
   if (gate === null || prev === undefined || gate.rev < 2) return 'none';
   const origin = new Map(prev.items.map((item) => [signature(item), item]));
-  const why = refusal(run, prev, prev.answers['p1'], facts, gate, origin);
+  const why = refusal(review, prev, prev.answers['p1'], facts, gate, origin);
   if (why !== null) {
-    refuseCarry(gate.rev, why, step);
+    refuseCarry(gate.rev, why, context);
     return 'refused';
   }
   const delta = gate.delta_item === undefined ? undefined : gate.items.find((i) => i.id === gate.delta_item);
   if (delta !== undefined && delta.recommended === 'a' && gate.check?.state !== 'pass') return 'check';
-  applyCarry(run, step);
+  applyCarry(review, context);
   return 'carried';
 }
 
-export function refuseCarry(rev: number, why: string, step: Pick<Step, 'now' | 'events' | 'report'>): void {
+export function refuseCarry(rev: number, why: string, step: Pick<TransitionContext, 'now' | 'events' | 'report'>): void {
   step.report.carry.push({ fact: 'carry_refused', why });
   step.events.push({ type: 'carry_refused', at: step.now, gate_rev: rev, why });
 }
 
 /** Answers every item of the gate from the revision before it, as the owner did there. */
-export function applyCarry(run: RunRecord, step: Pick<Step, 'now' | 'events' | 'report'>): void {
+export function applyCarry(review: RunRecord, step: Pick<TransitionContext, 'now' | 'events' | 'report'>): void {
   const { now, events, report } = step;
-  const gate = run.gate!;
-  const prev = run.past_gates[run.past_gates.length - 1]!;
+  const gate = review.gate!;
+  const prev = review.past_gates[review.past_gates.length - 1]!;
   const origin = new Map(prev.items.map((item) => [signature(item), item]));
   const p1 = prev.answers['p1'];
   const words = p1!.owner_reply ?? p1!.reply;
@@ -67,11 +67,11 @@ export function applyCarry(run: RunRecord, step: Pick<Step, 'now' | 'events' | '
       chosen,
       status: chosen === item.recommended ? 'approved' : 'overridden',
       source: 'carried',
-      carried: { from: decisionId(run.run, prev.rev, from?.id ?? item.id), rev: prev.rev, by: earlier?.by ?? p1!.by },
+      carried: { from: decisionId(review.run, prev.rev, from?.id ?? item.id), rev: prev.rev, by: earlier?.by ?? p1!.by },
       ...(underDoIt ? { carried_under: 'do it' as const } : {}),
     };
     gate.answers[item.id] = answer;
-    if (underDoIt) report.carry.push({ fact: 'carried_under_do_it', decision: decisionId(run.run, gate.rev, item.id), title: item.title, chosen });
+    if (underDoIt) report.carry.push({ fact: 'carried_under_do_it', decision: decisionId(review.run, gate.rev, item.id), title: item.title, chosen });
   }
   gate.carried = true;
   report.carry.unshift({ fact: 'carried', gateRev: gate.rev, fromRev: prev.rev, words, by: p1!.by ?? null });
@@ -79,22 +79,22 @@ export function applyCarry(run: RunRecord, step: Pick<Step, 'now' | 'events' | '
 }
 
 function refusal(
-  run: RunRecord,
+  review: RunRecord,
   prev: GateRecord,
   p1: GateAnswer | undefined,
   facts: CarryFacts,
   gate: GateRecord,
   origin: ReadonlyMap<string, GateItem>,
 ): string | null {
-  if (!run.carry_forward) return 'carry-forward is off for this run (--no-carry-forward)';
+  if (!review.carry_forward) return 'carry-forward is off for this run (--no-carry-forward)';
   if (p1 === undefined || (p1.chosen !== 'a' && p1.chosen !== 'b')) return `gate_rev ${prev.rev} was not approved (p1${p1?.chosen ?? ' pending'})`;
   if (prev.carried === true) return `gate_rev ${prev.rev} was itself carried`;
   const pending = prev.items.filter((item) => prev.answers[item.id] === undefined).map((item) => item.id);
   if (pending.length > 0) return `gate_rev ${prev.rev} left ${pending.join(',')} pending`;
   if (p1.words_by !== null) return `the words at gate_rev ${prev.rev} were ${p1.words_by}'s, not the owner's`;
   if (p1.role === 'agent' && p1.owner_reply === null) return `the owner's words at gate_rev ${prev.rev} were not recorded`;
-  if (run.amendments.length > 0) return `accepted changes not incorporated: ${run.amendments.map((a) => a.decision).join(',')}`;
-  if (facts.planFileSha !== run.plan_sha256) return 'the plan file changed after the revise that took the changes';
+  if (review.amendments.length > 0) return `accepted changes not incorporated: ${review.amendments.map((a) => a.decision).join(',')}`;
+  if (facts.planFileSha !== review.plan_sha256) return 'the plan file changed after the revise that took the changes';
   if (facts.urgentOpen.length > 0) return `an urgent finding is open: ${facts.urgentOpen.join(',')}`;
   const doIt = isDoIt(p1.owner_reply ?? p1.reply);
   for (const item of gate.items) {

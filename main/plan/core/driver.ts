@@ -5,16 +5,16 @@ import type { RunDriver, RunRecord } from '../../../formats/review/run-record.ts
  * (nothing changes), else makes `mine` the driver. A dead holder (killed, crashed, its pid
  * reused) holds nothing. `alive` is asked about the holder only.
  */
-export function claim(run: RunRecord, input: { readonly mine: RunDriver; readonly alive: (driver: RunDriver) => boolean }): RunDriver | undefined {
-  const holder = run.driver;
+export function claim(review: RunRecord, input: { readonly mine: RunDriver; readonly alive: (driver: RunDriver) => boolean }): RunDriver | undefined {
+  const holder = review.driver;
   if (holder !== undefined && input.alive(holder)) return holder;
-  run.driver = input.mine;
+  review.driver = input.mine;
   return undefined;
 }
 
 /** Gives the claim back; false (no change) once another driver took it over. */
-export function unclaim(run: RunRecord, input: { readonly token: string }): boolean {
-  if (run.driver?.token !== input.token) return false;
-  delete run.driver;
+export function unclaim(review: RunRecord, input: { readonly token: string }): boolean {
+  if (review.driver?.token !== input.token) return false;
+  delete review.driver;
   return true;
 }

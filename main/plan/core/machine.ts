@@ -9,10 +9,10 @@ import { dropExport, finishExport, markExport } from './export-mark.ts';
 import { recommend } from './recommend.ts';
 import { revise, type ReviseInput } from './revise.ts';
 import { startRun, type StartInput } from './start.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 import { cancelVoice, dispatch, failVoice, recordOutcome, releaseAttempt } from './voices.ts';
 
-type InputOf<F> = F extends (run: RunRecord, input: infer I, step: never) => unknown ? I : never;
+type InputOf<F> = F extends (review: RunRecord, input: infer I, step: never) => unknown ? I : never;
 
 /** Every transition of a review run, as data: what a command asks the machine to do. */
 export type Command =
@@ -49,74 +49,74 @@ export interface Transition {
  * a test hands it a clone) and appends the journal events and report facts to `step`.
  * A refusal is a LanewardError with the contract's code, thrown before anything is kept.
  */
-export function transition(current: RunRecord | undefined, command: Command, step: Step): Transition {
+export function transition(current: RunRecord | undefined, command: Command, context: TransitionContext): Transition {
   if (command.type === 'start') {
     // Two first nexts racing on one directory: the second finds the run and moves it as a next would.
-    if (current !== undefined) return transition(current, { type: 'next', input: { planFileSha: null, ...(command.input.ceoOnly === undefined ? {} : { ceoOnly: command.input.ceoOnly }) } }, step);
-    return { record: startRun(command.input, step), changed: true, history: [] };
+    if (current !== undefined) return transition(current, { type: 'next', input: { planFileSha: null, ...(command.input.ceoOnly === undefined ? {} : { ceoOnly: command.input.ceoOnly }) } }, context);
+    return { record: startRun(command.input, context), changed: true, history: [] };
   }
   if (current === undefined) throw new LanewardError('RUN_NOT_INITIALIZED', 'the run is not in its state root');
-  const run = current;
-  const before = step.events.length;
+  const review = current;
+  const before = context.events.length;
   let changed = true;
   let history: Transition['history'] = [];
   switch (command.type) {
     case 'next':
-      history = advance(run, command.input, step);
-      run.updated_at = step.now;
-      changed = step.events.length > before;
+      history = advance(review, command.input, context);
+      review.updated_at = context.now;
+      changed = context.events.length > before;
       break;
     case 'submit':
-      changed = submit(run, command.input, step);
+      changed = submit(review, command.input, context);
       break;
     case 'answer':
-      run.commands += 1;
-      answer(run, command.input, step);
-      run.updated_at = step.now;
+      review.commands += 1;
+      answer(review, command.input, context);
+      review.updated_at = context.now;
       break;
     case 'recommend':
-      recommend(run, command.input, step);
+      recommend(review, command.input, context);
       break;
     case 'check':
-      bindCheck(run, command.input, step);
-      run.updated_at = step.now;
+      bindCheck(review, command.input, context);
+      review.updated_at = context.now;
       break;
     case 'revise':
-      revise(run, command.input, step);
+      revise(review, command.input, context);
       break;
     case 'release':
-      releaseAttempt(run, command.input, step);
+      releaseAttempt(review, command.input, context);
       break;
     case 'dispatch':
-      dispatch(run, command.input, step);
+      dispatch(review, command.input, context);
       break;
     case 'outcome':
-      recordOutcome(run, command.input, step);
+      recordOutcome(review, command.input, context);
       break;
     case 'fail':
-      failVoice(run, command.input, step);
+      failVoice(review, command.input, context);
       break;
     case 'cancel':
-      cancelVoice(run, command.input, step);
+      cancelVoice(review, command.input, context);
       break;
     case 'child':
-      recordChild(run, command.input, step);
+      recordChild(review, command.input, context);
       break;
     case 'undispatch':
-      undispatch(run, command.input, step);
+      undispatch(review, command.input, context);
       break;
     case 'orphan':
-      settleOrphan(run, command.input, step);
+      settleOrphan(review, command.input, context);
       break;
     case 'export':
-      markExport(run, command.input, step);
+      markExport(review, command.input, context);
       break;
     case 'finish-export':
-      changed = finishExport(run, command.input, step);
+      changed = finishExport(review, command.input, context);
       break;
     case 'drop-export':
-      changed = dropExport(run, command.input, step);
+      changed = dropExport(review, command.input, context);
       break;
   }
-  return { record: run, changed, history };
+  return { record: review, changed, history };
 }

@@ -6,33 +6,33 @@ import { VOICES } from '../../../formats/review/run-record.ts';
 import { phaseFindings } from './findings.ts';
 import { phaseOf } from './records.ts';
 import { admit } from './spend.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 
 /** Opens a phase: checks its predecessors' consensus, then mints both attempts under the cap. */
-export function openPhase(run: RunRecord, id: PhaseId, step: Step): void {
-  for (const earlier of run.order.slice(0, run.order.indexOf(id))) {
-    const closed = run.phases[earlier];
+export function openPhase(review: RunRecord, id: PhaseId, context: TransitionContext): void {
+  for (const earlier of review.order.slice(0, review.order.indexOf(id))) {
+    const closed = review.phases[earlier];
     if (closed?.state === 'closed' && closed.consensus === null) {
       throw new LanewardError('CONSENSUS_MISSING', `phase ${earlier} closed without a consensus record; ${id} cannot open`);
     }
   }
-  const phase = phaseOf(run, id);
-  const each = admit(run.spend, 2);
+  const phase = phaseOf(review, id);
+  const each = admit(review.spend, 2);
   phase.state = 'open';
-  phase.snapshot = run.snapshot;
-  phase.opened_at = step.now;
+  phase.snapshot = review.snapshot;
+  phase.opened_at = context.now;
   phase.closed_at = null;
   phase.consensus = null;
-  run.current = id;
-  run.state = 'awaiting_result';
-  step.events.push({ type: 'phase_opened', at: step.now, phase: id, snapshot: run.snapshot });
-  for (const voice of VOICES) mintAttempt(run, phase, voice, each, step);
+  review.current = id;
+  review.state = 'awaiting_result';
+  context.events.push({ type: 'phase_opened', at: context.now, phase: id, snapshot: review.snapshot });
+  for (const voice of VOICES) mintAttempt(review, phase, voice, each, context);
 }
 
 /** A fresh attempt for one voice; `reserve` was already admitted. */
-export function mintAttempt(run: RunRecord, phase: PhaseRecord, voice: VoiceId, reserve: number, step: Pick<Step, 'now' | 'events'>): AttemptRecord {
-  const n = run.next_attempt++;
-  const id = `${run.run}-a${n}`;
+export function mintAttempt(review: RunRecord, phase: PhaseRecord, voice: VoiceId, reserve: number, step: Pick<TransitionContext, 'now' | 'events'>): AttemptRecord {
+  const n = review.next_attempt++;
+  const id = `${review.run}-a${n}`;
   const attempt: AttemptRecord = {
     id,
     phase: phase.id,
@@ -42,29 +42,29 @@ export function mintAttempt(run: RunRecord, phase: PhaseRecord, voice: VoiceId, 
     result: `${phase.id}-${voice}.a${n}.md`,
     minted_at: step.now,
     reserve_usd: reserve,
-    minted_by: run.commands,
+    minted_by: review.commands,
   };
-  run.attempts[id] = attempt;
+  review.attempts[id] = attempt;
   phase[voice] = { status: 'running', attempt: id };
   step.events.push({ type: 'attempt_minted', at: step.now, attempt: id, phase: phase.id, voice, reserve_usd: reserve });
   return attempt;
 }
 
 /** Closes the phase once both voices are terminal and reports it; returns its consensus when it closed. */
-export function closeIfDone(run: RunRecord, phase: PhaseRecord, step: Step): Consensus | null {
+export function closeIfDone(review: RunRecord, phase: PhaseRecord, context: TransitionContext): Consensus | null {
   if (phase.state !== 'open') return null;
   if (phase.native.status !== 'completed') return null;
   if (phase.outside.status === 'running' || phase.outside.status === 'pending') return null;
-  const native = phaseFindings(run, phase, 'native', step);
-  const outside = phase.outside.status === 'completed' ? phaseFindings(run, phase, 'outside', step) : null;
+  const native = phaseFindings(review, phase, 'native', context);
+  const outside = phase.outside.status === 'completed' ? phaseFindings(review, phase, 'outside', context) : null;
   const consensus = buildConsensus(phase.id, native, outside);
   phase.consensus = consensus;
   phase.state = 'closed';
-  phase.closed_at = step.now;
-  run.state = 'phase_closed';
+  phase.closed_at = context.now;
+  review.state = 'phase_closed';
   const counts = { confirmed: consensus.confirmed, unverified: consensus.unverified, disagree: consensus.disagree, new: consensus.new, native_only: consensus.native_only };
-  step.events.push({ type: 'phase_closed', at: step.now, phase: phase.id, coverage: consensus.coverage, ...counts });
-  step.report.closed.push({ phase: phase.id, ...counts, coverage: consensus.coverage });
+  context.events.push({ type: 'phase_closed', at: context.now, phase: phase.id, coverage: consensus.coverage, ...counts });
+  context.report.closed.push({ phase: phase.id, ...counts, coverage: consensus.coverage });
   return consensus;
 }
 

@@ -16,23 +16,23 @@ export function emptyPhase(id: PhaseId): PhaseRecord {
   };
 }
 
-export function phaseOf(run: RunRecord, id: PhaseId): PhaseRecord {
-  const phase = run.phases[id];
-  if (phase === undefined) throw new LanewardError('PHASE_NOT_AWAITING', `phase ${id} is not in this run (order ${run.order.join(',')})`);
+export function phaseOf(review: RunRecord, id: PhaseId): PhaseRecord {
+  const phase = review.phases[id];
+  if (phase === undefined) throw new LanewardError('PHASE_NOT_AWAITING', `phase ${id} is not in this run (order ${review.order.join(',')})`);
   return phase;
 }
 
 /** The attempt a parent named, looked up as data: `__proto__` or `constructor` name none. */
-export function attemptOf(run: RunRecord, id: string): AttemptRecord | undefined {
-  return Object.hasOwn(run.attempts, id) ? run.attempts[id] : undefined;
+export function attemptOf(review: RunRecord, id: string): AttemptRecord | undefined {
+  return Object.hasOwn(review.attempts, id) ? review.attempts[id] : undefined;
 }
 
 /** The attempt a voice's end closes, with its phase: open, and the one its phase waits for. */
-export function openAttempt(run: RunRecord, attemptId: string, verb: string): { attempt: AttemptRecord; phase: PhaseRecord } {
-  const attempt = attemptOf(run, attemptId);
-  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${run.run}`);
+export function openAttempt(review: RunRecord, attemptId: string, verb: string): { attempt: AttemptRecord; phase: PhaseRecord } {
+  const attempt = attemptOf(review, attemptId);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${attemptId} in run ${review.run}`);
   if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attemptId} is ${attempt.state}; it can no longer ${verb}`);
-  const phase = phaseOf(run, attempt.phase);
+  const phase = phaseOf(review, attempt.phase);
   if (phase.state !== 'open' || phase[attempt.voice].attempt !== attemptId) {
     throw new LanewardError('PHASE_NOT_AWAITING', `phase ${attempt.phase} is ${phase.state}; it is not waiting for ${attempt.voice} attempt ${attemptId}`);
   }
@@ -44,13 +44,13 @@ export function byMint(a: AttemptRecord, b: AttemptRecord): number {
 }
 
 /** The first phase in the run's order that has not closed, or null when all have. */
-export function nextPhase(run: RunRecord): PhaseId | null {
-  return run.order.find((id) => run.phases[id]?.state !== 'closed') ?? null;
+export function nextPhase(review: RunRecord): PhaseId | null {
+  return review.order.find((id) => review.phases[id]?.state !== 'closed') ?? null;
 }
 
 /** Whether the attempt is the bound result a phase currently stands on. */
-export function isCurrent(run: RunRecord, attempt: string): boolean {
-  return run.order.some((id) => run.phases[id]?.native.attempt === attempt || run.phases[id]?.outside.attempt === attempt);
+export function isCurrent(review: RunRecord, attempt: string): boolean {
+  return review.order.some((id) => review.phases[id]?.native.attempt === attempt || review.phases[id]?.outside.attempt === attempt);
 }
 
 export type { VoiceId };

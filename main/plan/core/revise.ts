@@ -4,7 +4,7 @@ import type { PhaseId, RunRecord } from '../../../formats/review/run-record.ts';
 import { voidCheck } from './phases.ts';
 import { emptyPhase } from './records.ts';
 import { settle } from './spend.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 
 const REVISABLE = new Set(['awaiting_result', 'phase_closed', 'gate_pending', 'complete']);
 
@@ -19,72 +19,72 @@ export type ReviseInput =
  * gate_rev + 1. Past the round cap the phases stay closed and the change reaches the next
  * gate unreviewed.
  */
-export function revise(run: RunRecord, input: ReviseInput, step: Step): void {
-  run.commands += 1;
-  if (run.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${run.run} is a CEO-only run: there is nothing to revise`);
-  if (!REVISABLE.has(run.state)) throw new LanewardError('PHASE_NOT_AWAITING', `a ${run.state} run cannot be revised`);
-  if (input.kind === 'plan') revisePlan(run, input.plan, input.incorporates, step);
+export function revise(review: RunRecord, input: ReviseInput, context: TransitionContext): void {
+  review.commands += 1;
+  if (review.ceo_only) throw new LanewardError('CEO_ONLY_NO_GATE', `run ${review.run} is a CEO-only run: there is nothing to revise`);
+  if (!REVISABLE.has(review.state)) throw new LanewardError('PHASE_NOT_AWAITING', `a ${review.state} run cannot be revised`);
+  if (input.kind === 'plan') revisePlan(review, input.plan, input.incorporates, context);
   else {
-    const found = run.amendments.findIndex((a) => a.decision === input.decision);
-    if (found < 0) throw unknownDecision(run, input.decision);
-    run.amendments.splice(found, 1);
+    const found = review.amendments.findIndex((a) => a.decision === input.decision);
+    if (found < 0) throw unknownDecision(review, input.decision);
+    review.amendments.splice(found, 1);
     const verb = input.kind === 'settle' ? 'settled' : 'withdrawn';
-    step.events.push({ type: `amendment_${verb}`, at: step.now, decision: input.decision });
-    step.report.after.push({ fact: 'amendment', verb, decision: input.decision, pending: run.amendments.length });
+    context.events.push({ type: `amendment_${verb}`, at: context.now, decision: input.decision });
+    context.report.after.push({ fact: 'amendment', verb, decision: input.decision, pending: review.amendments.length });
   }
-  run.updated_at = step.now;
+  review.updated_at = context.now;
 }
 
-function revisePlan(run: RunRecord, plan: Extract<ReviseInput, { kind: 'plan' }>['plan'], incorporates: readonly string[], step: Step): void {
-  if (plan.doc.snapshot === run.snapshot) {
-    throw new LanewardError('PLAN_UNCHANGED', `the implementation plan of ${plan.path} is the one under review (snapshot ${run.snapshot.slice(0, 12)})`);
+function revisePlan(review: RunRecord, plan: Extract<ReviseInput, { kind: 'plan' }>['plan'], incorporates: readonly string[], context: TransitionContext): void {
+  if (plan.doc.snapshot === review.snapshot) {
+    throw new LanewardError('PLAN_UNCHANGED', `the implementation plan of ${plan.path} is the one under review (snapshot ${review.snapshot.slice(0, 12)})`);
   }
   for (const id of incorporates) {
-    if (!run.amendments.some((a) => a.decision === id)) throw unknownDecision(run, id);
+    if (!review.amendments.some((a) => a.decision === id)) throw unknownDecision(review, id);
   }
-  run.amendments = run.amendments.filter((a) => !incorporates.includes(a.decision));
-  const capped = isCapped(run);
-  const reopen = capped ? [] : reopened(run, plan.doc.snapshot);
-  if (capped) run.delta = { from: run.snapshot, rev: run.gate_rev };
+  review.amendments = review.amendments.filter((a) => !incorporates.includes(a.decision));
+  const capped = isCapped(review);
+  const reopen = capped ? [] : reopened(review, plan.doc.snapshot);
+  if (capped) review.delta = { from: review.snapshot, rev: review.gate_rev };
   for (const id of reopen) {
-    const phase = run.phases[id]!;
+    const phase = review.phases[id]!;
     for (const voice of ['native', 'outside'] as const) {
-      const attempt = phase[voice].attempt === null ? undefined : run.attempts[phase[voice].attempt!];
+      const attempt = phase[voice].attempt === null ? undefined : review.attempts[phase[voice].attempt!];
       // An attempt on the old plan may have gone out: its reservation stays as unknown spend.
       if (attempt?.state === 'open') {
-        settle(run.spend, attempt, null);
+        settle(review.spend, attempt, null);
         attempt.state = 'abandoned';
       }
     }
-    run.phases[id] = emptyPhase(id);
+    review.phases[id] = emptyPhase(id);
   }
-  run.plan_sha256 = plan.sha256;
-  run.snapshot = plan.doc.snapshot;
-  run.implementation = plan.doc.implementation;
-  run.plan_items = [...plan.doc.items];
-  if (run.gate !== null) {
-    run.past_gates.push(voidCheck(run.gate, run.spend));
-    run.gate = null;
+  review.plan_sha256 = plan.sha256;
+  review.snapshot = plan.doc.snapshot;
+  review.implementation = plan.doc.implementation;
+  review.plan_items = [...plan.doc.items];
+  if (review.gate !== null) {
+    review.past_gates.push(voidCheck(review.gate, review.spend));
+    review.gate = null;
   }
-  run.current = null;
-  run.state = 'phase_closed';
-  run.plan_rev = (run.plan_rev ?? 1) + 1;
-  step.events.push({ type: 'plan_revised', at: step.now, plan: plan.path, snapshot: plan.doc.snapshot, reopened: reopen, incorporated: [...incorporates], plan_rev: run.plan_rev });
-  step.report.after.push({ fact: 'revised', run: run.run, planRev: run.plan_rev, reopened: [...reopen], capped, incorporated: [...incorporates], pending: run.amendments.length });
+  review.current = null;
+  review.state = 'phase_closed';
+  review.plan_rev = (review.plan_rev ?? 1) + 1;
+  context.events.push({ type: 'plan_revised', at: context.now, plan: plan.path, snapshot: plan.doc.snapshot, reopened: reopen, incorporated: [...incorporates], plan_rev: review.plan_rev });
+  context.report.after.push({ fact: 'revised', run: review.run, planRev: review.plan_rev, reopened: [...reopen], capped, incorporated: [...incorporates], pending: review.amendments.length });
 }
 
-function unknownDecision(run: RunRecord, id: string): LanewardError {
-  return new LanewardError('DECISION_UNKNOWN', `no pending plan change ${id} (pending: ${run.amendments.map((a) => a.decision).join(', ') || 'none'})`);
+function unknownDecision(review: RunRecord, id: string): LanewardError {
+  return new LanewardError('DECISION_UNKNOWN', `no pending plan change ${id} (pending: ${review.amendments.map((a) => a.decision).join(', ') || 'none'})`);
 }
 
 /** Whether the run is past its round cap: a revise then reopens nothing. */
-export function isCapped(run: RunRecord): boolean {
-  return run.round_cap != null && run.gate_rev >= run.round_cap;
+export function isCapped(review: RunRecord): boolean {
+  return review.round_cap != null && review.gate_rev >= review.round_cap;
 }
 
 /** Phases whose reviewed snapshot differs from the new plan's, plus eng whenever any does. */
-export function reopened(run: RunRecord, snapshot: string): PhaseId[] {
-  const changed = run.order.filter((id) => (run.phases[id]?.snapshot ?? null) !== snapshot);
-  if (changed.length > 0 && run.order.includes('eng') && !changed.includes('eng')) changed.push('eng');
-  return run.order.filter((id) => changed.includes(id));
+export function reopened(review: RunRecord, snapshot: string): PhaseId[] {
+  const changed = review.order.filter((id) => (review.phases[id]?.snapshot ?? null) !== snapshot);
+  if (changed.length > 0 && review.order.includes('eng') && !changed.includes('eng')) changed.push('eng');
+  return review.order.filter((id) => changed.includes(id));
 }

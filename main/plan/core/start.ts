@@ -4,7 +4,7 @@ import type { PhaseId, RunRecord, SessionKind } from '../../../formats/review/ru
 import { openPhase } from './phases.ts';
 import { emptyPhase } from './records.ts';
 import { newSpend } from './spend.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 
 /** Everything a run starts from, read and checked by the command. */
 export interface StartInput {
@@ -22,14 +22,14 @@ export interface StartInput {
 }
 
 /** A new run with its first phase open (both attempts minted under the cap). */
-export function startRun(input: StartInput, step: Step): RunRecord {
+export function startRun(input: StartInput, context: TransitionContext): RunRecord {
   const { plan, scope } = input;
   const order: PhaseId[] = input.ceoOnly === true ? ['ceo'] : ['ceo', ...(scope.ui ? (['design'] as const) : []), ...(scope.dx ? (['dx'] as const) : []), 'eng'];
-  const run: RunRecord = {
+  const review: RunRecord = {
     v: 1,
     run: input.run,
-    created_at: step.now,
-    updated_at: step.now,
+    created_at: context.now,
+    updated_at: context.now,
     seq: 0,
     commands: 0,
     state: 'awaiting_result',
@@ -55,11 +55,11 @@ export function startRun(input: StartInput, step: Step): RunRecord {
     deviations: [],
     export: null,
   };
-  if (input.carryForward === false) run.carry_forward = false;
-  if (input.roundCap !== undefined) run.round_cap = input.roundCap;
-  if (input.carryCheckCap !== undefined) run.carry_check_cap = input.carryCheckCap;
-  step.events.push({ type: 'run_started', at: step.now, plan: plan.path, snapshot: plan.doc.snapshot, order, session_kind: input.sessionKind });
-  run.commands += 1;
-  openPhase(run, order[0]!, step);
-  return run;
+  if (input.carryForward === false) review.carry_forward = false;
+  if (input.roundCap !== undefined) review.round_cap = input.roundCap;
+  if (input.carryCheckCap !== undefined) review.carry_check_cap = input.carryCheckCap;
+  context.events.push({ type: 'run_started', at: context.now, plan: plan.path, snapshot: plan.doc.snapshot, order, session_kind: input.sessionKind });
+  review.commands += 1;
+  openPhase(review, order[0]!, context);
+  return review;
 }

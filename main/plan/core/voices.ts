@@ -3,7 +3,7 @@ import type { AttemptRecord, RunRecord } from '../../../formats/review/run-recor
 import { closeIfDone } from './phases.ts';
 import { attemptOf, openAttempt, phaseOf } from './records.ts';
 import { release, settle } from './spend.ts';
-import type { Step } from './step.ts';
+import type { TransitionContext } from './transition-context.ts';
 
 /** The facts of one supervision that the journal keeps (snake_case, like every journal field). */
 export interface OutcomeFacts {
@@ -25,8 +25,8 @@ export interface OutcomeFacts {
  * `plan run` handed an open attempt to a supervisor: from here its provider may have
  * started, so no later driver starts it again. `by` is the dispatching process.
  */
-export function dispatch(run: RunRecord, input: { readonly attempt: string; readonly by: { readonly pid: number; readonly ticks: string } }, step: Pick<Step, 'now' | 'events'>): void {
-  const attempt = attemptOf(run, input.attempt);
+export function dispatch(review: RunRecord, input: { readonly attempt: string; readonly by: { readonly pid: number; readonly ticks: string } }, step: Pick<TransitionContext, 'now' | 'events'>): void {
+  const attempt = attemptOf(review, input.attempt);
   if (attempt === undefined || attempt.state !== 'open') {
     throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${input.attempt} is ${attempt?.state ?? 'absent'}; only an open attempt is dispatched`);
   }
@@ -49,9 +49,9 @@ export function inFlight(attempt: AttemptRecord): LanewardError {
  * Journals one supervision's outcome, whatever it was. A supervision cancelled before its
  * provider started takes the dispatch mark back: nothing went out, so it may start later.
  */
-export function recordOutcome(run: RunRecord, input: { readonly attempt: string; readonly facts: OutcomeFacts }, step: Pick<Step, 'now' | 'events'>): void {
-  const attempt = attemptOf(run, input.attempt);
-  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${input.attempt} in run ${run.run}`);
+export function recordOutcome(review: RunRecord, input: { readonly attempt: string; readonly facts: OutcomeFacts }, step: Pick<TransitionContext, 'now' | 'events'>): void {
+  const attempt = attemptOf(review, input.attempt);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${input.attempt} in run ${review.run}`);
   const { facts } = input;
   step.events.push({ type: 'attempt_outcome', at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, ...facts });
   if (!facts.provider_started && facts.code === 'CANCELLED' && attempt.state === 'open') {
@@ -70,22 +70,22 @@ export function recordOutcome(run: RunRecord, input: { readonly attempt: string;
  * redispatches it. Never retried here.
  */
 export function failVoice(
-  run: RunRecord,
+  review: RunRecord,
   input: { readonly attempt: string; readonly status: 'failed' | 'unavailable'; readonly code: string; readonly detail: string; readonly usageUsd?: number },
-  step: Step,
+  context: TransitionContext,
 ): void {
-  run.commands += 1;
-  const { attempt, phase } = openAttempt(run, input.attempt, 'fail');
-  if (input.status === 'unavailable') release(run.spend, attempt);
-  else settle(run.spend, attempt, input.usageUsd ?? null);
+  review.commands += 1;
+  const { attempt, phase } = openAttempt(review, input.attempt, 'fail');
+  if (input.status === 'unavailable') release(review.spend, attempt);
+  else settle(review.spend, attempt, input.usageUsd ?? null);
   attempt.state = input.status;
   attempt.code = input.code;
   attempt.why = `${input.code}: ${input.detail}`;
   phase[attempt.voice] = { status: input.status, attempt: attempt.id };
-  step.events.push({ type: `voice_${input.status}`, at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: input.code, why: attempt.why });
-  step.report.after.push({ fact: 'voice', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, status: input.status, code: input.code });
-  closeIfDone(run, phase, step);
-  run.updated_at = step.now;
+  context.events.push({ type: `voice_${input.status}`, at: context.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: input.code, why: attempt.why });
+  context.report.after.push({ fact: 'voice', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, status: input.status, code: input.code });
+  closeIfDone(review, phase, context);
+  review.updated_at = context.now;
 }
 
 /**
@@ -95,33 +95,33 @@ export function failVoice(
  * as unknown spend) and its voice
  * waits again with no attempt, which the next `plan next` fills.
  */
-export function cancelVoice(run: RunRecord, input: { readonly attempt: string; readonly why: string; readonly usageUsd?: number }, step: Step): void {
-  run.commands += 1;
-  const { attempt, phase } = openAttempt(run, input.attempt, 'be cancelled');
-  settle(run.spend, attempt, input.usageUsd ?? null);
+export function cancelVoice(review: RunRecord, input: { readonly attempt: string; readonly why: string; readonly usageUsd?: number }, context: TransitionContext): void {
+  review.commands += 1;
+  const { attempt, phase } = openAttempt(review, input.attempt, 'be cancelled');
+  settle(review.spend, attempt, input.usageUsd ?? null);
   attempt.state = 'abandoned';
   attempt.code = 'CANCELLED';
   attempt.why = `CANCELLED: ${input.why}`;
   phase[attempt.voice] = { status: 'pending', attempt: null };
-  step.events.push({ type: 'attempt_abandoned', at: step.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: 'CANCELLED', why: attempt.why });
-  step.report.after.push({ fact: 'voice', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, status: 'cancelled', code: 'CANCELLED' });
-  run.updated_at = step.now;
+  context.events.push({ type: 'attempt_abandoned', at: context.now, attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, code: 'CANCELLED', why: attempt.why });
+  context.report.after.push({ fact: 'voice', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, status: 'cancelled', code: 'CANCELLED' });
+  review.updated_at = context.now;
 }
 
 /**
  * The parent says an open attempt will never run: its reservation goes back and its voice
  * waits for a fresh attempt, which the next `next` mints.
  */
-export function releaseAttempt(run: RunRecord, input: { readonly attempt: string }, step: Step): void {
-  run.commands += 1;
-  const attempt = attemptOf(run, input.attempt);
-  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${input.attempt} in run ${run.run}`);
+export function releaseAttempt(review: RunRecord, input: { readonly attempt: string }, context: TransitionContext): void {
+  review.commands += 1;
+  const attempt = attemptOf(review, input.attempt);
+  if (attempt === undefined) throw new LanewardError('ATTEMPT_MISMATCH', `no attempt ${input.attempt} in run ${review.run}`);
   if (attempt.state !== 'open') throw new LanewardError('ATTEMPT_MISMATCH', `attempt ${attempt.id} is ${attempt.state}; only an open attempt can be released`);
-  const freed = release(run.spend, attempt);
+  const freed = release(review.spend, attempt);
   attempt.state = 'released';
-  const phase = phaseOf(run, attempt.phase);
+  const phase = phaseOf(review, attempt.phase);
   if (phase[attempt.voice].attempt === attempt.id) phase[attempt.voice] = { status: 'pending', attempt: null };
-  step.report.after.push({ fact: 'released', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, freedUsd: freed });
-  step.events.push({ type: 'attempt_released', at: step.now, attempt: attempt.id, freed_usd: freed });
-  run.updated_at = step.now;
+  context.report.after.push({ fact: 'released', attempt: attempt.id, phase: attempt.phase, voice: attempt.voice, freedUsd: freed });
+  context.events.push({ type: 'attempt_released', at: context.now, attempt: attempt.id, freed_usd: freed });
+  review.updated_at = context.now;
 }

@@ -3,16 +3,16 @@ import type { RunRecord } from '../../../formats/review/run-record.ts';
 import { CHECK_PHASE } from '../core/carry-check.ts';
 
 /** The prompt of a carry check: the delta against the plan at the last gate, the accepted changes, the whole plan. */
-export function renderCheckPrompt(run: RunRecord, resultPath: string): string {
-  const gate = run.gate!;
-  const prev = run.past_gates[run.past_gates.length - 1];
+export function renderCheckPrompt(review: RunRecord, resultPath: string): string {
+  const gate = review.gate!;
+  const prev = review.past_gates[review.past_gates.length - 1];
   const before = (prev?.implementation ?? '').split('\n');
-  const after = run.implementation.split('\n');
+  const after = review.implementation.split('\n');
   const removed = before.filter((line) => !after.includes(line)).map((line) => `- ${line}`);
   const added = after.filter((line) => !before.includes(line)).map((line) => `+ ${line}`);
   const accepted = (prev?.items ?? []).filter((i) => prev!.answers[i.id] !== undefined && i.keep !== undefined && prev!.answers[i.id]!.chosen !== i.keep && i.id !== 'p1');
   return [
-    `# Carry check: run ${run.run}, gate_rev ${gate.rev}`,
+    `# Carry check: run ${review.run}, gate_rev ${gate.rev}`,
     '',
     'The plan changed after its review rounds were capped. Read the change below and report anything it breaks. Any High or Critical finding sends the gate back to the owner.',
     '',
@@ -26,9 +26,9 @@ export function renderCheckPrompt(run: RunRecord, resultPath: string): string {
     '',
     '## The whole plan',
     '',
-    run.implementation.trimEnd(),
+    review.implementation.trimEnd(),
     '',
-    renderResultFormat(CHECK_PHASE, run.snapshot, resultPath).trimEnd(),
+    renderResultFormat(CHECK_PHASE, review.snapshot, resultPath).trimEnd(),
     '',
   ].join('\n');
 }

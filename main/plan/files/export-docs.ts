@@ -8,7 +8,7 @@ import type { DecisionRow } from '../../../formats/schemas/decisions.ts';
 export const GUARD_LINE = 'publication guard: not enforced by this host; publication order is unverified (GUARD_NOT_INSTALLED)';
 
 /** plan.md: the URGENT block first, then the implementation plan as reviewed. */
-export function renderPlanMd(run: RunRecord, findings: readonly RunFinding[]): string {
+export function renderPlanMd(review: RunRecord, findings: readonly RunFinding[]): string {
   const urgent = findings.filter((f) => f.urgent === true);
   const lines = ['## URGENT, outside this plan', ''];
   if (urgent.length === 0) lines.push('None.');
@@ -16,26 +16,26 @@ export function renderPlanMd(run: RunRecord, findings: readonly RunFinding[]): s
     lines.push(`- [${f.severity}] ${oneLine(f.title)} (${f.id}; suggested owner: ${oneLine(f.suggested_owner ?? 'unassigned')})`);
   }
   // The implementation plan is the owner's own text, many lines; every line of ours is escaped.
-  return [...lines.map(oneLine), '', run.implementation.trimEnd(), ''].join('\n');
+  return [...lines.map(oneLine), '', review.implementation.trimEnd(), ''].join('\n');
 }
 
 /** review-record.md: what ran, what each phase found, the gate and who answered it. */
-export function renderReviewRecord(run: RunRecord): string {
-  const lines = [`# Review record: ${run.run}`, '', `Plan: ${oneLine(run.plan_source)} (sha256 ${run.plan_sha256})`, `Session kind: ${run.session_kind}`];
-  if (run.session_kind === 'unattended') lines.push('', GUARD_LINE);
+export function renderReviewRecord(review: RunRecord): string {
+  const lines = [`# Review record: ${review.run}`, '', `Plan: ${oneLine(review.plan_source)} (sha256 ${review.plan_sha256})`, `Session kind: ${review.session_kind}`];
+  if (review.session_kind === 'unattended') lines.push('', GUARD_LINE);
   lines.push('', '## Phases', '');
-  for (const id of run.order) {
-    const phase = run.phases[id]!;
+  for (const id of review.order) {
+    const phase = review.phases[id]!;
     const c = phase.consensus;
     const voices = (['native', 'outside'] as const).map((voice) => {
-      const attempt = phase[voice].attempt === null ? undefined : run.attempts[phase[voice].attempt!];
+      const attempt = phase[voice].attempt === null ? undefined : review.attempts[phase[voice].attempt!];
       const model = attempt?.bound === undefined ? '' : ` ${oneLine(attempt.bound.model)}${attempt.bound.receipt === 'attested' ? ` (attested: ${oneLine(attempt.bound.attest ?? '')})` : ''}`;
       return `${voice} ${phase[voice].status}${model}`;
     });
     lines.push(`- ${id}: ${phase.state}; ${voices.join('; ')}${c === null ? '' : `; confirmed=${c.confirmed} unverified=${c.unverified} disagree=${c.disagree} new=${c.new} native_only=${c.native_only} coverage=${c.coverage}`}`);
   }
   lines.push('', '## Gate', '');
-  const gates = [...run.past_gates, ...(run.gate === null ? [] : [run.gate])];
+  const gates = [...review.past_gates, ...(review.gate === null ? [] : [review.gate])];
   if (gates.length === 0) lines.push('No gate was written.');
   for (const gate of gates) {
     const by = [...new Set(Object.values(gate.answers).map((a) => a.by ?? 'unrecorded'))];
@@ -45,8 +45,8 @@ export function renderReviewRecord(run: RunRecord): string {
       lines.push(`- ${item.id} [${item.kind}] ${oneLine(item.title)}: ${answer === undefined ? 'pending' : `${answer.chosen} (${answer.status}, ${answer.source})`}`);
     }
   }
-  if (run.deviations.length > 0) lines.push('', '## Deviations', '', ...run.deviations.map((d) => `- ${oneLine(d)}`));
-  lines.push('', '## Spend', '', spendLine(run.spend), '');
+  if (review.deviations.length > 0) lines.push('', '## Deviations', '', ...review.deviations.map((d) => `- ${oneLine(d)}`));
+  lines.push('', '## Spend', '', spendLine(review.spend), '');
   return lines.map(oneLine).join('\n');
 }
 
@@ -54,8 +54,8 @@ export function renderReviewRecord(run: RunRecord): string {
  * ceo-review.md of a CEO-only run: the challenges (listed; the plan's direction stays),
  * the conservative choices taken, every finding, and the audit trail of the run.
  */
-export function renderCeoReview(run: RunRecord, findings: readonly RunFinding[], kept: readonly DecisionRow[]): string {
-  const lines = [`# CEO review: ${run.run}`, '', 'CEO-only run: one phase, no gate; nothing was approved and the plan was not changed.', ''];
+export function renderCeoReview(review: RunRecord, findings: readonly RunFinding[], kept: readonly DecisionRow[]): string {
+  const lines = [`# CEO review: ${review.run}`, '', 'CEO-only run: one phase, no gate; nothing was approved and the plan was not changed.', ''];
   lines.push('## User challenges', '');
   const challenges = findings.filter((f) => f.user_challenge === true);
   if (challenges.length === 0) lines.push('None.');
@@ -67,5 +67,5 @@ export function renderCeoReview(run: RunRecord, findings: readonly RunFinding[],
   if (findings.length === 0) lines.push('None.');
   for (const f of findings) lines.push(`- [${f.severity}] ${oneLine(f.title)} (${f.id}, ${f.voice})`);
   lines.push('', '## Audit trail', '');
-  return [...lines.map(oneLine), renderReviewRecord(run)].join('\n');
+  return [...lines.map(oneLine), renderReviewRecord(review)].join('\n');
 }

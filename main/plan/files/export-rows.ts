@@ -15,11 +15,11 @@ type Bound = RunFinding & { attempt: string };
  * auto row kept at the plan's direction (auto_kept). Open Critical or High findings get
  * no row: nobody decides them; they stay in findings and tasks for the owner.
  */
-export function keptRows(run: RunRecord, items: readonly GateItem[]): DecisionRow[] {
+export function keptRows(review: RunRecord, items: readonly GateItem[]): DecisionRow[] {
   return items.filter((item) => item.id.startsWith('uc')).map((item) => ({
     schema_version: 1,
-    run: run.run,
-    id: decisionId(run.run, 1, item.id),
+    run: review.run,
+    id: decisionId(review.run, 1, item.id),
     label: item.id,
     title: item.title,
     options: item.options.map((o) => o.key),
@@ -34,14 +34,14 @@ export function keptRows(run: RunRecord, items: readonly GateItem[]): DecisionRo
 }
 
 /** decisions.jsonl: one row per item of every gate revision, answered or pending. */
-export function decisionRows(run: RunRecord): DecisionRow[] {
-  const gates = [...run.past_gates, ...(run.gate === null ? [] : [run.gate])];
+export function decisionRows(review: RunRecord): DecisionRow[] {
+  const gates = [...review.past_gates, ...(review.gate === null ? [] : [review.gate])];
   return gates.flatMap((gate) => gate.items.map((item) => {
     const answer = gate.answers[item.id];
     const row: DecisionRow = {
       schema_version: 1,
-      run: run.run,
-      id: decisionId(run.run, gate.rev, item.id),
+      run: review.run,
+      id: decisionId(review.run, gate.rev, item.id),
       label: item.id,
       title: item.title,
       options: item.options.map((o) => o.key),
@@ -83,19 +83,19 @@ export function decisionRows(run: RunRecord): DecisionRow[] {
 }
 
 /** findings.jsonl: every bound finding, with what the gate decided for it. */
-export function findingRows(run: RunRecord, findings: readonly Bound[]): FindingRow[] {
-  const disposition = dispositions(run.gate);
+export function findingRows(review: RunRecord, findings: readonly Bound[]): FindingRow[] {
+  const disposition = dispositions(review.gate);
   const counterpart = new Map<string, string>();
-  for (const id of run.order) {
-    for (const entry of run.phases[id]?.consensus?.entries ?? []) {
+  for (const id of review.order) {
+    for (const entry of review.phases[id]?.consensus?.entries ?? []) {
       if (entry.native !== null && (entry.verdict === 'confirmed' || entry.verdict === 'disagree')) counterpart.set(entry.outside, entry.native);
     }
   }
   return findings.map((f) => {
-    const attempt = run.attempts[f.attempt]!;
+    const attempt = review.attempts[f.attempt]!;
     const row: FindingRow = {
       schema_version: 1,
-      run: run.run,
+      run: review.run,
       id: f.id,
       phase: f.phase,
       voice: f.voice,
@@ -135,13 +135,13 @@ function dispositions(gate: GateRecord | null): Map<string, FindingRow['disposit
  * tasks.jsonl: the plan's implementation items, then one blocking task per finding the
  * gate carried into the build; every task is blocked by the decisions still pending.
  */
-export function taskRows(run: RunRecord, decisions: readonly DecisionRow[], findings: readonly Bound[]): TaskRow[] {
+export function taskRows(review: RunRecord, decisions: readonly DecisionRow[], findings: readonly Bound[]): TaskRow[] {
   const pending = decisions.filter((d) => d.status === 'pending').map((d) => d.id);
   const status = pending.length > 0 ? 'blocked_on_decision' : 'ready';
-  const rows: TaskRow[] = run.plan_items.map((item, i) => ({
+  const rows: TaskRow[] = review.plan_items.map((item, i) => ({
     schema_version: 2,
-    run: run.run,
-    id: `${run.run}-t${i + 1}`,
+    run: review.run,
+    id: `${review.run}-t${i + 1}`,
     title: item,
     status,
     depends_on: [],
@@ -150,7 +150,7 @@ export function taskRows(run: RunRecord, decisions: readonly DecisionRow[], find
     acceptance: `the plan item is built and verified: ${item}`,
     item: String(i + 1),
   }));
-  const gate = run.gate;
+  const gate = review.gate;
   if (gate === null) return rows;
   const byId = new Map(findings.map((f) => [f.id, f]));
   let n = 0;
@@ -161,8 +161,8 @@ export function taskRows(run: RunRecord, decisions: readonly DecisionRow[], find
     const first = byId.get(ids[0] ?? '');
     rows.push({
       schema_version: 2,
-      run: run.run,
-      id: `${run.run}-f${++n}`,
+      run: review.run,
+      id: `${review.run}-f${++n}`,
       title: `Resolve: ${first?.title ?? item.title}`,
       status,
       depends_on: [],
@@ -175,26 +175,26 @@ export function taskRows(run: RunRecord, decisions: readonly DecisionRow[], find
 }
 
 /** timing.json from the phases' open and close times and the attempts' bind times. */
-export function timingDocument(run: RunRecord): TimingDocument {
+export function timingDocument(review: RunRecord): TimingDocument {
   const seconds = (from: string | null | undefined, to: string | null | undefined) =>
     from == null || to == null ? undefined : Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000);
-  const phases = run.order.map((id) => {
-    const phase = run.phases[id]!;
+  const phases = review.order.map((id) => {
+    const phase = review.phases[id]!;
     const entry: TimingDocument['phases'][number] = { phase: id };
     if (phase.opened_at !== null) entry.started_at = phase.opened_at;
     if (phase.closed_at !== null) entry.ended_at = phase.closed_at;
     const wall = seconds(phase.opened_at, phase.closed_at);
     if (wall !== undefined) entry.wall_s = wall;
     for (const voice of ['native', 'outside'] as const) {
-      const attempt = phase[voice].attempt === null ? undefined : run.attempts[phase[voice].attempt!];
+      const attempt = phase[voice].attempt === null ? undefined : review.attempts[phase[voice].attempt!];
       const s = seconds(attempt?.minted_at, attempt?.bound?.at);
       if (s !== undefined) entry[voice === 'native' ? 'native_s' : 'outside_s'] = s;
     }
     return entry;
   });
-  const ends = run.order.map((id) => run.phases[id]!.closed_at).filter((t): t is string => t !== null).sort();
-  const doc: TimingDocument = { schema_version: 1, run: run.run, started_at: run.created_at, phases, session_kind: run.session_kind };
-  const total = seconds(run.created_at, ends[ends.length - 1]);
+  const ends = review.order.map((id) => review.phases[id]!.closed_at).filter((t): t is string => t !== null).sort();
+  const doc: TimingDocument = { schema_version: 1, run: review.run, started_at: review.created_at, phases, session_kind: review.session_kind };
+  const total = seconds(review.created_at, ends[ends.length - 1]);
   if (total !== undefined) doc.total_wall_s = total;
   return doc;
 }

@@ -2,10 +2,10 @@ import type { Gate } from '../../../formats/schemas/gate.ts';
 import type { CarryCheck, RunRecord } from '../../../formats/review/run-record.ts';
 
 /** gate.json v1 of the run's current gate. */
-export function gateDocument(run: RunRecord): Gate {
-  if (run.gate === null) throw new Error('the run has no gate');
-  const doc: Gate = { schema_version: 1, run: run.run, gate_rev: run.gate.rev, title: `Review of ${run.plan_source.split('/').pop() ?? 'the plan'}`, items: run.gate.items };
-  if (run.gate.check !== undefined && run.gate.check.state !== 'open') doc['carry_check'] = checkVerdict(run.gate.check);
+export function gateDocument(review: RunRecord): Gate {
+  if (review.gate === null) throw new Error('the run has no gate');
+  const doc: Gate = { schema_version: 1, run: review.run, gate_rev: review.gate.rev, title: `Review of ${review.plan_source.split('/').pop() ?? 'the plan'}`, items: review.gate.items };
+  if (review.gate.check !== undefined && review.gate.check.state !== 'open') doc['carry_check'] = checkVerdict(review.gate.check);
   return doc;
 }
 

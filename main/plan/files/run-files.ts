@@ -28,11 +28,11 @@ export function sealName(attempt: AttemptRecord): string {
  * whole) and skips fsync: the files are derived from the committed record and rewritten
  * by any later command. `full` (resume, export) compares every file's bytes and syncs.
  */
-export async function syncRunFiles(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full' = 'light', findings?: readonly NumberedFinding[]): Promise<void> {
+export async function syncRunFiles(store: Store, review: RunRecord, runDir: string, mode: 'light' | 'full' = 'light', findings?: readonly NumberedFinding[]): Promise<void> {
   // One run's syncs in this process go one after another, in the order their commands
   // committed: an earlier record's files never land after a later one's.
   const before = syncing.get(runDir) ?? Promise.resolve();
-  const mine = before.then(() => writeDerived(store, run, runDir, mode, findings));
+  const mine = before.then(() => writeDerived(store, review, runDir, mode, findings));
   const settled = mine.catch(() => undefined);
   syncing.set(runDir, settled);
   void settled.then(() => {
@@ -43,12 +43,12 @@ export async function syncRunFiles(store: Store, run: RunRecord, runDir: string,
 
 const syncing = new Map<string, Promise<void>>();
 
-async function writeDerived(store: Store, run: RunRecord, runDir: string, mode: 'light' | 'full', findings: readonly NumberedFinding[] | undefined): Promise<void> {
+async function writeDerived(store: Store, review: RunRecord, runDir: string, mode: 'light' | 'full', findings: readonly NumberedFinding[] | undefined): Promise<void> {
   try {
     makeDirs(runDir);
     // Decided here, from what is on disk; written together on the thread pool: creating a
     // file waits on the file system's journal, and many commands' files share its commits.
-    const writes = staleRunFiles(store, run, runDir, mode === 'full', findings);
+    const writes = staleRunFiles(store, review, runDir, mode === 'full', findings);
     await Promise.all(writes.map(({ file, bytes, mode: fileMode }) => writeFileAtomicAsync(file, bytes, fileMode ?? 0o644, mode === 'full', fileMode !== undefined)));
   } catch (error) {
     if (isLanewardError(error)) throw error;
@@ -62,7 +62,7 @@ async function writeDerived(store: Store, run: RunRecord, runDir: string, mode: 
  * `findings`: the run's numbered findings when the caller has them (export), so they are
  * decoded once.
  */
-function staleRunFiles(store: Store, run: RunRecord, runDir: string, full: boolean, findings: readonly NumberedFinding[] | undefined): { file: string; bytes: Uint8Array; mode?: number }[] {
+function staleRunFiles(store: Store, review: RunRecord, runDir: string, full: boolean, findings: readonly NumberedFinding[] | undefined): { file: string; bytes: Uint8Array; mode?: number }[] {
   const writes: { file: string; bytes: Uint8Array; mode?: number }[] = [];
   const ensure = (file: string, content: string | Uint8Array, mode?: number): boolean => {
     const bytes = typeof content === 'string' ? Buffer.from(content) : content;
@@ -70,48 +70,48 @@ function staleRunFiles(store: Store, run: RunRecord, runDir: string, full: boole
     writes.push(mode === undefined ? { file, bytes } : { file, bytes, mode });
     return true;
   };
-  const findingsOf = (id: string) => store.blobs.get([run.run, id])?.findings ?? [];
-  for (const attempt of Object.values(run.attempts)) {
+  const findingsOf = (id: string) => store.blobs.get([review.run, id])?.findings ?? [];
+  for (const attempt of Object.values(review.attempts)) {
     if (attempt.state === 'open') {
-      const phase = phaseOf(run, attempt.phase);
-      const consensus = run.order
-        .slice(0, run.order.indexOf(attempt.phase))
-        .map((id) => run.phases[id]?.consensus)
+      const phase = phaseOf(review, attempt.phase);
+      const consensus = review.order
+        .slice(0, review.order.indexOf(attempt.phase))
+        .map((id) => review.phases[id]?.consensus)
         .filter((c) => c !== null && c !== undefined);
       ensure(join(runDir, attempt.prompt), renderPrompt({
-        run: run.run,
+        run: review.run,
         phase: attempt.phase,
         voice: attempt.voice,
-        snapshot: phase.snapshot ?? run.snapshot,
-        implementation: run.implementation,
+        snapshot: phase.snapshot ?? review.snapshot,
+        implementation: review.implementation,
         consensus,
         resultPath: join(runDir, attempt.result),
       }));
     } else if (attempt.state === 'bound') {
       if (!full && existsSync(join(runDir, sealName(attempt)))) continue;
-      const blob = store.blobs.get([run.run, attempt.id]);
+      const blob = store.blobs.get([review.run, attempt.id]);
       if (blob !== undefined) ensure(join(runDir, sealName(attempt)), blob.bytes, 0o444);
     }
   }
   // Titles cost a decode of every bound result: made only when a consensus page is written.
   let titles: Map<string, string> | undefined;
-  for (const id of run.order) {
-    const consensus = run.phases[id]?.consensus;
+  for (const id of review.order) {
+    const consensus = review.phases[id]?.consensus;
     if (consensus === null || consensus === undefined) continue;
     const json = join(runDir, `${id}-consensus.json`);
     const md = join(runDir, `${id}-consensus.md`);
     const changed = ensure(json, `${JSON.stringify(consensus, null, 2)}\n`);
     if (full || changed || !existsSync(md)) {
-      titles ??= new Map((findings ?? numberedFindings(run, { findingsOf })).map((f) => [f.id, f.title]));
+      titles ??= new Map((findings ?? numberedFindings(review, { findingsOf })).map((f) => [f.id, f.title]));
       ensure(md, renderConsensusMarkdown(consensus, titles));
     }
   }
-  if (run.gate !== null) ensure(join(runDir, 'gate.json'), `${JSON.stringify(gateDocument(run), null, 2)}\n`);
-  for (const gate of [...run.past_gates, ...(run.gate === null ? [] : [run.gate])]) {
+  if (review.gate !== null) ensure(join(runDir, 'gate.json'), `${JSON.stringify(gateDocument(review), null, 2)}\n`);
+  for (const gate of [...review.past_gates, ...(review.gate === null ? [] : [review.gate])]) {
     if (gate.implementation !== undefined) ensure(join(runDir, `plan-at-gate.r${gate.rev}.md`), gate.implementation);
   }
-  const check = run.gate?.check;
-  if (check?.state === 'open') ensure(join(runDir, check.prompt), renderCheckPrompt(run, join(runDir, check.result)));
+  const check = review.gate?.check;
+  if (check?.state === 'open') ensure(join(runDir, check.prompt), renderCheckPrompt(review, join(runDir, check.result)));
   return writes;
 }
 

@@ -19,7 +19,7 @@ interface ProviderState {
 }
 
 /** One provider as a live view shows it. */
-export interface ProviderGateView {
+export interface PauseView {
   readonly provider: PresetName;
   readonly pausedUntil: string | null;
   readonly allowance: number | null;
@@ -28,7 +28,7 @@ export interface ProviderGateView {
 }
 
 /** One rate-limited provider in a crew's `--report`. */
-export interface ProviderGateReport {
+export interface PauseReport {
   readonly provider: PresetName;
   readonly rate_limits: number;
   /** When the latest pause ended (or ends). */
@@ -44,7 +44,7 @@ export interface ProviderGateReport {
  * time, then twice as many after each clean end, so a quota reset does not meet every
  * waiting lane at once and fail them together. Calls of other providers never wait.
  */
-export class ProviderGate {
+export class RateLimitPause {
   private readonly states = new Map<PresetName, ProviderState>();
   private readonly now: () => number;
 
@@ -127,13 +127,13 @@ export class ProviderGate {
   }
 
   /** Every provider that was rate limited during the crew, for its report: how often, and until when its latest pause ran. */
-  report(): ProviderGateReport[] {
+  report(): PauseReport[] {
     return [...this.states.entries()]
       .filter(([, s]) => s.limits > 0)
       .map(([provider, s]) => ({ provider, rate_limits: s.limits, paused_until: new Date(s.pausedUntil).toISOString(), allowance: s.allowance === Infinity ? null : s.allowance }));
   }
 
-  view(): ProviderGateView[] {
+  view(): PauseView[] {
     const now = this.now();
     return [...this.states.entries()]
       .filter(([, s]) => s.limits > 0)

@@ -7,7 +7,7 @@ import type { PlanReport } from './report.ts';
  * go, what it tells the parent (the report, as data), and the findings of bound attempts
  * (looked up inside the same store transaction, or from a test's table).
  */
-export interface Step {
+export interface TransitionContext {
   readonly now: string;
   readonly events: JournalEvent[];
   readonly report: PlanReport;
