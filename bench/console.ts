@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CREW_WORDS } from '../main/cli/crew-lines.ts';
 import { crewRun, type CrewOutput } from '../main/crew/crew-run.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { line, ratio } from './measure.ts';
@@ -31,18 +32,16 @@ async function crewWindow(dir: string, lanes: number, viewers: number, warmS: nu
   let found: (value: string) => void = () => undefined;
   const url = new Promise<string>((resolve) => (found = resolve));
   const output: CrewOutput = {
-    out: (text) => {
-      if (text.startsWith('CREW_LANE: ')) ends.push(performance.now());
+    event: (event) => {
+      if (event.type === 'lane_ended') ends.push(performance.now());
+      if (event.type === 'served') found(event.url);
     },
-    err: (text) => {
-      const view = /^CREW_VIEW: (\S+)$/.exec(text);
-      if (view !== null) found(view[1]!);
-    },
+    words: CREW_WORDS,
     errRaw: () => undefined,
     stderrIsTTY: false,
   };
   const started = performance.now();
-  const running = crewRun({ file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: 0, report: undefined, json: false, cancel: stop.signal }, output);
+  const running = crewRun({ file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: 0, report: undefined, cancel: stop.signal }, output);
   const base = await url;
   const reader = viewers === 0 ? undefined : viewerProcess(`${base}events`, viewers, warmS, windowS);
   await new Promise((resolve) => setTimeout(resolve, (warmS + windowS) * 1000 - (performance.now() - started)));

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CREW_WORDS } from '../main/cli/crew-lines.ts';
 import { crewRun, type CrewOutput } from '../main/crew/crew-run.ts';
 import { createPoolDispatcher } from '../main/dispatch/dispatcher.ts';
 import { defaultFixtures, writeDemoCrew } from '../main/demo/demo-crew.ts';
@@ -9,7 +10,7 @@ import { supervise } from '../workers/supervise/supervise.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../workers/supervise/spec.ts';
 import { line, ratio } from './measure.ts';
 
-const quiet: CrewOutput = { out: () => undefined, err: () => undefined, errRaw: () => undefined, stderrIsTTY: false };
+const quiet: CrewOutput = { event: () => undefined, words: CREW_WORDS, errRaw: () => undefined, stderrIsTTY: false };
 
 function instantSpec(dir: string): SupervisionSpec {
   const prompt = join(dir, 'bare.prompt.md');
@@ -50,7 +51,7 @@ async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOn
   const controller = new AbortController();
   const started = performance.now();
   const result = await crewRun(
-    { file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report: undefined, json: false, cancel: controller.signal },
+    { file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report: undefined, cancel: controller.signal },
     quiet,
   );
   const seconds = (performance.now() - started) / 1000;

@@ -7,7 +7,7 @@ import { readPrivateKey } from '../main/actions/keys.ts';
 import { signatureFileOf, signatureText } from '../main/actions/signature.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { newLane } from '../formats/crew/record.ts';
-import { laneLine } from '../main/crew/lane-line.ts';
+import { laneLine } from '../main/cli/crew-lines.ts';
 import { laneCost } from '../main/crew/lane-cost.ts';
 import { reviewAttempts } from '../main/console/review-story.ts';
 import type { JournalEvent, RunRecord } from '../formats/review/run-record.ts';

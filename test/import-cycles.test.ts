@@ -82,4 +82,19 @@ describe('the source tree', () => {
       for (const to of graph.get(file)!) expect(`${file} -> ${to}`).toMatch(/ -> (main\/plan\/core\/|formats\/)/);
     }
   });
+
+  test('should start every export at one entry point (exportRun, or the plan export command on it)', () => {
+    const importers = [...graph].filter(([, tos]) => tos.includes('main/plan/export.ts')).map(([file]) => file);
+    const named = importers.flatMap((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*'[^']*\/export\.ts'/g)].flatMap((m) => m[1]!.split(',').map((name) => `${file}: ${name.trim().replace(/^type\s+/, '')}`)),
+    );
+    expect(named.length).toBeGreaterThan(1);
+    expect(named.filter((name) => !/: (planExport|exportRun|ExportOptions|ExportFrom)$/.test(name))).toEqual([]);
+  });
+
+  test('should keep the engines (main/crew, main/queue, main/plan, main/qa) from importing the edge (main/cli)', () => {
+    const engines = [...graph.keys()].filter((file) => /^main\/(crew|queue|plan|qa)\//.test(file));
+    expect(engines.length).toBeGreaterThan(50);
+    expect(engines.flatMap((file) => graph.get(file)!.filter((to) => to.startsWith('main/cli/')).map((to) => `${file} -> ${to}`))).toEqual([]);
+  });
 });

@@ -3,7 +3,7 @@ import { escapeHtml } from '../formats/console/view.ts';
 import { trailCell } from '../formats/trail/tsv.ts';
 import { jsonLine, oneLine, visibleText } from '../formats/text/one-line.ts';
 import { statusLines } from '../main/cli/crew-console.ts';
-import { laneLine } from '../main/crew/lane-line.ts';
+import { laneLine } from '../main/cli/crew-lines.ts';
 import { laneCost } from '../main/crew/lane-cost.ts';
 import { newLane } from '../formats/crew/record.ts';
 import { crewSnapshot } from './helpers/crew-source.ts';

@@ -4,6 +4,7 @@ import { isLanewardError } from '../../formats/codes/error.ts';
 import { interruptSignal } from '../interrupt.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command } from './command.ts';
+import { crewWorkerPrinter } from './crew-worker-lines.ts';
 
 export const CREW_WORKER_HELP = `usage: laneward crew worker --queue redis://HOST:PORT --trust PUB [--state DIR]
                             [--concurrency N] [--threads N] [--lock TIME] [--max-artifact-mb N]
@@ -64,7 +65,7 @@ export const crewWorkerCommand = command({
           maxArtifactBytes: (intOption('max-artifact-mb', values['max-artifact-mb'], 1, 1024) ?? 16) * 1024 * 1024,
           cancel: interrupt.signal,
         },
-        io,
+        crewWorkerPrinter(io),
       );
     } catch (error) {
       // Stopped while Redis did not answer: its lanes ended (their children with them) and

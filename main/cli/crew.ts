@@ -4,6 +4,7 @@ import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
 import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { crewStatus, crewView } from './crew-console.ts';
+import { crewPrinter } from './crew-lines.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
 import { crewAnswerCommand } from './crew-answer.ts';
 import { loadCrew } from '../crew/load-crew.ts';
@@ -210,17 +211,17 @@ const run = command({
           deadlineMs,
           serve: intOption('serve', values.serve, 0, 65_535),
           report: values.report,
-          json: values.json === true,
           retryFailed: values['retry-failed'] === true,
           ...(values['stuck-after'] === undefined ? {} : { stuckAfterS: minutesOption('stuck-after', values['stuck-after'])! / 1000 }),
           ...(values['owner-wait'] === undefined ? {} : { ownerWaitMs: minutesOption('owner-wait', values['owner-wait'])! }),
           cancel: interrupt.signal,
           ...(rehearsal === undefined ? {} : { rehearse: { apply: rehearsal.apply, args: ['--rehearse'] } }),
       };
+      const output = crewPrinter(io, values.json === true);
       if (values.queue !== undefined) {
         const { crewRunQueued } = await import('../queue/crew-queue.ts');
-        result = await crewRunQueued({ ...common, queue: values.queue, key: values.key!, ...(queueTimeoutMs === undefined ? {} : { queueTimeoutMs }) }, io);
-      } else result = await crewRun(common, io);
+        result = await crewRunQueued({ ...common, queue: values.queue, key: values.key!, ...(queueTimeoutMs === undefined ? {} : { queueTimeoutMs }) }, output);
+      } else result = await crewRun(common, output);
     } finally {
       interrupt.release();
       await rehearsal?.close();

@@ -9,6 +9,7 @@ import { demoClis, writeRealDemo } from '../demo/real-crew.ts';
 import { command } from './command.ts';
 import { crewExit } from './crew.ts';
 import { DEFAULT_INIT_DIR } from './init.ts';
+import { crewPrinter } from './crew-lines.ts';
 import { shellWord } from '../crew/retry-advice.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 
@@ -88,10 +89,9 @@ export const CREW_DEMO = command({
           deadlineMs: undefined,
           serve: intOption('serve', values.serve, 0, 65_535),
           report: join(dir, 'report.json'),
-          json: values.json === true,
           cancel: interrupt.signal,
         },
-        io,
+        crewPrinter(io, values.json === true),
       );
       if (result.stoppedBy !== null) return crewExit(result);
       const expected = new Set(real ? [] : brokenLanes(file));

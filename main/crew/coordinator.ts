@@ -81,9 +81,3 @@ export function tally(lanes: readonly LaneProgress[], total: number): CrewTally 
   const waiting = lanes.filter(isOwnerWaiting).length;
   return { lanes: total, complete: of('complete'), failed: of('failed'), interrupted: total - of('complete') - of('failed') - waiting, waiting };
 }
-
-/** `waiting=<n>` only when lanes wait for their owner: a crew that answers its own gates prints the line it always did. */
-export function summaryLine(t: CrewTally, attempts: number, durationS: number): string {
-  const waiting = t.waiting > 0 ? ` waiting=${t.waiting}` : '';
-  return `CREW_SUMMARY: lanes=${t.lanes} complete=${t.complete} failed=${t.failed} interrupted=${t.interrupted}${waiting} attempts=${attempts} duration_s=${durationS.toFixed(1)}`;
-}

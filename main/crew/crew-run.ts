@@ -4,7 +4,7 @@ import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts
 import type { Store } from '../store/store.ts';
 import { runLanes } from './coordinator.ts';
 import { verifyCrewActions } from './crew-actions.ts';
-import { answerAdvice, resumeAdvice, retryAdvice } from './retry-advice.ts';
+import { answerAdvice, resumeAdvice, resumeArgv, retryAdvice, retryArgv } from './retry-advice.ts';
 import { laneOfSpec } from '../console/lane-of-spec.ts';
 import { reviewLedger } from '../console/review-spend.ts';
 import { cachedCallCodes, laneCallCodes } from '../console/call-codes.ts';
@@ -19,7 +19,7 @@ import { sweepOrphans, type OrphanSettlements } from './orphan-sweep.ts';
 import { RateLimitPause } from '../providers/rate-limit-pause.ts';
 import { workspacePort } from './workspace-port.ts';
 import { landPort } from './land-port.ts';
-import { landLines, type LandEvent } from '../../formats/crew/land-lines.ts';
+import type { LandEvent } from '../../formats/crew/land-lines.ts';
 import { pregateChecks } from '../../formats/crew/pregate-checks.ts';
 import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { readPlanEnv } from '../plan/index.ts';
@@ -38,12 +38,12 @@ export type { CrewOutput, CrewRunOptions, CrewRunResult } from './crew-session.t
 export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<CrewRunResult> {
   return runCrewSession(options, io, (read, root) => {
     const loaded = { ...read, lanes: checkRunners(read.file, read.lanes, options.cwd, options.env) };
-    return { loaded, runner: localLanes(loaded, root, options) };
+    return { loaded, runner: localLanes(loaded, root, options, io) };
   });
 }
 
 /** The lanes of a crew run in this process: one dispatcher, one QA thread, the orphans of a crew that died swept first. */
-function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): LaneRunner {
+function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, io: CrewOutput): LaneRunner {
   const { crew } = loaded;
   const actions = verifyCrewActions(loaded);
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
@@ -63,8 +63,8 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
   let supervising: Dispatcher['supervise'] | undefined;
   const facts = (progress: LaneProgress) => ({ cost: laneCost(progress, ledger!(progress)), calls: laneCallCodes(store!, progress) });
   return {
-    retryCommand: retryAdvice(loaded.file, root, options.rehearse?.args),
-    resumeCommand: resumeAdvice(loaded.file, root, options.rehearse?.args),
+    retryArgv: retryArgv(loaded.file, root, options.rehearse?.args),
+    resumeArgv: resumeArgv(loaded.file, root, options.rehearse?.args),
     reportWhere: {},
     async start(session) {
       store = session.store;
@@ -134,12 +134,9 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions): 
           qa: qa!,
           supervise,
           ...(orphans === undefined ? {} : { orphans }),
-          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, ...(orphans === undefined ? {} : { orphans }) }),
+          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
-          ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => {
-            if (options.json) session.print(JSON.stringify(event));
-            else for (const line of landLines(event)) session.print(line);
-          }),
+          ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => session.land(event)),
         },
         { cancel: stop, onChange: (progress) => session.laneChanged(progress), onLaneEnd: (progress) => session.laneEnded(progress) },
       );

@@ -2,20 +2,23 @@ import { resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { ProviderPause } from '../../formats/console/snapshot.ts';
 import { LanewardError, toError } from '../../formats/codes/error.ts';
+import { commandLine } from '../../formats/text/command-line.ts';
 import type { DispatchStats } from '../dispatch/dispatcher.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { CrewView, DEFAULT_STUCK_AFTER_S, type CrewViewOptions } from '../console/view-state.ts';
 import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
 import { crewRunId } from './crew-run-id.ts';
-import { answerAdvice } from './retry-advice.ts';
-import { startTerminalView, type TerminalOutput, type TerminalView } from '../console/terminal-view.ts';
+import { answerArgv } from './retry-advice.ts';
+import type { LandEvent } from '../../formats/crew/land-lines.ts';
+import { startTerminalView, type TerminalView } from '../console/terminal-view.ts';
 import type { CrewServer } from '../console/serve.ts';
-import { summaryLine, tally, type CrewTally } from './coordinator.ts';
+import { tally, type CrewTally } from './coordinator.ts';
 import { claimCrewRun } from './crew-claims.ts';
-import { checkReportPath, summaryObject, writeCrewReport } from './crew-report.ts';
+import type { CrewOutput } from './crew-output.ts';
+import { checkReportPath, writeCrewReport } from './crew-report.ts';
 import { CrewStop } from './crew-stop.ts';
-import { laneLine, laneObject, type LaneFacts } from './lane-line.ts';
+import type { LaneFacts } from './lane-line.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
 
 export interface CrewRunOptions {
@@ -27,7 +30,6 @@ export interface CrewRunOptions {
   readonly deadlineMs: number | undefined;
   readonly serve: number | undefined;
   readonly report: string | undefined;
-  readonly json: boolean;
   /** Failed lanes run again, as new attempts (crew run --retry-failed). */
   readonly retryFailed?: boolean;
   /** Signals and a closed stdout, as one abort. */
@@ -51,13 +53,7 @@ export interface CrewRunOptions {
   readonly rehearse?: { readonly apply: (loaded: LoadedCrew, root: string) => LoadedCrew; readonly args: readonly string[] };
 }
 
-/** Where a crew prints: lines on stdout, its live view and notes on stderr (the CLI's Io is one). */
-export interface CrewOutput extends TerminalOutput {
-  out(line: string): void;
-  err(line: string): void;
-  errRaw(data: string): void;
-  readonly stderrIsTTY: boolean;
-}
+export type { CrewOutput } from './crew-output.ts';
 
 export interface CrewRunResult {
   readonly tally: CrewTally;
@@ -83,10 +79,10 @@ export interface CrewSession {
   readonly view: CrewView | undefined;
   /** A lane's progress changed: the views (and a queue worker's coordinator) hear it. */
   laneChanged(progress: LaneProgress): void;
-  /** A lane ended: its CREW_LANE line (or object), above the live region. */
+  /** A lane ended: the edge prints it (its CREW_LANE line or object), above the live region. */
   laneEnded(progress: LaneProgress): void;
-  /** A line of the crew's own (a lane's PREGATE: or SHIP_RECEIPT:), above the live region. */
-  print(line: string): void;
+  /** A lane's pregate or receipt (its PREGATE: or SHIP_RECEIPT: lines at the edge), above the live region. */
+  land(event: LandEvent): void;
 }
 
 /** What a runner's view reads beyond the lanes the session feeds it. */
@@ -104,10 +100,10 @@ export interface LaneFeed extends Pick<CrewViewOptions, 'review' | 'callCodes' |
  * and the lines, so both ways print, record and refuse alike.
  */
 export interface LaneRunner {
-  /** The command that runs the failed lanes again, runnable as printed. */
-  readonly retryCommand: string;
-  /** The command that continues the crew's unfinished lanes, where a runner can say it. */
-  readonly resumeCommand?: string;
+  /** The command that runs the failed lanes again, as argv. */
+  readonly retryArgv: readonly string[];
+  /** The command that continues the crew's unfinished lanes, as argv, where a runner can say it. */
+  readonly resumeArgv?: readonly string[];
   /** What the report says after its state root (a queued crew's queue URL). */
   readonly reportWhere: Readonly<Record<string, unknown>>;
   /** Before the claims: reaches what lanes run on (a queue's Redis); a throw starts nothing. */
@@ -185,7 +181,8 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
     runId: base.runId,
     file: loaded.file,
     startedAt: base.startedAt,
-    retryCommand: runner.retryCommand,
+    // The record and the view keep the commands as the lines they show (their stored shape).
+    retryCommand: commandLine(runner.retryArgv),
     capUsd: loaded.crew.limits.spend_cap_usd ?? null,
     reserveUsd: loaded.crew.limits.reserve_usd,
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
@@ -201,11 +198,14 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
 /** The session a runner is handed: the lanes' changes reach the view, their ends print above the live region. */
 function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSession {
   const { options, io } = base;
-  const print = (line: string) => (shown.live === undefined ? io.out(line) : shown.live.print(() => io.out(line)));
-  const resume = runner.resumeCommand === undefined ? {} : { resume: runner.resumeCommand };
+  const resume = runner.resumeArgv === undefined ? {} : { resumeArgv: runner.resumeArgv };
   return {
     ...base,
-    print,
+    land(event) {
+      const landed = { type: 'land' as const, event };
+      if (shown.live === undefined) io.event(landed);
+      else shown.live.print(() => io.event(landed));
+    },
     get view() {
       return shown.view;
     },
@@ -214,8 +214,9 @@ function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSes
       options.onLane?.(progress);
     },
     laneEnded(progress) {
-      const facts = runner.laneFacts(progress);
-      print(options.json ? JSON.stringify(laneObject(progress, facts)) : laneLine(progress, runner.retryCommand, { ...facts, ...resume, answer: answerAdvice(base.loaded.file, base.root, progress.lane) }));
+      const ended = { type: 'lane_ended' as const, progress, facts: runner.laneFacts(progress), retryArgv: runner.retryArgv, ...resume, answerArgv: answerArgv(base.loaded.file, base.root, progress.lane) };
+      if (shown.live === undefined) io.event(ended);
+      else shown.live.print(() => io.event(ended));
     },
   };
 }
@@ -233,13 +234,13 @@ async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, 
       ...(runFacts.reserveUsd === undefined ? {} : { reserveUsd: runFacts.reserveUsd }),
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
-      ...(runner.resumeCommand === undefined ? {} : { resumeCommand: runner.resumeCommand }),
+      ...(runner.resumeArgv === undefined ? {} : { resumeCommand: commandLine(runner.resumeArgv) }),
       ...(feed.review === undefined ? {} : { review: feed.review }),
       ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
       ...(feed.laneStory === undefined ? {} : { laneStory: feed.laneStory }),
     }));
     shown.server = options.serve === undefined ? undefined : await serve(options.serve, view);
-    if (shown.server !== undefined) io.err(`CREW_VIEW: ${shown.server.url}`);
+    if (shown.server !== undefined) io.event({ type: 'served', url: shown.server.url });
     // On a terminal the crew's live region sits under the lines printed as lanes end.
     shown.live = io.stderrIsTTY ? startTerminalView(io, view, LIVE_MS) : undefined;
     refresh = shown.server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
@@ -263,7 +264,8 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
   const { options, loaded, stop } = base;
   const counts = tally(lanes, loaded.lanes.length);
   const attempts = runner.attempts(lanes);
-  const summary = summaryLine(counts, attempts, durationS);
+  const facts = { counts, attempts, durationS, stoppedBy: stop.stoppedBy };
+  const summary = base.io.words.summary(facts);
   const view = shown.view!;
   view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
@@ -287,9 +289,7 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
     });
   }
   // Lanes waiting for their owner: the command that answers them follows the summary.
-  const answer = counts.waiting > 0 ? answerAdvice(loaded.file, base.root, null) : null;
-  if (options.json) base.io.out(summaryObject(counts, attempts, durationS, stop.stoppedBy, answer));
-  else base.io.out(answer === null ? summary : `${summary}\nCREW_ANSWER: ${answer}`);
+  base.io.event({ type: 'summary', ...facts, ...(counts.waiting > 0 ? { answerArgv: answerArgv(loaded.file, base.root, null) } : {}) });
   if (shown.server !== undefined) {
     // Events coalesce to ten a second: the done snapshot reaches open pages before the server closes.
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -18,8 +18,8 @@ export function resumeArgv(file: string, root: string, extra: readonly string[] 
 
 /**
  * {@link retryArgv} as the line the crew's lines and stories carry, runnable as printed.
- * Why here: the crew run (crew-run.ts) and the lane story still carry the command as text;
- * once they carry the argv, the edge joins it with commandLine.
+ * Why here: the lane story (main/console/lane-story.ts) and the crew-run record still
+ * carry the command as text; the crew's lines carry the argv and main/cli joins it.
  */
 export function retryAdvice(file: string, root: string, extra: readonly string[] = []): string {
   return commandLine(retryArgv(file, root, extra));

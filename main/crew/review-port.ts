@@ -1,8 +1,7 @@
 import { forLane } from '../../formats/crew/file.ts';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import type { Dispatcher } from '../dispatch/dispatcher.ts';
-import { stopSummary } from '../cli/plan-stop-lines.ts';
-import { answerRun, attemptOf, locateRun, phaseOf, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport } from '../plan/index.ts';
+import { answerRun, attemptOf, locateRun, phaseOf, planExport, planNext, planRun, readBinding, type PlanEnv, type PlanReport, type RunStop } from '../plan/index.ts';
 import type { CrewActions } from './crew-actions.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
@@ -25,6 +24,8 @@ export function crewReviewPort(context: {
   readonly cancel: AbortSignal;
   /** Orphans of a crew that died, being settled before the lanes started. */
   readonly orphans?: OrphanSettlements;
+  /** A stopped review run's lane detail, worded at the edge (CrewWords.stop). */
+  readonly stopDetail: (stop: RunStop) => string;
 }): ReviewPort {
   const { crew, planEnv } = context;
   const settings = crew.crew;
@@ -79,7 +80,7 @@ export function crewReviewPort(context: {
           // crew's line says how to retry the lane.
           return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})`, attempts, status: report.status };
         }
-        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: stopSummary(report.stopped), attempts, status: report.status };
+        if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: context.stopDetail(report.stopped), attempts, status: report.status };
         return reviewStep(report, () => attempts);
       }, () => attempts);
     },

@@ -29,12 +29,33 @@ export interface ExportOptions {
  */
 export async function planExport(options: ExportOptions, planEnv: PlanEnv): Promise<PlanReport> {
   const located = locateRun(options.out, planEnv);
-  const { store, runDir } = located;
-  const report = emptyReport(runDir, located.record.run);
-  const review = await commit(store, located.record.run, { type: 'export', input: { state: 'started' } }, report);
-  await writeExport(store, review, runDir, report);
-  const done = await commit(store, review.run, { type: 'export', input: { state: 'done' } }, report);
+  const report = emptyReport(located.runDir, located.record.run);
+  const done = await exportRun(located, located.record, report, 'command');
   return settleCommand(located, done, planEnv, report, { open: false, files: false });
+}
+
+/**
+ * Where an export starts from: `plan export` itself, `plan resume` finishing one that was
+ * started and killed, or a record whose export is journaled already (`review`: a CEO-only
+ * review that ended, or a lane's run restored on another queue worker), written again.
+ */
+export type ExportFrom = 'command' | 'resume' | 'review';
+
+/**
+ * Every export, wherever it starts: `command` journals it started, writes, then done;
+ * `resume` writes the started one, then journals it finished; `review` writes only. The
+ * artifacts are written and validated in one place ({@link writeArtifacts}). Returns the
+ * record as it stands after.
+ */
+export async function exportRun(located: { readonly store: Store; readonly runDir: string }, review: RunRecord, report: PlanReport, from: ExportFrom): Promise<RunRecord> {
+  const { store, runDir } = located;
+  if (from === 'command') {
+    const started = await commit(store, review.run, { type: 'export', input: { state: 'started' } }, report);
+    await writeArtifacts(store, started, runDir, report);
+    return commit(store, started.run, { type: 'export', input: { state: 'done' } }, report);
+  }
+  await writeArtifacts(store, review, runDir, report);
+  return from === 'resume' ? commit(store, review.run, { type: 'finish-export', input: { by: 'resume' } }, report) : review;
 }
 
 /**
@@ -52,7 +73,7 @@ function onDisk<T>(path: string, step: () => T): T {
 }
 
 /** Writes the artifacts and validates them; throws EXPORT_INVALID when they do not validate. */
-export async function writeExport(store: Store, review: RunRecord, runDir: string, report: PlanReport): Promise<void> {
+async function writeArtifacts(store: Store, review: RunRecord, runDir: string, report: PlanReport): Promise<void> {
   // Decoded once: the consensus pages and every artifact take their ids and titles from here.
   const findings = numberedFindings(review, { findingsOf: (id) => store.blobs.get([review.run, id])?.findings ?? [] });
   await syncRunFiles(store, review, runDir, 'full', findings);

@@ -5,7 +5,7 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { detectScope, type PlanScope } from '../../formats/review/plan-scope.ts';
 import { commit, settleCommand } from './commit.ts';
 import type { Command } from './core/machine.ts';
-import { writeExport } from './export.ts';
+import { exportRun } from './export.ts';
 import { runDirOf } from './locate.ts';
 import { currentPlanSha, readPlanFile, type PlanFile } from './plan-file.ts';
 import { emptyReport, type PlanReport } from './report.ts';
@@ -78,7 +78,7 @@ export async function planNext(options: NextOptions, planEnv: PlanEnv): Promise<
   });
   const located = { store, runDir };
   // A CEO-only run ends at its review: the run directory is written and validated now.
-  if (record.state === 'reviewed') await writeExport(store, record, runDir, report);
+  if (record.state === 'reviewed') await exportRun(located, record, report, 'review');
   if (first) report.stateRoot = { path: store.root, durable: settings.durable };
   // The settings word it (escaped where read; test/plan-settings.test.ts pins that line).
   if (settings.session.note !== null && first) report.notes.push({ fact: 'session_kind_unknown', note: settings.session.note });

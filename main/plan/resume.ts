@@ -6,7 +6,7 @@ import { restoreCheckpoint } from './checkpoint.ts';
 import { commit } from './commit.ts';
 import { exportRefusal } from './core/export-mark.ts';
 import { describeRun } from './describe.ts';
-import { writeExport } from './export.ts';
+import { exportRun } from './export.ts';
 import { syncRunFiles } from './files/run-files.ts';
 import { locateRun, runDirOf } from './locate.ts';
 import { emptyReport, terminalStatus, type PlanReport } from './report.ts';
@@ -54,8 +54,7 @@ export async function planResume(options: { out: string | undefined; from?: stri
     // a run.json that cannot validate; the mark goes, and a later export starts afresh.
     await commit(store, review.run, { type: 'drop-export', input: { by: 'resume' } }, report);
   } else if (review.export?.state === 'started') {
-    await writeExport(store, review, runDir, report);
-    await commit(store, review.run, { type: 'finish-export', input: { by: 'resume' } }, report);
+    await exportRun(located, review, report, 'resume');
   }
   describeRun(review, runDir, report, { open: true });
   report.status = terminalStatus(review.state);

@@ -4,7 +4,7 @@ import type { LaneRecord } from '../../formats/qa/record.ts';
 import type { RunRecord } from '../../formats/review/run-record.ts';
 import type { ChildRecord } from '../../formats/supervision/child-record.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { writeExport } from '../plan/export.ts';
+import { exportRun } from '../plan/export.ts';
 import { syncRunFiles } from '../plan/files/run-files.ts';
 import { emptyReport } from '../plan/report.ts';
 import { publishBinding, readBinding } from '../plan/run-binding.ts';
@@ -122,7 +122,7 @@ export async function restoreLane(store: Store, records: readonly MirroredRecord
     // that completed there and is taken up here starts nothing more, and would carry back a
     // run directory without it (ARTIFACT_MISSING at its coordinator). Written again from
     // the record, as its export wrote it, and validated (EXPORT_INVALID otherwise).
-    if (record !== undefined && record.export !== null && record.export !== undefined) await writeExport(store, record, runDir, emptyReport(runDir, run));
+    if (record !== undefined && record.export !== null && record.export !== undefined) await exportRun({ store, runDir }, record, emptyReport(runDir, run), 'review');
   }
   return true;
 }

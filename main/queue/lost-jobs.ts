@@ -22,7 +22,7 @@ export function watchLostJobs(w: { redis: Redis; runAs: string; open: () => Lane
       for (const [i, lane] of open.entries()) {
         if (replies[i]?.[1] !== 0 || w.open().every((l) => l.id !== lane.id) || w.signal.aborted) continue;
         const put = await w.enqueue(lane.id);
-        w.io.err(`CREW_REQUEUED: lane=${lane.id} records=${put}`);
+        w.io.event({ type: 'requeued', lane: lane.id, records: put });
       }
     })()
       .catch(() => undefined)

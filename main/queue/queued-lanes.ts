@@ -7,7 +7,7 @@ import type { LaneSpec } from '../../formats/crew/file.ts';
 import { readPrivateKey } from '../actions/keys.ts';
 import { readLaneStory } from '../console/lane-story.ts';
 import { reviewLedger } from '../console/review-spend.ts';
-import { shellWord } from '../crew/retry-advice.ts';
+import { commandLine } from '../../formats/text/command-line.ts';
 import type { CrewRunOptions, CrewSession, LaneFeed, LaneRunner } from '../crew/crew-session.ts';
 import type { CrewStop } from '../crew/crew-stop.ts';
 import type { LoadedCrew } from '../crew/load-crew.ts';
@@ -44,9 +44,9 @@ export interface QueuedCrewOptions extends CrewRunOptions {
   readonly maxArtifactBytes?: number;
 }
 
-/** The command that runs a queued crew's failed lanes again, runnable as printed. */
-function queuedRetry(file: string, target: QueueTarget, key: string, root: string): string {
-  return `laneward crew run ${shellWord(file)} --queue ${shellWord(target.url)} --key ${shellWord(key)} --retry-failed --state ${shellWord(root)}`;
+/** The command that runs a queued crew's failed lanes again, as argv. */
+function queuedRetry(file: string, target: QueueTarget, key: string, root: string): readonly string[] {
+  return ['laneward', 'crew', 'run', file, '--queue', target.url, '--key', key, '--retry-failed', '--state', root];
 }
 
 /** Redis's clients of a coordinator, made once its claims are held. */
@@ -67,7 +67,7 @@ type Mirrored = { readonly qa: string; readonly stream: string };
  * runLanes (each job's outcome taken as the lane's end), close.
  */
 export class QueuedLanes implements LaneRunner {
-  readonly retryCommand: string;
+  readonly retryArgv: readonly string[];
   readonly reportWhere: Readonly<Record<string, unknown>>;
   private readonly crew: string;
   private readonly key: ReturnType<typeof readPrivateKey>;
@@ -98,7 +98,7 @@ export class QueuedLanes implements LaneRunner {
     this.runAs = runAsName(this.crew, loaded.file, root);
     this.bodyOf = new Map(loaded.lanes.map((lane) => [lane.id, laneJobBody(loaded, lane, this.runAs, options.retryFailed === true)]));
     this.mirrorOf = new Map(loaded.lanes.map((lane) => [lane.id, { qa: crewQaLaneId(this.runAs, lane.id), stream: laneStreamKey(this.runAs, lane.id) }]));
-    this.retryCommand = queuedRetry(loaded.file, this.target, options.key, root);
+    this.retryArgv = queuedRetry(loaded.file, this.target, options.key, root);
     this.reportWhere = { queue: this.target.url };
   }
 
@@ -147,7 +147,7 @@ export class QueuedLanes implements LaneRunner {
     const everyMs = Math.max(100, Math.min(1_000, Math.floor((this.options.queueTimeoutMs ?? 10_000) / 4)));
     this.closers.push(watchLostJobs({ redis: clients.redis, runAs: this.runAs, open: () => queued.filter((lane) => !arrived.has(lane.id)), signal, enqueue: (lane) => this.enqueue(lane, signal), everyMs, io: session.io }));
     this.following = { held, queued, outcomeOf };
-    const retry = this.retryCommand;
+    const retry = commandLine(this.retryArgv);
     return {
       stats: () => NO_DISPATCH,
       // What a lane's page can show here: its progress and the run directory carried back (its journal stays on its worker).
