@@ -156,8 +156,11 @@ describe('laneward init', () => {
     const ran = laneward([...words, '--state', join(cwd, 'state')], { cwd, timeoutMs: 120_000 });
     expect(ran.stdout, ran.stderr).toMatch(/^CREW_SUMMARY: lanes=2 complete=2 failed=0 interrupted=0 /m);
     expect(ran.code).toBe(0);
+    // Each lane's branch carries the crew run's id (one for the whole run).
     const branches = spawnSync('git', ['branch', '--list', 'laneward/fx/*', '--format=%(refname:short)'], { cwd: repo, encoding: 'utf8' }).stdout.trim().split('\n');
-    expect(branches).toEqual(['laneward/fx/task-1', 'laneward/fx/task-2']);
+    expect(branches).toHaveLength(2);
+    const runId = /^laneward\/fx\/(\d{8}T\d{6}Z-[0-9a-f]{6})\/task-1$/.exec(branches[0]!)?.[1];
+    expect(branches).toEqual([`laneward/fx/${runId}/task-1`, `laneward/fx/${runId}/task-2`]);
   });
 
   test('should print INIT_RUN and INIT_REHEARSE for presets, and --json one object', () => {
