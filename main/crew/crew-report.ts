@@ -55,5 +55,7 @@ export function writeCrewReport(path: string, f: CrewReportFacts): void {
 
 /** The --json summary object, the crew's last line. */
 export function summaryObject(counts: CrewTally, attempts: number, durationS: number, stoppedBy: string | null, answerCommand: string | null = null): string {
-  return JSON.stringify({ summary: { ...counts, attempts, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy, ...(answerCommand === null ? {} : { answer_command: answerCommand }) } });
+  // `waiting` only when lanes wait for their owner, as on the CREW_SUMMARY line: a crew that answers its own gates prints what it always did.
+  const { waiting, ...rest } = counts;
+  return JSON.stringify({ summary: { ...rest, ...(waiting > 0 ? { waiting } : {}), attempts, duration_s: Number(durationS.toFixed(3)), stopped_by: stoppedBy, ...(answerCommand === null ? {} : { answer_command: answerCommand }) } });
 }
