@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { ensureBuilt, laneward } from './helpers/cli.ts';
 import { canRun, killStrays } from './helpers/procs.ts';
+import { baseRepo, git } from './helpers/git.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // From done to landed, the first half: the repository's checks at the lane's head
@@ -20,22 +20,8 @@ afterEach(() => {
   expect(killStrays(root)).toEqual([]);
 });
 
-function git(cwd: string, ...args: string[]): string {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('GIT_')) env[key] = value;
-  const run = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgSign=false', ...args], { cwd, env, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`git ${args.join(' ')}: ${run.stderr}`);
-  return run.stdout.trim();
-}
-
 function repo(): { dir: string; base: string } {
-  const dir = join(root, `repo-${++serial}`);
-  mkdirSync(dir);
-  git(dir, 'init', '-q', '--initial-branch=main');
-  writeFileSync(join(dir, 'a.txt'), 'one\n');
-  git(dir, 'add', '.');
-  git(dir, 'commit', '-qm', 'base');
-  return { dir, base: git(dir, 'rev-parse', 'HEAD') };
+  return baseRepo(join(root, `repo-${++serial}`));
 }
 
 /** An agent that appends a line to work.txt and reports finish every turn. */
