@@ -9,7 +9,8 @@ function fakeTerminal(columns: number, rows?: number) {
   return { terminal, log };
 }
 
-const UP_CLEAR = (n: number) => `\r\x1b[${n}A\x1b[J`;
+/** Clears the row under the region, then each of its `n` rows going up (never ED: see live-region.ts). */
+const UP_CLEAR = (n: number) => `\r\x1b[2K${'\x1b[1A\x1b[2K'.repeat(n)}`;
 
 describe('LiveRegion', () => {
   test('should draw lines under the cursor, then go back up over them to redraw', () => {
@@ -18,7 +19,7 @@ describe('LiveRegion', () => {
     region.draw(['one', 'two']);
     region.draw(['three', 'four', 'five']);
     region.draw(['six']);
-    expect(log).toEqual(['\r\x1b[Jone\ntwo\n', `${UP_CLEAR(2)}three\nfour\nfive\n`, `${UP_CLEAR(3)}six\n`]);
+    expect(log).toEqual(['\r\x1b[2Kone\ntwo\n', `${UP_CLEAR(2)}three\nfour\nfive\n`, `${UP_CLEAR(3)}six\n`]);
   });
 
   test('should write nothing for the same lines at the same width, and redraw them at another', () => {
@@ -29,14 +30,14 @@ describe('LiveRegion', () => {
     expect(log).toHaveLength(1);
     terminal.columns = 100;
     region.draw(['a']);
-    expect(log).toEqual(['\r\x1b[Ja\n', `${UP_CLEAR(1)}a\n`]);
+    expect(log).toEqual(['\r\x1b[2Ka\n', `${UP_CLEAR(1)}a\n`]);
   });
 
   test('should cut a line to the width less one, and keep a row free of a short screen', () => {
     const { terminal, log } = fakeTerminal(10, 3);
     const region = new LiveRegion(terminal);
     region.draw(['0123456789abc', 'second', 'third']);
-    expect(log).toEqual(['\r\x1b[J01234567…\nsecond\n']);
+    expect(log).toEqual(['\r\x1b[2K01234567…\nsecond\n']);
   });
 
   test('should count the rows each drawn line takes at the width of now, after a resize', () => {
@@ -55,7 +56,7 @@ describe('LiveRegion', () => {
     region.print(() => log.push('<before any draw>\n'));
     region.draw(['r1', 'r2']);
     region.print(() => log.push('CREW_LANE: lane=a\n'));
-    expect(log).toEqual(['<before any draw>\n', '\r\x1b[Jr1\nr2\n', UP_CLEAR(2), 'CREW_LANE: lane=a\n', '\r\x1b[Jr1\nr2\n']);
+    expect(log).toEqual(['<before any draw>\n', '\r\x1b[2Kr1\nr2\n', UP_CLEAR(2), 'CREW_LANE: lane=a\n', '\r\x1b[2Kr1\nr2\n']);
   });
 
   test('should leave its last lines on close(true), clear them on close(false), and then only print', () => {
@@ -65,13 +66,13 @@ describe('LiveRegion', () => {
     a.close(true);
     a.draw(['late']);
     a.print(() => kept.log.push('after\n'));
-    expect(kept.log).toEqual(['\r\x1b[Jfinal\n', 'after\n']);
+    expect(kept.log).toEqual(['\r\x1b[2Kfinal\n', 'after\n']);
     const cleared = fakeTerminal(80);
     const b = new LiveRegion(cleared.terminal);
     b.draw(['gone', 'too']);
     b.close(false);
     b.close(false);
-    expect(cleared.log).toEqual(['\r\x1b[Jgone\ntoo\n', UP_CLEAR(2)]);
+    expect(cleared.log).toEqual(['\r\x1b[2Kgone\ntoo\n', UP_CLEAR(2)]);
   });
 });
 

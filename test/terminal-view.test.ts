@@ -57,7 +57,7 @@ describe('startTerminalView', () => {
     const s = source();
     const view = startTerminalView(t.out, s, 250);
     expect(t.raw).toHaveLength(1);
-    expect(t.raw[0]).toMatch(/^\r\x1b\[Jcrew a-crew-with-a-long-name \| 0s\n/);
+    expect(t.raw[0]).toMatch(/^\r\x1b\[2Kcrew a-crew-with-a-long-name \| 0s\n/);
     s.elapsedS = 1;
     vi.advanceTimersByTime(250);
     expect(t.raw).toHaveLength(2);
@@ -65,7 +65,7 @@ describe('startTerminalView', () => {
     for (const listener of t.resized) listener();
     expect(t.raw).toHaveLength(3);
     // The five lines drawn at 80 columns (33, 15, 51, 21 and 26 long) take 10 rows of 20.
-    expect(t.raw[2]!.split('\n')[0]).toBe('\r\x1b[10A\x1b[Jcrew a-crew-with-a…');
+    expect(t.raw[2]!.split('\n')[0]).toBe(`\r\x1b[2K${'\x1b[1A\x1b[2K'.repeat(10)}crew a-crew-with-a…`);
     view.close(true);
     expect(t.resized.size).toBe(0);
     vi.advanceTimersByTime(1_000);
@@ -78,6 +78,6 @@ describe('startTerminalView', () => {
     view.stop();
     vi.advanceTimersByTime(1_000);
     view.close(false);
-    expect(t.raw).toEqual([expect.stringMatching(/^\r\x1b\[J/), '\r\x1b[5A\x1b[J']);
+    expect(t.raw).toEqual([expect.stringMatching(/^\r\x1b\[2K/), `\r\x1b[2K${'\x1b[1A\x1b[2K'.repeat(5)}`]);
   });
 });

@@ -11,11 +11,14 @@ export interface RegionTerminal {
   readonly rows?: number;
 }
 
-const CLEAR_TO_END = '\x1b[J';
+/** Erases the cursor's row (EL 2): the cursor stays where it is. */
+const CLEAR_ROW = '\x1b[2K';
+/** Moves up one row, in the same column. */
+const UP = '\x1b[1A';
 
 /**
  * A block of lines at the bottom of a terminal, redrawn in place: the cursor goes back up
- * to the block's first row, everything below is cleared and the new lines are written,
+ * to the block's first row, clearing each row on its way, and the new lines are written,
  * each ending in a newline (so the cursor rests at the start of the row under the block).
  * Lines other writers print go through {@link LiveRegion.print}, which clears the block,
  * lets the line be written where the block was and draws the block again under it: the
@@ -71,12 +74,16 @@ export class LiveRegion {
     this.closed = true;
   }
 
-  /** Moves the cursor to the region's first row and clears from there to the end of the screen. */
+  /**
+   * Moves the cursor to the region's first row, clearing the row it rests on and every row
+   * of the region, bottom up. Never a clear to the end of the screen (ED): from a pane's top
+   * row, tmux takes that for a whole-screen clear and (its default scroll-on-clear) pushes
+   * the screen into its history, so every redraw left a copy of the region there.
+   */
   private erase(): string {
     const columns = Math.max(1, this.terminal.columns);
     const up = this.shown.reduce((sum, line) => sum + Math.max(1, Math.ceil([...line].length / columns)), 0);
-    // A count of 0 would move one row up on many terminals: no move is written at all.
-    return `\r${up > 0 ? `\x1b[${up}A` : ''}${CLEAR_TO_END}`;
+    return `\r${CLEAR_ROW}${`${UP}${CLEAR_ROW}`.repeat(up)}`;
   }
 }
 
