@@ -85,7 +85,7 @@ describe('a fresh branch per crew run', () => {
     expect(field(line2, 'head')).toBe(git(r, 'rev-parse', branch2));
     // The first crew's branch is left as it was.
     expect(git(r, 'rev-parse', `${branch1}^`)).not.toBe(newer);
-  });
+  }, 180_000);
 
   test('should continue its own branch when a crew killed mid-turn is started again', () => {
     const r = repo();
@@ -112,5 +112,5 @@ describe('a fresh branch per crew run', () => {
     expect(turns[0]).toBe('laneward: lane-1 turn 1');
     expect(turns.at(-1)).toBe('laneward: lane-1 turn 3');
     expect(git(r, 'show', `${before.branch}:work.txt`).split('\n')).toEqual(['turn 1', 'turn 2', 'turn 3']);
-  });
+  }, 180_000);
 });

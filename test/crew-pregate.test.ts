@@ -104,7 +104,7 @@ describe('pregate at the lane head', () => {
     expect(stale.stdout.split('\n')).toContain(`CREW_RECEIPT: lane=lane-1 status=stale head=${head.slice(0, 12)} tip=${tip.slice(0, 12)} branch=${branch}`);
     expect(stale.stderr).toMatch(/^laneward crew status: .* \(QUEUE_RECEIPT_STALE\)\n$/);
     expect(stale.stderr).toContain(`lane lane-1: the receipt binds ${head.slice(0, 12)} but ${branch} is at ${tip.slice(0, 12)} at ${receiptFile}`);
-  });
+  }, 180_000);
 
   test('should fail the lane PREGATE_FAILED when the check still fails and no turn is left, with no receipt', () => {
     const r = repo();
@@ -119,7 +119,7 @@ describe('pregate at the lane head', () => {
     const pregate = JSON.parse(readFileSync(join(c.runDir, 'pregate.json'), 'utf8'));
     expect(pregate.checks.map((k: { id: string; status: string }) => [k.id, k.status])).toEqual([['check-1', 'fail'], ['check-2', 'pass']]);
     expect(existsSync(join(c.runDir, 'ship-run.json'))).toBe(false);
-  });
+  }, 180_000);
 
   test('should refuse a pregate without a workspace, and a check that is not an argv, at load (CREW_INVALID, exit 2)', () => {
     const r = repo();
@@ -134,7 +134,7 @@ describe('pregate at the lane head', () => {
     const bad = laneward(['crew', 'run', shell.file, '--state', shell.state], { cwd: shell.dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/pregate\.0\.argv: .*\(CREW_INVALID\)\n$/);
-  });
+  }, 180_000);
 
   test('should tear down, proven gone, the check a SIGKILLed crew left running before it runs the pregate again', () => {
     const r = repo();
@@ -156,5 +156,5 @@ describe('pregate at the lane head', () => {
     const lines = ours(resumed.stdout);
     expect(lines[0]).toMatch(/^PREGATE: lane=lane-1 status=pass /);
     expect(field(lines.at(-1)!, 'status')).toBe('complete');
-  });
+  }, 180_000);
 });

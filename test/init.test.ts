@@ -39,7 +39,7 @@ describe('parseTaskList', () => {
 
   test('should refuse a task over MAX_TASK_CHARS with its line number', () => {
     expect(parseTaskList(`short\n${'x'.repeat(MAX_TASK_CHARS + 1)}\n`)).toEqual({ ok: false, line: 2, problem: `the task is ${MAX_TASK_CHARS + 1} characters, over ${MAX_TASK_CHARS}` });
-  });
+  }, 180_000);
 });
 
 describe('crewFiles', () => {
@@ -51,7 +51,7 @@ describe('crewFiles', () => {
     const files = crewFiles(spec(['claude-code', 'codex']), keys);
     expect(files.map((f) => f.path)).toEqual(['keys/actions.key', 'keys/actions.pub', 'actions.json', 'actions.json.sig', 'plans/task-1.md', 'plans/task-2.md', 'plans/task-3.md', 'crew.json']);
     expect(files[0]!.mode).toBe(0o600);
-  });
+  }, 180_000);
 
   test('should give the roles to the presets in order and the agents in turn by lane', () => {
     const crew = crewOf(crewFiles(spec(['claude-code', 'codex']), keys));
@@ -61,25 +61,25 @@ describe('crewFiles', () => {
     // codex reports tokens, not dollars: its default model is priced, so its calls are not unpriced.
     expect(Object.keys(crew.prices)).toEqual(['gpt-5.5']);
     expect(crew.workspace).toEqual({ repo: '../repo' });
-  });
+  }, 180_000);
 
   test('should make the first preset whose stream names tools the observer', () => {
     const crew = crewOf(crewFiles(spec(['gemini-cli', 'codex']), keys));
     expect([crew.runners.native.preset, crew.runners.outside.preset, crew.runners.observer.preset]).toEqual(['gemini-cli', 'codex', 'codex']);
     expect(() => crewFiles(spec(['gemini-cli']), keys)).toThrow(expect.objectContaining({ code: 'USAGE' }));
-  });
+  }, 180_000);
 
   test('should pad lane ids so they sort as the tasks do', () => {
     const crew = crewOf(crewFiles(spec('fixtures', Array.from({ length: 10 }, (_, i) => `t${i}`)), keys));
     expect(crew.lanes.map((l: { id: string }) => l.id).slice(0, 2)).toEqual(['task-01', 'task-02']);
     expect(crew.lanes.at(-1).id).toBe('task-10');
-  });
+  }, 180_000);
 
   test('should write the two headings and the task, a leading # escaped', () => {
     expect(planText('Add a cache')).toBe('# Add a cache\n\n## Implementation plan\n\nAdd a cache\n\n## Review record\n\nNothing yet.\n');
     expect(planText('## Review record')).toMatch(/^# \\## Review record\n\n## Implementation plan\n\n\\## Review record\n/);
     expect(planText('## Review record').match(/^## /gm)).toEqual(['## ', '## ']);
-  });
+  }, 180_000);
 });
 
 describe('writeCrewDir', () => {
@@ -96,14 +96,14 @@ describe('writeCrewDir', () => {
     expect(statSync(join(parent, 'crew', 'keys')).mode & 0o777).toBe(0o700);
     expect(statSync(join(parent, 'crew', 'keys', 'actions.key')).mode & 0o777).toBe(0o600);
     expect(readdirSync(parent)).toEqual(['crew']);
-  });
+  }, 180_000);
 
   test('should write into an empty directory', () => {
     const dir = join(root, 'write-empty');
     mkdirSync(dir);
     writeCrewDir(dir, files);
     expect(tree(dir)).toEqual(['crew.json', 'keys', 'keys/actions.key']);
-  });
+  }, 180_000);
 
   test.each([
     ['a file it would write', 'crew.json', 'crew.json'],
@@ -161,7 +161,7 @@ describe('laneward init', () => {
     expect(branches).toHaveLength(2);
     const runId = /^laneward\/fx\/(\d{8}T\d{6}Z-[0-9a-f]{6})\/task-1$/.exec(branches[0]!)?.[1];
     expect(branches).toEqual([`laneward/fx/${runId}/task-1`, `laneward/fx/${runId}/task-2`]);
-  });
+  }, 180_000);
 
   test('should print INIT_RUN and INIT_REHEARSE for presets, and --json one object', () => {
     const cwd = join(root, 'cli-presets');
@@ -174,7 +174,7 @@ describe('laneward init', () => {
     // The actions are signed with the key init wrote.
     const verified = laneward(['actions', 'verify', join(cwd, 'c', 'actions.json'), '--trust', join(cwd, 'c', 'keys', 'actions.pub')], { cwd });
     expect(verified.code, verified.stderr).toBe(0);
-  });
+  }, 180_000);
 
   test('should refuse to write over a crew it wrote before (exit 2 INIT_EXISTS) and leave it as it was', () => {
     const cwd = join(root, 'cli-twice');
@@ -188,7 +188,7 @@ describe('laneward init', () => {
     expect(again.stderr).toContain(join(cwd, 'laneward-crew', 'keys', 'actions.key'));
     expect(again.stdout).toBe('');
     expect(tree(cwd).map((p) => [p, statSync(join(cwd, p)).isFile() ? readFileSync(join(cwd, p), 'utf8') : 'dir'])).toEqual(before);
-  });
+  }, 180_000);
 
   test.each([
     ['no --repo', ['--task', 'a'], 'USAGE'],

@@ -40,7 +40,7 @@ describe('rehearsedCrew', () => {
     expect(rehearsed.lanes.map((l) => [l.id, l.plan])).toEqual(loaded.lanes.map((l) => [l.id, l.plan]));
     // The crew as loaded is left as it was.
     expect(loaded.crew.crew).toBe('c');
-  });
+  }, 180_000);
 
   test('should point every preset at the server over its own env, in a private home per role and preset', () => {
     const state = join(root, 'state');
@@ -59,7 +59,7 @@ describe('rehearsedCrew', () => {
     expect((one!.runners.agent as PresetRunner).env).toMatchObject({ HOME: join(homes, 'agent-claude-code') });
     // An argv runner runs as written.
     expect(two!.runners.native).toEqual([process.execPath, '/f/reviewer.mjs', '{prompt}', '{result}']);
-  });
+  }, 180_000);
 });
 
 describe('startRehearsal', () => {
@@ -71,7 +71,7 @@ describe('startRehearsal', () => {
     expect(JSON.stringify(await reply.json())).toContain('"verdict\\":\\"pass\\"');
     await rehearsal.close();
     await expect(fetch(rehearsal.url)).rejects.toThrow();
-  });
+  }, 180_000);
 });
 
 describe('two rehearsals of one crew', () => {
@@ -92,7 +92,7 @@ describe('two rehearsals of one crew', () => {
       await first.close();
       await second.close();
     }
-  });
+  }, 180_000);
 });
 
 describe('the commands a rehearsal prints', () => {
@@ -100,7 +100,7 @@ describe('the commands a rehearsal prints', () => {
     expect(retryAdvice('crew.json', 'state', ['--rehearse'])).toBe('laneward crew run crew.json --retry-failed --state state --rehearse');
     expect(resumeAdvice('crew.json', 'state', ['--rehearse'])).toBe('laneward crew run crew.json --state state --rehearse');
     expect(resumeAdvice('crew.json', 'state')).toBe('laneward crew run crew.json --state state');
-  });
+  }, 180_000);
 });
 
 describe('laneward crew run --rehearse', () => {
@@ -117,11 +117,11 @@ describe('laneward crew run --rehearse', () => {
     expect(status.stdout).toMatch(/^CREW_STATUS: crew=fx-rehearsal run=done lanes=1 .* complete=1 failed=0 /m);
     // The real crew has not run.
     expect(laneward(['crew', 'status', 'crew.json', '--state', state], { cwd }).stdout).not.toMatch(/run=done/);
-  });
+  }, 180_000);
 
   test('should refuse --queue (exit 2 USAGE): queue workers cannot reach a loopback server', () => {
     const ran = laneward(['crew', 'run', join(root, 'crew', 'crew.json'), '--rehearse', '--queue', 'redis://127.0.0.1:1', '--key', 'k'], { cwd: root });
     expect(ran.code).toBe(2);
     expect(codesOf(ran.stderr)).toEqual(['USAGE']);
-  });
+  }, 180_000);
 });
