@@ -80,15 +80,34 @@ writeFileSync(
 );
 chmodSync(agent, 0o755);
 
+/** A three-lane crew on a fresh repository whose agent is {@link agent}. */
+function laneCrew(): { dir: string; file: string } {
+  const r = baseRepo(join(root, `repo-${++serial}`));
+  const dir = join(root, `crew-${++serial}`);
+  const file = writeDemoCrew({ dir, crew: `lc${serial}`, lanes: 3, broken: 0, concurrency: 2, fixtures, instant: true });
+  const value = JSON.parse(readFileSync(file, 'utf8'));
+  value.workspace = { repo: r.dir };
+  value.runners.agent = [agent, '{prompt}', '{result}'];
+  writeFileSync(file, JSON.stringify(value));
+  return { dir, file };
+}
+
 describe('lane check in a crew', () => {
+  test('should print the check as an object per lane with --json', () => {
+    const { dir, file } = laneCrew();
+    const ran = laneward(['crew', 'run', file, '--state', join(dir, 'state'), '--json'], { cwd: dir, timeoutMs: 120_000 });
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+    const objects = ran.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { kind?: string });
+    expect(objects.filter((o) => o.kind === 'lane_check')).toEqual([
+      { kind: 'lane_check', lane: 'lane-1', status: 'overlap', files: ['shared.txt'], with: ['lane-2'], planned: 0, changed: 2 },
+      { kind: 'lane_check', lane: 'lane-2', status: 'overlap', files: ['shared.txt'], with: ['lane-1'], planned: 0, changed: 2 },
+      { kind: 'lane_check', lane: 'lane-3', status: 'clear', files: [], with: [], planned: 0, changed: 1 },
+    ]);
+    expect(Object.keys(objects.at(-1)!)).toEqual(['summary']);
+  });
+
   test('should print one LANE_CHECK line per lane before the summary and put it on the report\'s lanes', () => {
-    const r = baseRepo(join(root, `repo-${++serial}`));
-    const dir = join(root, `crew-${++serial}`);
-    const file = writeDemoCrew({ dir, crew: `lc${serial}`, lanes: 3, broken: 0, concurrency: 2, fixtures, instant: true });
-    const value = JSON.parse(readFileSync(file, 'utf8'));
-    value.workspace = { repo: r.dir };
-    value.runners.agent = [agent, '{prompt}', '{result}'];
-    writeFileSync(file, JSON.stringify(value));
+    const { dir, file } = laneCrew();
     const report = join(dir, 'report.json');
     const ran = laneward(['crew', 'run', file, '--state', join(dir, 'state'), '--report', report], { cwd: dir, timeoutMs: 120_000 });
     expect(ran.code, ran.stdout + ran.stderr).toBe(0);
