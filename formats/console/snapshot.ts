@@ -35,6 +35,8 @@ export interface LaneView {
   /** Its branch and head commit, for a crew with a workspace. */
   readonly branch?: string;
   readonly head?: string;
+  /** Its lane check once the crew has made it: clear, or overlap with the files it shares and the lanes it shares them with. */
+  readonly check?: { readonly status: 'clear' | 'overlap'; readonly files: readonly string[]; readonly with: readonly string[] };
 }
 
 /** A provider a rate limit held back (PROVIDER_RATE_LIMITED): paused until a time, then admitted gradually. */

@@ -1,9 +1,11 @@
+import { laneCheckLine, type LaneCheckEvent } from './lane-check.ts';
+
 /**
  * What a lane reports on its way from done to landed, as facts; the crew's lines render
  * them. A pregate: the repository's checks at the lane's head. A receipt: the lane's
- * ship-run.json, bound to that head.
+ * ship-run.json, bound to that head. A lane check: its files against the other open lanes'.
  */
-export type LandEvent = PregateEvent | ReceiptEvent;
+export type LandEvent = PregateEvent | ReceiptEvent | LaneCheckEvent;
 
 export interface PregateEvent {
   readonly kind: 'pregate';
@@ -45,5 +47,6 @@ export function shipReceiptLine(e: ReceiptEvent): string {
 /** The lines a land event prints, in order (a receipt ends with the ship result line). */
 export function landLines(e: LandEvent): string[] {
   if (e.kind === 'pregate') return [pregateLine(e)];
+  if (e.kind === 'lane_check') return [laneCheckLine(e)];
   return [shipReceiptLine(e), `GSTACK_RESULT: skill=ship status=complete run=${e.run}`];
 }

@@ -1,4 +1,5 @@
 import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { LaneCheckEvent } from '../../formats/crew/lane-check.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 import type { CallCode, CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
@@ -50,6 +51,7 @@ export class CrewView implements SnapshotSource {
   private readonly lanes = new Map<string, LaneView>();
   private readonly progress = new Map<string, LaneProgress>();
   private readonly markAt = new Map<string, number>();
+  private readonly checks = new Map<string, NonNullable<LaneView['check']>>();
   private readonly listeners = new Set<() => void>();
   private readonly startedAt: string;
   /** Epoch ms the crew ended, once it has: a finished view stays as it was at its end. */
@@ -76,6 +78,16 @@ export class CrewView implements SnapshotSource {
     this.changed();
   }
 
+  /** The crew's lane check for one lane: kept on its view from now on. */
+  laneCheck(check: LaneCheckEvent): void {
+    this.checks.set(check.lane, { status: check.status, files: check.files, with: check.with });
+    const progress = this.progress.get(check.lane);
+    const lane = this.lanes.get(check.lane);
+    if (progress !== undefined) this.refresh(progress);
+    else if (lane !== undefined) this.lanes.set(check.lane, { ...lane, check: this.checks.get(check.lane)! });
+    this.changed();
+  }
+
   /** One of the lane's children had admitted progress now. */
   activity(lane: string): void {
     const progress = this.progress.get(lane);
@@ -89,7 +101,9 @@ export class CrewView implements SnapshotSource {
 
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
-    this.lanes.set(progress.lane, laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []));
+    const check = this.checks.get(progress.lane);
+    const view = laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []);
+    this.lanes.set(progress.lane, check === undefined ? view : { ...view, check });
   }
 
   finish(summary: string): void {

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { LaneCheckEvent } from '../../formats/crew/lane-check.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { percentile } from '../console/view-state.ts';
@@ -28,6 +29,8 @@ export interface CrewReportFacts {
   readonly attempts: number;
   readonly stats: DispatchStats;
   readonly lanes: readonly LaneProgress[];
+  /** Each open lane's check against the others (a crew with a workspace); a lane with none has no branch to land. */
+  readonly laneChecks?: readonly LaneCheckEvent[];
   readonly laneFacts: (progress: LaneProgress) => LaneFacts;
   /** Providers that rate limited the crew, and until when their latest pause ran. */
   readonly providers: readonly unknown[];
@@ -47,10 +50,16 @@ export function writeCrewReport(path: string, f: CrewReportFacts): void {
     stopped_by: f.stoppedBy,
     summary: { ...f.counts, attempts: f.attempts },
     stats: { marks: f.stats.marks, renewal_p99_ms: percentile(f.stats.renewalLatencyMs, 0.99) },
-    lanes: f.lanes.map((progress) => laneObject(progress, f.laneFacts(progress))),
+    lanes: f.lanes.map((progress) => ({ ...laneObject(progress, f.laneFacts(progress)), ...laneCheckField(f.laneChecks, progress.lane) })),
     providers: f.providers,
   };
   writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
+}
+
+/** `lane_check` on a report's lane: clear or overlap, the shared files and the other lanes. */
+function laneCheckField(checks: readonly LaneCheckEvent[] | undefined, lane: string): Record<string, unknown> {
+  const check = checks?.find((c) => c.lane === lane);
+  return check === undefined ? {} : { lane_check: { status: check.status, files: check.files, with: check.with, planned: check.planned, changed: check.changed } };
 }
 
 /** The --json summary object, the crew's last line. */

@@ -14,6 +14,7 @@ import { tally } from './coordinator.ts';
 import { claimCrewRun } from './crew-claims.ts';
 import type { CrewOutput } from './crew-output.ts';
 import { checkReportPath, writeCrewReport } from './crew-report.ts';
+import { crewLaneCheck } from './lane-check.ts';
 import { CrewStop } from './crew-stop.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
 import type { CrewRunOptions, CrewRunResult, CrewSession, LaneRunner } from './crew-session-ports.ts';
@@ -164,10 +165,15 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
   const facts = { counts, attempts, durationS, stoppedBy: stop.stoppedBy };
   const summary = base.io.words.summary(facts);
   const view = shown.view!;
+  // The lane check reads the branches as the crew leaves them, so the view's record, the report and the lines say one thing.
+  const workspace = loaded.workspace;
+  const checks = workspace === null ? [] : await crewLaneCheck(workspace.repo, workspace.commit, loaded.lanes.map((lane) => base.store.crewLanes.get([runFacts.crew, lane.id])));
+  for (const check of checks) view.laneCheck(check);
   view.finish(summary);
   // The console of a finished crew, read from the store, shows what this view shows now.
   if (!keepsRecord) await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, view.snapshot(), stop.stoppedBy));
   shown.live?.close(true);
+  for (const check of checks) base.io.event({ type: 'land', event: check });
   if (options.report !== undefined) {
     writeCrewReport(resolve(options.cwd, options.report), {
       crew: runFacts.crew,
@@ -181,6 +187,7 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
       attempts,
       stats: runner.stats(),
       lanes,
+      laneChecks: checks,
       laneFacts: (progress) => runner.laneFacts(progress),
       providers: runner.providers(),
     });
