@@ -73,7 +73,11 @@ export interface CrewHead {
   readonly byState: Readonly<Record<string, number>>;
   /** Lanes ended per minute since the first lane started; null before any ended. */
   readonly lanesPerMinute: number | null;
-  /** Seconds until every lane has ended at that rate; null when unknown. */
+  /**
+   * Seconds until the lanes that still run (queued or in a running stage) have ended at that
+   * rate; null when unknown, and while a stuck lane holds the crew or only lanes that wait
+   * (for their owner, or to be continued) are left.
+   */
   readonly etaS: number | null;
   /** Spent so far across the lanes, and the crew's cap (the file's per-lane cap times its lanes; null: none). */
   /**
@@ -99,6 +103,8 @@ export interface CrewHead {
   readonly retryCommand: string | null;
   /** The command that continues the crew's unfinished lanes, where they stopped (null: not known). */
   readonly resumeCommand: string | null;
+  /** The command that answers every lane waiting for its owner (`crew answer --all`; absent or null: not known). */
+  readonly answerCommand?: string | null;
 }
 
 /** The whole crew at one moment: `/snapshot.json`, and the first message of `/events`. */

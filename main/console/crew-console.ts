@@ -33,7 +33,7 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
   const resumeCommand = resumeAdvice(loaded.file, root, extra);
   const source: StoreSource = new StoreSource(
     store,
-    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd },
+    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, null), capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd },
     {
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),

@@ -25,6 +25,8 @@ export interface CrewViewOptions {
   readonly stuckAfterS?: number;
   /** The command that runs failed lanes again. */
   readonly retryCommand?: string | null;
+  /** The command that answers every lane waiting for its owner (`crew answer --all`). */
+  readonly answerCommand?: string | null;
   /** The command that continues the crew's unfinished lanes, shown once it ended interrupted. */
   readonly resumeCommand?: string | null;
   /** A lane's review run ledger, read when its progress changes. */
@@ -140,7 +142,7 @@ export class CrewView implements SnapshotSource {
       run: !this.done ? 'running' : unfinished ? 'interrupted' : 'done',
       source: 'live',
       byState: countByState(lanes),
-      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capUsd: this.options.capUsd ?? null, reserveUsd: this.options.reserveUsd }),
+      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capUsd: this.options.capUsd ?? null, reserveUsd: this.options.reserveUsd, ...(this.done ? {} : { stuckAfterS: this.options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S }) }),
       stuckAfterS: this.options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
       attempts: { running: stats.running, queued: stats.queued, started: stats.started, finished: stats.finished },
       marksPerSecond: span > 0 ? (stats.marks - first.marks) / span : 0,
@@ -150,6 +152,7 @@ export class CrewView implements SnapshotSource {
       summary: this.summary,
       retryCommand: this.options.retryCommand ?? null,
       resumeCommand: this.options.resumeCommand ?? null,
+      ...(this.options.answerCommand == null ? {} : { answerCommand: this.options.answerCommand }),
       lanes,
     };
   }
