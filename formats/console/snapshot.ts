@@ -32,6 +32,8 @@ export interface LaneView {
   readonly activityAt?: string;
   /** Its supervised calls that ended with a code, whatever the lane's own end (absent: none). */
   readonly calls?: readonly CallCode[];
+  /** Its plan's title (the plan file's first `# ` heading, one bounded line); absent: none. */
+  readonly title?: string;
   /** Its branch and head commit, for a crew with a workspace. */
   readonly branch?: string;
   readonly head?: string;

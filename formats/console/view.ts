@@ -131,7 +131,7 @@ export function selectLanes(snapshot: CrewSnapshot, ui: ViewUi): LaneView[] {
     (lane) =>
       (ui.state === '' || (ui.state === 'attention' ? attention(lane) !== null : lane.state === ui.state)) &&
       (code === '' || [lane.code, ...(Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]).map((c) => c.code) : [])].some((c) => String(c ?? '').toLowerCase().includes(code))) &&
-      (text === '' || `${lane.id} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
+      (text === '' || `${lane.id} ${lane.title ?? ''} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
   );
   const rank = (lane: LaneView) => {
     const need = attention(lane);
@@ -275,7 +275,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     .map((lane) => {
       const quiet = lane.state === 'queued' || lane.state === 'complete' || laneAttention(lane, s) === 'interrupted' ? '' : formatSpan(quietSeconds(lane, s));
       return (
-        `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td>` +
+        `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a>${typeof lane.title === 'string' ? ` <span class="title">${esc(lane.title)}</span>` : ''}</td>` +
         `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
         `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
       );

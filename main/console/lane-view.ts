@@ -17,7 +17,7 @@ const DETAIL_CHARS = 240;
  * `review` is its review run's ledger (null: no run yet); `markAt` the last admitted mark of one of its
  * children this process saw (ISO), if any.
  */
-export function laneViewOf(progress: LaneProgress, review: Pick<SpendRecord, 'spent' | 'unknown_n'> | null, markAt?: string, calls: readonly CallCode[] = []): LaneView {
+export function laneViewOf(progress: LaneProgress, review: Pick<SpendRecord, 'spent' | 'unknown_n'> | null, markAt?: string, calls: readonly CallCode[] = [], title?: string): LaneView {
   const stages = progress.stages ?? [];
   const started = stages.find((mark) => mark.stage !== 'queued');
   const since = stages[stages.length - 1]?.at ?? progress.updatedAt;
@@ -25,6 +25,7 @@ export function laneViewOf(progress: LaneProgress, review: Pick<SpendRecord, 'sp
   const cost = laneCost(progress, review);
   return {
     id: progress.lane,
+    ...(title === undefined ? {} : { title }),
     state: progress.stage,
     attempts: progress.attempts,
     code: progress.code,
@@ -41,8 +42,8 @@ export function laneViewOf(progress: LaneProgress, review: Pick<SpendRecord, 'sp
 }
 
 /** A lane the crew has not started yet. */
-export function queuedLane(id: string): LaneView {
-  return { id, state: 'queued', attempts: 0, code: null, detail: null, costUsd: 0, startedAt: null };
+export function queuedLane(id: string, title?: string): LaneView {
+  return { id, ...(title === undefined ? {} : { title }), state: 'queued', attempts: 0, code: null, detail: null, costUsd: 0, startedAt: null };
 }
 
 /** Lanes by state, every stage named in its fixed order (zero counts too), then any other state seen. */

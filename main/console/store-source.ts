@@ -32,7 +32,7 @@ export class StoreSource implements SnapshotSource {
 
   constructor(
     private readonly store: Store,
-    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capUsd: number | null; readonly reserveUsd?: number; readonly answerCommand?: string },
+    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capUsd: number | null; readonly reserveUsd?: number; readonly answerCommand?: string; readonly titles?: ReadonlyMap<string, string> },
     private readonly options: { readonly stuckAfterS?: number; readonly pollMs?: number; readonly laneStory?: (id: string) => LaneStory | undefined } = {},
   ) {
     this.spend = reviewLedger(store);
@@ -48,7 +48,8 @@ export class StoreSource implements SnapshotSource {
     const { state, run, progress } = this.read();
     const lanes = this.crew.laneIds.map((id, i) => {
       const saved = progress[i];
-      return saved === undefined ? queuedLane(id) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved));
+      const title = this.crew.titles?.get(id);
+      return saved === undefined ? queuedLane(id, title) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved), title);
     });
     const done = state === 'done' || state === 'interrupted';
     const startedAt = run?.startedAt ?? null;

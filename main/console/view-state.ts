@@ -31,6 +31,8 @@ export interface CrewViewOptions {
   readonly resumeCommand?: string | null;
   /** A lane's review run ledger, read when its progress changes. */
   readonly review?: (progress: LaneProgress) => Pick<SpendRecord, 'spent' | 'unknown_n'> | null;
+  /** Each lane's plan title, read once when the crew loaded (lanes without one are absent). */
+  readonly titles?: ReadonlyMap<string, string>;
   /** A lane's whole story, for its page. */
   readonly laneStory?: (id: string) => LaneStory | undefined;
   /** A lane's supervised calls that ended with a code, read when its progress changes. */
@@ -67,7 +69,7 @@ export class CrewView implements SnapshotSource {
     private readonly providers: () => readonly ProviderPause[] = () => [],
     private readonly options: CrewViewOptions = {},
   ) {
-    for (const id of laneIds) this.lanes.set(id, queuedLane(id));
+    for (const id of laneIds) this.lanes.set(id, queuedLane(id, options.titles?.get(id)));
     this.startedAt = options.startedAt ?? new Date().toISOString();
   }
 
@@ -91,7 +93,7 @@ export class CrewView implements SnapshotSource {
 
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
-    this.lanes.set(progress.lane, laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []));
+    this.lanes.set(progress.lane, laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? [], this.options.titles?.get(progress.lane)));
   }
 
   finish(summary: string): void {
@@ -112,7 +114,9 @@ export class CrewView implements SnapshotSource {
   }
 
   laneStory(id: string): LaneStory | undefined {
-    const story = this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+    const found = this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+    const title = this.options.titles?.get(id);
+    const story = found === undefined || title === undefined ? found : { ...found, title };
     const running = story?.running ?? null;
     const mark = this.markAt.get(id);
     if (story === undefined || running === null || mark === undefined) return story;
