@@ -3,6 +3,7 @@ import type { LaneView } from '../formats/console/snapshot.ts';
 import { DEFAULT_UI, renderCrewView } from '../formats/console/view.ts';
 import { crewFigures } from '../main/console/lane-view.ts';
 import { regionLines } from '../main/console/live-region.ts';
+import { statusLines } from '../main/cli/crew-console.ts';
 import { crewSnapshot } from './helpers/crew-source.ts';
 
 const NOW = '2026-12-01T12:00:00.000Z';
@@ -70,5 +71,12 @@ describe('the ETA', () => {
     expect(figures([...ended, lane('moving', 'work'), lane('queued', 'queued', { startedAt: null }), waiting], 120).etaS).toBe(13);
     expect(figures([...ended, waiting], 120).etaS).toBeNull();
     expect(figures(ended, 120).etaS).toBe(0);
+  });
+});
+
+describe('crew status lines', () => {
+  test('should say a lane at its gate waits for its owner, not that it is stuck', () => {
+    const s = crewSnapshot([lane('asks', 'interrupted', { code: 'CREW_OWNER_PENDING', activityAt: ago(900) }), lane('held', 'work', { activityAt: ago(400) })], { now: NOW, stuckAfterS: 120, run: 'running' });
+    expect(statusLines(s).slice(1)).toEqual(['CREW_NEEDS: lane=held need=stuck state=work quiet_s=400 quiet=6m', 'CREW_NEEDS: lane=asks need=waiting state=interrupted code=CREW_OWNER_PENDING']);
   });
 });
