@@ -129,9 +129,11 @@ describe('renderCrewView', () => {
     const html = renderCrewView(crewSnapshot(lanes, { now: NOW, stuckAfterS: 120, retryCommand: 'laneward crew run c.json --retry-failed --state s' }), UI);
     expect(html).toContain('<section id="attention" data-count="2"><h2>Needs you: 1 failed, 1 stuck</h2>');
     const attention = html.slice(html.indexOf('id="attention"'), html.indexOf('id="states"'));
-    expect([...attention.matchAll(/<tr data-lane="([^"]*)"/g)].map((m) => m[1])).toEqual(['broken', 'quiet']);
+    expect([...attention.matchAll(/<tr data-lane="([^"]*)"/g)].map((m) => m[1])).toEqual(['quiet']);
     expect(attention).toContain('<td>stuck</td><td>quiet for 4m</td>');
-    expect(attention).toContain('<td>failed</td><td>LEASE_EXPIRED</td><td class="detail">ceo outside voice failed</td>');
+    expect(attention).toContain(
+      '<tr class="s-failed" data-code="LEASE_EXPIRED" data-count="1"><td>failed</td><td>LEASE_EXPIRED</td><td class="n">1</td><td class="lanes"><a href="/lanes/broken" data-lane="broken">broken</a></td><td class="detail">ceo outside voice failed</td><td><code class="group-retry">laneward crew run c.json --retry-failed --state s</code></td></tr>',
+    );
     expect(attention).toContain('<code id="retry">laneward crew run c.json --retry-failed --state s</code>');
     expect(rowIds(html)).toEqual(['broken', 'quiet', 'ok', 'queued', 'done']);
   });

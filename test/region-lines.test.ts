@@ -131,13 +131,13 @@ describe('regionLines', () => {
       ...Array.from({ length: 4 }, (_, i) => lane(`stuck-${i}`, 'work', { activityAt: ago(3700) })),
       ...Array.from({ length: 6 }, (_, i) => lane(`failed-${i}`, 'failed', { code: 'CHILD_FAILED' })),
     ];
+    // Failed lanes of one code are one line: the stuck ones keep theirs.
     expect(regionLines(snapshot(lanes), 80).slice(6)).toEqual([
-      'failed failed-0 CHILD_FAILED',
-      'failed failed-1 CHILD_FAILED',
-      'failed failed-2 CHILD_FAILED',
-      'failed failed-3 CHILD_FAILED',
-      'failed failed-4 CHILD_FAILED',
-      'and 5 more: 1 failed, 4 stuck',
+      'failed CHILD_FAILED x6: failed-0, failed-1, failed-2, failed-3, failed-4, ...',
+      'stuck stuck-0 (work) quiet for 1h',
+      'stuck stuck-1 (work) quiet for 1h',
+      'stuck stuck-2 (work) quiet for 1h',
+      'stuck stuck-3 (work) quiet for 1h',
     ]);
     const stuck = lanes.slice(0, 4).concat([lane('s5', 'review', { activityAt: ago(121) }), lane('s6', 'review', { activityAt: ago(121) })]);
     expect(regionLines(snapshot(stuck), 80).slice(6)).toEqual([

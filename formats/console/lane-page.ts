@@ -70,6 +70,7 @@ function header(s: LaneStory): string {
   const tone = s.state === 'failed' ? ' class="failed"' : s.state === 'complete' ? ' class="complete"' : '';
   return (
     `<header><h1>lane <span id="lane">${line(s.lane)}</span> <span id="state"${tone}>${line(s.state)}</span></h1>` +
+    (typeof s.title === 'string' ? `<p id="title">${line(s.title)}</p>` : '') +
     pairs('head', [
       ['crew', line(s.crew)],
       ['code', s.code === null ? NONE : `<code id="code">${line(s.code)}</code>`],

@@ -117,6 +117,8 @@ export interface QaVerdictStory {
 export interface LaneStory {
   readonly crew: string;
   readonly lane: string;
+  /** Its plan's title (the plan file's first `# ` heading, one bounded line); absent: none. */
+  readonly title?: string;
   readonly state: string;
   readonly code: string | null;
   readonly detail: string | null;

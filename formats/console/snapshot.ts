@@ -32,6 +32,8 @@ export interface LaneView {
   readonly activityAt?: string;
   /** Its supervised calls that ended with a code, whatever the lane's own end (absent: none). */
   readonly calls?: readonly CallCode[];
+  /** Its plan's title (the plan file's first `# ` heading, one bounded line); absent: none. */
+  readonly title?: string;
   /** Its branch and head commit, for a crew with a workspace. */
   readonly branch?: string;
   readonly head?: string;
@@ -75,7 +77,11 @@ export interface CrewHead {
   readonly byState: Readonly<Record<string, number>>;
   /** Lanes ended per minute since the first lane started; null before any ended. */
   readonly lanesPerMinute: number | null;
-  /** Seconds until every lane has ended at that rate; null when unknown. */
+  /**
+   * Seconds until the lanes that still run (queued or in a running stage) have ended at that
+   * rate; null when unknown, and while a stuck lane holds the crew or only lanes that wait
+   * (for their owner, or to be continued) are left.
+   */
   readonly etaS: number | null;
   /** Spent so far across the lanes, and the crew's cap (the file's per-lane cap times its lanes; null: none). */
   /**
@@ -101,6 +107,8 @@ export interface CrewHead {
   readonly retryCommand: string | null;
   /** The command that continues the crew's unfinished lanes, where they stopped (null: not known). */
   readonly resumeCommand: string | null;
+  /** The command that answers every lane waiting for its owner (`crew answer --all`; absent or null: not known). */
+  readonly answerCommand?: string | null;
 }
 
 /** The whole crew at one moment: `/snapshot.json`, and the first message of `/events`. */

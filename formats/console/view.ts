@@ -74,13 +74,16 @@ export function quietSeconds(lane: LaneView, head: Pick<CrewHead, 'now'>): numbe
 }
 
 /**
- * Whether a lane needs the operator: failed; interrupted (its crew stopped it, or its
+ * Whether a lane needs the operator: failed; waiting at its gate for its owner's answer;
+ * interrupted (its crew stopped it, or its
  * crew's process is gone while it was in flight: it waits for the crew to be started
  * again, it is not stuck); or, while its crew runs, started and quiet for longer than the
  * crew's threshold.
  */
-export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'> & Partial<Pick<CrewHead, 'run'>>): 'failed' | 'stuck' | 'interrupted' | null {
+export function laneAttention(lane: LaneView, head: Pick<CrewHead, 'now' | 'stuckAfterS'> & Partial<Pick<CrewHead, 'run'>>): 'failed' | 'stuck' | 'waiting' | 'interrupted' | null {
   if (lane.state === 'failed') return 'failed';
+  // Stopped at its gate for the owner's answer (formats/crew/record.ts's OWNER_PENDING, restated: the page's functions name nothing outside themselves).
+  if (lane.state === 'interrupted' && lane.code === 'CREW_OWNER_PENDING') return 'waiting';
   if (lane.state === 'interrupted') return 'interrupted';
   if (lane.state === 'queued' || lane.state === 'complete') return null;
   // A crew that no process runs moves no lane: quiet is all it can be.
@@ -128,16 +131,17 @@ export function selectLanes(snapshot: CrewSnapshot, ui: ViewUi): LaneView[] {
     (lane) =>
       (ui.state === '' || (ui.state === 'attention' ? attention(lane) !== null : lane.state === ui.state)) &&
       (code === '' || [lane.code, ...(Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]).map((c) => c.code) : [])].some((c) => String(c ?? '').toLowerCase().includes(code))) &&
-      (text === '' || `${lane.id} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
+      (text === '' || `${lane.id} ${lane.title ?? ''} ${lane.code ?? ''} ${lane.detail ?? ''} ${lane.branch ?? ''}`.toLowerCase().includes(text)),
   );
   const rank = (lane: LaneView) => {
     const need = attention(lane);
     if (need === 'failed') return 0;
     if (need === 'stuck') return 1;
-    if (need === 'interrupted') return 2;
-    if (lane.state === 'queued') return 4;
-    if (lane.state === 'complete') return 5;
-    return 3;
+    if (need === 'waiting') return 2;
+    if (need === 'interrupted') return 3;
+    if (lane.state === 'queued') return 5;
+    if (lane.state === 'complete') return 6;
+    return 4;
   };
   const started = (lane: LaneView) => (typeof lane.startedAt === 'string' ? Date.parse(lane.startedAt) : Infinity);
   const by: Record<string, (a: LaneView, b: LaneView) => number> = {
@@ -198,18 +202,42 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
   const summary = s.done && typeof s.summary === 'string' ? `<pre id="summary">${esc(s.summary)}</pre>` : '';
 
   const needing = selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 });
-  const failed = needing.filter((lane) => lane.state === 'failed').length;
+  const failedLanes = needing.filter((lane) => lane.state === 'failed');
+  const failed = failedLanes.length;
   const stopped = needing.filter((lane) => laneAttention(lane, s) === 'interrupted').length;
-  const shown = needing.slice(0, 10);
-  const attentionRows = shown
+  const waiting = needing.filter((lane) => laneAttention(lane, s) === 'waiting').length;
+  const retryCode = typeof s.retryCommand === 'string' ? `<code class="group-retry">${esc(s.retryCommand)}</code>` : '';
+  // Failures by code, the largest group first: one row and one command per code, however
+  // many lanes failed, so the stuck and waiting lanes below never drop out of the box.
+  const groups: { code: string; lanes: LaneView[] }[] = [];
+  for (const lane of failedLanes) {
+    const code = String(lane.code ?? '-');
+    const group = groups.find((g) => g.code === code);
+    if (group === undefined) groups.push({ code, lanes: [lane] });
+    else group.lanes.push(lane);
+  }
+  groups.sort((a, b) => b.lanes.length - a.lanes.length);
+  const groupRows = groups
+    .map((g) => {
+      const named = g.lanes.slice(0, 5).map((lane) => `<a href="${esc(laneHref(lane.id))}" data-lane="${esc(lane.id)}">${esc(lane.id)}</a>`).join(', ');
+      const more = g.lanes.length > 5 ? ` <a href="#state=failed&amp;code=${esc(encodeURIComponent(g.code))}" data-filter-code="${esc(g.code)}">and ${g.lanes.length - 5} more</a>` : '';
+      return `<tr class="s-failed" data-code="${esc(g.code)}" data-count="${g.lanes.length}"><td>failed</td><td>${esc(g.code)}</td><td class="n">${g.lanes.length}</td><td class="lanes">${named}${more}</td><td class="detail">${esc(g.lanes[0]!.detail ?? '')}</td><td>${retryCode}</td></tr>`;
+    })
+    .join('');
+  const failures = groups.length === 0 ? '' : `<table id="failure-groups"><tbody>${groupRows}</tbody></table>`;
+  // Stuck, waiting and interrupted lanes one per row, each kind with its own bound.
+  const others = (['stuck', 'waiting', 'interrupted'] as const).flatMap((kind) => needing.filter((lane) => laneAttention(lane, s) === kind).slice(0, 10));
+  const othersAll = needing.length - failed;
+  const attentionRows = others
     .map((lane) => {
       const need = laneAttention(lane, s);
       const why =
-        need === 'stuck' ? `quiet for ${formatSpan(quietSeconds(lane, s))}` : need === 'interrupted' && lane.state !== 'interrupted' ? `stopped in ${esc(lane.state)}` : esc(lane.code ?? '');
+        need === 'stuck' ? `quiet for ${formatSpan(quietSeconds(lane, s))}` : need === 'interrupted' && lane.state !== 'interrupted' ? `stopped in ${esc(lane.state)}` : need === 'waiting' ? 'at its gate' : esc(lane.code ?? '');
       return `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td><td>${esc(need)}</td><td>${why}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`;
     })
     .join('');
   const retry = failed > 0 && typeof s.retryCommand === 'string' ? `<p>Run the failed lanes again: <code id="retry">${esc(s.retryCommand)}</code></p>` : '';
+  const answer = waiting > 0 && typeof s.answerCommand === 'string' ? `<p>Answer the lanes waiting for you: <code id="answer">${esc(s.answerCommand)}</code></p>` : '';
   // An interrupted or stopped crew, whatever its lanes: the command that continues it.
   const unfinished = run === 'interrupted' || run === 'stopped';
   const resume =
@@ -217,10 +245,10 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
       ? `<p id="resume-line">${run === 'stopped' ? 'The crew\'s process is gone; nothing runs.' : 'The crew was interrupted.'} Continue its unfinished lanes: <code id="resume">${esc(s.resumeCommand)}</code></p>`
       : '';
   const attention =
-    `<section id="attention" data-count="${needing.length}"><h2>Needs you: ${failed} failed, ${needing.length - failed - stopped} stuck${stopped > 0 ? `, ${stopped} interrupted` : ''}</h2>` +
+    `<section id="attention" data-count="${needing.length}"><h2>Needs you: ${failed} failed, ${needing.length - failed - stopped - waiting} stuck${waiting > 0 ? `, ${waiting} waiting for you` : ''}${stopped > 0 ? `, ${stopped} interrupted` : ''}</h2>` +
     (needing.length === 0
       ? (unfinished ? '' : '<p>Nothing: no lane failed, none is quiet for longer than ' + formatSpan(s.stuckAfterS) + '.</p>') + resume
-      : `<table><tbody>${attentionRows}</tbody></table>${needing.length > shown.length ? `<p><a href="#state=attention" data-filter-state="attention">all ${needing.length}</a></p>` : ''}${retry}${resume}`) +
+      : `${failures}${attentionRows === '' ? '' : `<table id="attention-lanes"><tbody>${attentionRows}</tbody></table>`}${othersAll > others.length ? `<p><a href="#state=attention" data-filter-state="attention">all ${needing.length}</a></p>` : ''}${retry}${answer}${resume}`) +
     `</section>`;
 
   const chips = Object.keys(byState)
@@ -247,7 +275,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     .map((lane) => {
       const quiet = lane.state === 'queued' || lane.state === 'complete' || laneAttention(lane, s) === 'interrupted' ? '' : formatSpan(quietSeconds(lane, s));
       return (
-        `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td>` +
+        `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a>${typeof lane.title === 'string' ? ` <span class="title">${esc(lane.title)}</span>` : ''}</td>` +
         `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
         `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
       );

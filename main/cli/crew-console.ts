@@ -167,8 +167,9 @@ export function statusLines(s: CrewSnapshot): string[] {
     const detail = lane.detail == null ? '' : ` detail=${oneLine(lane.detail)}`;
     if (need === 'failed') {
       lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=failed state=failed code=${oneLine(lane.code ?? 'INTERNAL')}${detail}`);
-    } else if (need === 'interrupted') {
-      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=interrupted state=${oneLine(lane.state)} code=${oneLine(lane.code ?? '-')}${detail}`);
+    } else if (need === 'interrupted' || need === 'waiting') {
+      // A lane at its gate for its owner says so (need=waiting), with what else an interrupted lane says.
+      lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=${need} state=${oneLine(lane.state)} code=${oneLine(lane.code ?? '-')}${detail}`);
     } else {
       lines.push(`CREW_NEEDS: lane=${oneLine(lane.id)} need=stuck state=${oneLine(lane.state)} quiet_s=${Math.round(quietSeconds(lane, s) ?? 0)} quiet=${formatSpan(quietSeconds(lane, s))}`);
     }

@@ -6,6 +6,8 @@ import { openStore, type Store } from '../store/store.ts';
 import { StoreSource } from './store-source.ts';
 import { readLaneStory } from './lane-story.ts';
 import { join } from 'node:path';
+import { planTitles } from './plan-titles.ts';
+import type { LaneStory } from '../../formats/console/lane-story.ts';
 
 const workspace = (loaded: LoadedCrew) => (loaded.workspace === null ? null : { repo: loaded.workspace.repo, base: loaded.workspace.commit });
 
@@ -31,15 +33,21 @@ export function openCrewConsole(options: { readonly file: string; readonly cwd: 
   const store = openStore(root, { readOnly: true });
   const retryCommand = retryAdvice(loaded.file, root, extra);
   const resumeCommand = resumeAdvice(loaded.file, root, extra);
+  const titles = planTitles(loaded.lanes);
   const source: StoreSource = new StoreSource(
     store,
-    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd },
+    { name: loaded.crew.crew, laneIds: loaded.lanes.map((lane) => lane.id), retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, null), titles, capUsd: loaded.crew.limits.spend_cap_usd ?? null, reserveUsd: loaded.crew.limits.reserve_usd },
     {
       ...(options.stuckAfterS === undefined ? {} : { stuckAfterS: options.stuckAfterS }),
       ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
       laneStory: (id) =>
-        readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, id), callTimeoutMs: loaded.crew.limits.timeout_ms, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true }),
+        titled(titles.get(id), readLaneStory(store, { crew: loaded.crew.crew, lane: id, retryCommand, resumeCommand, answerCommand: answerAdvice(loaded.file, root, id), callTimeoutMs: loaded.crew.limits.timeout_ms, crewStopped: source.runState() !== 'running', runDir: join(loaded.out, id), workspace: workspace(loaded), diffStat: true })),
     },
   );
   return { loaded, store, root, source };
+}
+
+/** A lane's story with its plan's title, when it has one. */
+function titled(title: string | undefined, story: LaneStory | undefined): LaneStory | undefined {
+  return story === undefined || title === undefined ? story : { ...story, title };
 }

@@ -6,8 +6,9 @@ export const ATTENTION_LANES = 5;
 
 /**
  * The terminal's live region for a crew: a few lines (at most six of figures, then up to
- * {@link ATTENTION_LANES} failed, stuck or interrupted lanes, failed first, then "and N
- * more", then for an interrupted crew the command that continues it), each
+ * {@link ATTENTION_LANES} codes failed lanes failed with, one line each, then up to
+ * {@link ATTENTION_LANES} each of stuck, waiting-for-the-owner and interrupted lanes, then
+ * "and N more", then the commands that retry, answer and continue), each
  * at most `columns - 1` code points so that no line ever wraps (a wrapped row is one the
  * region cannot find again to redraw). Every value that comes from a crew file or a lane
  * (names, codes, details) is reduced to printable ASCII first: a lane id holding an escape
@@ -37,22 +38,52 @@ export function regionLines(s: CrewSnapshot, columns: number): string[] {
   return lines.map((line) => fit(line, columns - 1));
 }
 
+type Attention = 'failed' | 'stuck' | 'waiting' | 'interrupted';
+
 function attentionLines(s: CrewSnapshot): string[] {
   const needs = s.lanes
     .map((lane) => ({ lane, attention: laneAttention(lane, s) }))
-    .filter((entry): entry is { lane: LaneView; attention: 'failed' | 'stuck' | 'interrupted' } => entry.attention !== null)
-    // Failed first: a failed lane is certain, a stuck one may still wake up; interrupted last.
-    .sort((a, b) => ORDER[a.attention] - ORDER[b.attention]);
-  const named = needs.slice(0, ATTENTION_LANES).map(({ lane, attention }) => (attention === 'failed' ? failedLine(lane) : attention === 'stuck' ? stuckLine(lane, s) : interruptedLine(lane)));
-  const rest = needs.slice(ATTENTION_LANES);
+    .filter((entry): entry is { lane: LaneView; attention: Attention } => entry.attention !== null);
+  const of = (kind: Attention) => needs.filter((entry) => entry.attention === kind).map((entry) => entry.lane);
+  // Failed lanes by code, the largest group first: one line per code, so that however many
+  // lanes failed the stuck and waiting ones below keep their own lines.
+  const groups: { code: string; lanes: LaneView[] }[] = [];
+  for (const lane of of('failed')) {
+    const code = lane.code ?? '-';
+    const group = groups.find((g) => g.code === code);
+    if (group === undefined) groups.push({ code, lanes: [lane] });
+    else group.lanes.push(lane);
+  }
+  groups.sort((a, b) => b.lanes.length - a.lanes.length);
+  const failed = groups.slice(0, ATTENTION_LANES).map((g) => (g.lanes.length === 1 ? failedLine(g.lanes[0]!) : groupLine(g.code, g.lanes)));
+  const stuck = of('stuck');
+  const waiting = of('waiting');
+  const interrupted = of('interrupted');
+  const named = [
+    ...failed,
+    ...stuck.slice(0, ATTENTION_LANES).map((lane) => stuckLine(lane, s)),
+    ...waiting.slice(0, ATTENTION_LANES).map((lane) => `waiting ${printable(lane.id)} for its owner at its gate`),
+    ...interrupted.slice(0, ATTENTION_LANES).map(interruptedLine),
+  ];
+  const left = {
+    failed: groups.slice(ATTENTION_LANES).reduce((n, g) => n + g.lanes.length, 0),
+    stuck: Math.max(0, stuck.length - ATTENTION_LANES),
+    waiting: Math.max(0, waiting.length - ATTENTION_LANES),
+    interrupted: Math.max(0, interrupted.length - ATTENTION_LANES),
+  };
+  const parts = (['failed', 'stuck', 'waiting', 'interrupted'] as const).filter((kind) => left[kind] > 0).map((kind) => `${left[kind]} ${kind}`);
+  const more = parts.length === 0 ? [] : [`and ${Object.values(left).reduce((a, b) => a + b, 0)} more: ${parts.join(', ')}`];
+  // The retry command is the crew's one command for every failed lane, whatever its code: said once, under the groups.
+  const retry = groups.length > 0 && s.retryCommand !== null ? [`retry: ${printable(s.retryCommand)}`] : [];
+  const answer = waiting.length > 0 && typeof s.answerCommand === 'string' ? [`answer: ${printable(s.answerCommand)}`] : [];
   const resume = (s.run === 'interrupted' || s.run === 'stopped') && s.resumeCommand !== null ? [`resume: ${printable(s.resumeCommand)}`] : [];
-  if (rest.length === 0) return [...named, ...resume];
-  const count = (kind: keyof typeof ORDER) => rest.filter((entry) => entry.attention === kind).length;
-  const parts = (['failed', 'stuck', 'interrupted'] as const).filter((kind) => count(kind) > 0).map((kind) => `${count(kind)} ${kind}`);
-  return [...named, `and ${rest.length} more: ${parts.join(', ')}`, ...resume];
+  return [...named, ...more, ...retry, ...answer, ...resume];
 }
 
-const ORDER = { failed: 0, stuck: 1, interrupted: 2 } as const;
+function groupLine(code: string, lanes: readonly LaneView[]): string {
+  const ids = lanes.slice(0, ATTENTION_LANES).map((lane) => printable(lane.id)).join(', ');
+  return `failed ${printable(code)} x${lanes.length}: ${ids}${lanes.length > ATTENTION_LANES ? ', ...' : ''}`;
+}
 
 function interruptedLine(lane: LaneView): string {
   const where = lane.state === 'interrupted' ? '' : ` (in ${printable(lane.state)})`;

@@ -4,6 +4,7 @@ import type { CrewSnapshot, SnapshotSource } from '../../formats/console/snapsho
 import { EventLedger } from './event-ledger.ts';
 import { PAGE_CSP, renderCrewPage } from './page.ts';
 import { SseClient } from './sse-client.ts';
+import { chooseCoding, codingStream, compressBody } from './compress.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 
 export type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/console/snapshot.ts';
@@ -89,20 +90,28 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
   }, heartbeatMs);
   heartbeat.unref();
 
-  const openEvents = (res: ServerResponse) => {
+  const openEvents = (req: IncomingMessage, res: ServerResponse) => {
     if (clients.size >= maxClients) {
       reply(res, 503, 'text/plain; charset=utf-8', 'too many event streams\n', { 'Retry-After': '5' });
       return;
     }
+    const coding = chooseCoding(req.headers['accept-encoding']);
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
+      Vary: 'Accept-Encoding',
+      ...(coding === null ? {} : { 'Content-Encoding': coding }),
     });
     // The stream is open from now, whether or not a snapshot can be read yet.
     res.flushHeaders();
-    const client = new SseClient(res, { since: (from) => ({ seq: ledger.current, data: ledger.since(from) }), stallMs, onGone: (gone) => clients.delete(gone) });
+    const client = new SseClient(res, {
+      since: (from) => ({ seq: ledger.current, data: ledger.since(from) }),
+      stallMs,
+      onGone: (gone) => clients.delete(gone),
+      ...(coding === null ? {} : { encoder: codingStream(coding) }),
+    });
     clients.add(client);
     // A first viewer may find the ledger behind the source: it starts from what is true now.
     if (clients.size === 1 || ledger.current === 0) publish();
@@ -123,7 +132,7 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
       const json = segment.endsWith('.json');
       return laneRoute(res, json ? segment.slice(0, -'.json'.length) : segment, json);
     }
-    if (path === '/events') return openEvents(res);
+    if (path === '/events') return openEvents(req, res);
     let snapshot: CrewSnapshot | undefined;
     try {
       snapshot = source.snapshot();
@@ -132,7 +141,11 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
       snapshot = path === '/snapshot.json' ? ledger.last() : undefined;
       if (snapshot === undefined) return reply(res, 500, 'text/plain; charset=utf-8', 'snapshot unavailable\n');
     }
-    if (path === '/snapshot.json') return reply(res, 200, 'application/json; charset=utf-8', `${JSON.stringify(snapshot)}\n`);
+    if (path === '/snapshot.json') {
+      // A 5,000-lane snapshot is a megabyte of JSON: compressed when the client takes it.
+      const coding = chooseCoding(req.headers['accept-encoding']);
+      return reply(res, 200, 'application/json; charset=utf-8', `${JSON.stringify(snapshot)}\n`, { Vary: 'Accept-Encoding' }, coding);
+    }
     return reply(res, 200, 'text/html; charset=utf-8', renderCrewPage(snapshot), { 'Content-Security-Policy': PAGE_CSP });
   });
   const laneRoute = (res: ServerResponse, encoded: string, json: boolean) => {
@@ -184,10 +197,12 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
   return { url: `http://127.0.0.1:${bound}/`, close };
 }
 
-function reply(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+function reply(res: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}, coding: ReturnType<typeof chooseCoding> = null): void {
+  const body = coding === null ? text : compressBody(text, coding);
   res.writeHead(status, {
     'Content-Type': type,
     'Content-Length': Buffer.byteLength(body),
+    ...(coding === null ? {} : { 'Content-Encoding': coding }),
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     ...headers,

@@ -1,11 +1,14 @@
 import type { ServerResponse } from 'node:http';
+import type { BrotliCompress, Gzip } from 'node:zlib';
 
 /**
  * One open /events stream. It never holds more than the write in flight: while the socket
  * is not draining, newer messages are not written (once it drains, the one message that
  * catches it up is), heartbeats are skipped, and a socket still not draining after
  * `stallMs` is dropped. A client gone mid-write is forgotten through `onGone` when its
- * response closes.
+ * response closes. With an `encoder` (gzip or br, piped into the response) every frame is
+ * written to it and flushed at once: a compressed stream still brings each event when it
+ * happens, and back-pressure is the encoder's (it fills when the response stops draining).
  */
 export class SseClient {
   private readonly res: ServerResponse;
@@ -15,14 +18,24 @@ export class SseClient {
   /** The number of the last message written (-1: none). */
   private seq = -1;
   private stallTimer: NodeJS.Timeout | undefined;
+  private readonly encoder: Gzip | BrotliCompress | undefined;
 
-  constructor(res: ServerResponse, options: { since: (from: number) => { readonly seq: number; readonly data: string }; stallMs: number; onGone: (client: SseClient) => void }) {
+  constructor(
+    res: ServerResponse,
+    options: { since: (from: number) => { readonly seq: number; readonly data: string }; stallMs: number; onGone: (client: SseClient) => void; encoder?: Gzip | BrotliCompress },
+  ) {
     this.res = res;
     this.since = options.since;
     this.stallMs = options.stallMs;
-    res.on('drain', () => this.drained());
+    this.encoder = options.encoder;
+    if (this.encoder !== undefined) {
+      this.encoder.on('error', () => res.destroy());
+      this.encoder.pipe(res);
+    }
+    (this.encoder ?? res).on('drain', () => this.drained());
     res.on('close', () => {
       this.clearStall();
+      this.encoder?.destroy();
       options.onGone(this);
     });
   }
@@ -44,7 +57,7 @@ export class SseClient {
   /** Ends the stream (the server is closing). */
   end(): void {
     this.clearStall();
-    if (this.open()) this.res.end();
+    if (this.open()) (this.encoder ?? this.res).end();
   }
 
   private open(): boolean {
@@ -52,7 +65,9 @@ export class SseClient {
   }
 
   private write(frame: string): void {
-    if (this.res.write(frame)) return;
+    const written = (this.encoder ?? this.res).write(frame);
+    this.encoder?.flush();
+    if (written) return;
     this.waiting = true;
     this.stallTimer = setTimeout(() => {
       // Still not draining: the reader stopped reading. Drop it rather than buffer more.

@@ -32,7 +32,7 @@ export class StoreSource implements SnapshotSource {
 
   constructor(
     private readonly store: Store,
-    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capUsd: number | null; readonly reserveUsd?: number },
+    private readonly crew: { readonly name: string; readonly laneIds: readonly string[]; readonly retryCommand: string; readonly resumeCommand: string; readonly capUsd: number | null; readonly reserveUsd?: number; readonly answerCommand?: string; readonly titles?: ReadonlyMap<string, string> },
     private readonly options: { readonly stuckAfterS?: number; readonly pollMs?: number; readonly laneStory?: (id: string) => LaneStory | undefined } = {},
   ) {
     this.spend = reviewLedger(store);
@@ -48,7 +48,8 @@ export class StoreSource implements SnapshotSource {
     const { state, run, progress } = this.read();
     const lanes = this.crew.laneIds.map((id, i) => {
       const saved = progress[i];
-      return saved === undefined ? queuedLane(id) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved));
+      const title = this.crew.titles?.get(id);
+      return saved === undefined ? queuedLane(id, title) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved), title);
     });
     const done = state === 'done' || state === 'interrupted';
     const startedAt = run?.startedAt ?? null;
@@ -57,7 +58,7 @@ export class StoreSource implements SnapshotSource {
     // nor its lanes' quiet grows, and no lane is called stuck.
     const nowMs = state === 'running' ? Date.now() : done ? Date.parse(run!.endedAt!) : lastChangeMs(startedAt, progress);
     const final = done ? run!.final : null;
-    const figures = crewFigures(lanes, { startedAt, nowMs, capUsd: run === undefined ? this.crew.capUsd : (run.capUsd ?? null), reserveUsd: run?.reserveUsd ?? this.crew.reserveUsd });
+    const figures = crewFigures(lanes, { startedAt, nowMs, capUsd: run === undefined ? this.crew.capUsd : (run.capUsd ?? null), reserveUsd: run?.reserveUsd ?? this.crew.reserveUsd, ...(state === 'running' ? { stuckAfterS: this.options.stuckAfterS ?? run?.stuckAfterS ?? DEFAULT_STUCK_AFTER_S } : {}) });
     return {
       crew: this.crew.name,
       now: new Date(nowMs).toISOString(),
@@ -80,6 +81,7 @@ export class StoreSource implements SnapshotSource {
       retryCommand: run?.retryCommand ?? this.crew.retryCommand,
       // A crew never run has nothing to continue (crew run starts it, as for any crew).
       resumeCommand: run === undefined ? null : this.crew.resumeCommand,
+      ...(this.crew.answerCommand === undefined ? {} : { answerCommand: this.crew.answerCommand }),
       lanes,
     };
   }

@@ -26,10 +26,14 @@ export interface CrewViewOptions {
   readonly stuckAfterS?: number;
   /** The command that runs failed lanes again. */
   readonly retryCommand?: string | null;
+  /** The command that answers every lane waiting for its owner (`crew answer --all`). */
+  readonly answerCommand?: string | null;
   /** The command that continues the crew's unfinished lanes, shown once it ended interrupted. */
   readonly resumeCommand?: string | null;
   /** A lane's review run ledger, read when its progress changes. */
   readonly review?: (progress: LaneProgress) => Pick<SpendRecord, 'spent' | 'unknown_n'> | null;
+  /** Each lane's plan title, read once when the crew loaded (lanes without one are absent). */
+  readonly titles?: ReadonlyMap<string, string>;
   /** A lane's whole story, for its page. */
   readonly laneStory?: (id: string) => LaneStory | undefined;
   /** A lane's supervised calls that ended with a code, read when its progress changes. */
@@ -67,7 +71,7 @@ export class CrewView implements SnapshotSource {
     private readonly providers: () => readonly ProviderPause[] = () => [],
     private readonly options: CrewViewOptions = {},
   ) {
-    for (const id of laneIds) this.lanes.set(id, queuedLane(id));
+    for (const id of laneIds) this.lanes.set(id, queuedLane(id, options.titles?.get(id)));
     this.startedAt = options.startedAt ?? new Date().toISOString();
   }
 
@@ -102,7 +106,7 @@ export class CrewView implements SnapshotSource {
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
     const check = this.checks.get(progress.lane);
-    const view = laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? []);
+    const view = laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? [], this.options.titles?.get(progress.lane));
     this.lanes.set(progress.lane, check === undefined ? view : { ...view, check });
   }
 
@@ -124,7 +128,9 @@ export class CrewView implements SnapshotSource {
   }
 
   laneStory(id: string): LaneStory | undefined {
-    const story = this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+    const found = this.lanes.has(id) ? this.options.laneStory?.(id) : undefined;
+    const title = this.options.titles?.get(id);
+    const story = found === undefined || title === undefined ? found : { ...found, title };
     const running = story?.running ?? null;
     const mark = this.markAt.get(id);
     if (story === undefined || running === null || mark === undefined) return story;
@@ -154,7 +160,7 @@ export class CrewView implements SnapshotSource {
       run: !this.done ? 'running' : unfinished ? 'interrupted' : 'done',
       source: 'live',
       byState: countByState(lanes),
-      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capUsd: this.options.capUsd ?? null, reserveUsd: this.options.reserveUsd }),
+      ...crewFigures(lanes, { startedAt: this.startedAt, nowMs, capUsd: this.options.capUsd ?? null, reserveUsd: this.options.reserveUsd, ...(this.done ? {} : { stuckAfterS: this.options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S }) }),
       stuckAfterS: this.options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
       attempts: { running: stats.running, queued: stats.queued, started: stats.started, finished: stats.finished },
       marksPerSecond: span > 0 ? (stats.marks - first.marks) / span : 0,
@@ -164,6 +170,7 @@ export class CrewView implements SnapshotSource {
       summary: this.summary,
       retryCommand: this.options.retryCommand ?? null,
       resumeCommand: this.options.resumeCommand ?? null,
+      ...(this.options.answerCommand == null ? {} : { answerCommand: this.options.answerCommand }),
       lanes,
     };
   }

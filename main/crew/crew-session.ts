@@ -8,6 +8,7 @@ import { CrewView, DEFAULT_STUCK_AFTER_S } from '../console/view-state.ts';
 import { crewRunRecord, runsNothing } from '../console/crew-run-record.ts';
 import { crewRunId } from './crew-run-id.ts';
 import { answerArgv } from './retry-advice.ts';
+import { planTitles } from '../console/plan-titles.ts';
 import { startTerminalView, type TerminalView } from '../console/terminal-view.ts';
 import type { CrewServer } from '../console/serve.ts';
 import { tally } from './coordinator.ts';
@@ -132,6 +133,8 @@ async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, 
       ...(runFacts.reserveUsd === undefined ? {} : { reserveUsd: runFacts.reserveUsd }),
       stuckAfterS: runFacts.stuckAfterS,
       retryCommand: runFacts.retryCommand,
+      answerCommand: commandLine(answerArgv(loaded.file, session.root, null)),
+      titles: planTitles(loaded.lanes),
       ...(runner.resumeArgv === undefined ? {} : { resumeCommand: commandLine(runner.resumeArgv) }),
       ...(feed.review === undefined ? {} : { review: feed.review }),
       ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
