@@ -66,7 +66,11 @@ describe('superviseLease: renewal', () => {
     expect(outcome).toMatchObject({ status: 'ok', code: null, childExitCode: 0, attempts: 1, providerStarted: true, marks: 30, cleanupConfirmed: true, leaseExpired: false });
     expect(outcome.durationMs).toBeGreaterThan(1_500);
     expect(outcome.durationMs).toBeLessThan(20_000);
-    expect(renewals).toHaveLength(30);
+    // One renewal per read of the channel: marks that arrive together (a loaded machine
+    // reads two in one chunk) renew once. Every gap between renewals is under the lease.
+    expect(renewals.length).toBeGreaterThanOrEqual(2);
+    expect(renewals.length).toBeLessThanOrEqual(30);
+    expect(renewals.slice(1).map((at, i) => at - renewals[i]!).filter((gap) => gap >= 1_500)).toEqual([]);
     expect(pidsIn(pidfile)).toHaveLength(1);
   });
 
