@@ -105,6 +105,8 @@ describe.skipIf(SKIP !== undefined)(`crew run on a terminal${SKIP === undefined 
       expect.stringMatching(/^failed lane-04 [A-Z_]+: /),
       expect.stringMatching(/^failed lane-08 [A-Z_]+: /),
       expect.stringMatching(/^failed lane-12 [A-Z_]+: /),
+      // The failed lanes' one command, cut to the width like every row.
+      expect.stringMatching(/^retry: laneward crew run /),
     ]);
     expect(region[0]!.text).toMatch(/ \| done$/);
   });
