@@ -1,5 +1,5 @@
 // Bundles main and each worker into one ESM file apiece, runnable by node and deno.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { buildId } from './build-id.mjs';
@@ -33,7 +33,12 @@ const BANNER = `${bundleOptions(id).banner.js}\n`;
 for (const name of Object.keys(entries)) {
   const file = join(root, 'dist', `${name}.mjs`);
   const text = readFileSync(file, 'utf8');
-  if (text.startsWith(BANNER) && !/\brequire\b/.test(text.slice(BANNER.length))) writeFileSync(file, text.slice(BANNER.length));
+  const body = text.startsWith(BANNER) && !/\brequire\b/.test(text.slice(BANNER.length)) ? text.slice(BANNER.length) : text;
+  // The CLI is the package's `laneward` binary: run by path (npx, npm's bin link), it needs
+  // its interpreter named, or a shell reads it as a script. Node and Deno skip the line.
+  const out = name === 'laneward' ? `#!/usr/bin/env node\n${body}` : body;
+  if (out !== text) writeFileSync(file, out);
+  if (name === 'laneward') chmodSync(file, 0o755);
 }
 // Written last: a dist/ whose build-id matches the sources is complete.
 writeFileSync(join(root, 'dist', 'build-id'), `${id}\n`);

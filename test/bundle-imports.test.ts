@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, ROOT, ensureBuilt } from './helpers/cli.ts';
@@ -47,5 +49,16 @@ describe('main/console/serve.ts', () => {
     expect(staticImports(code).every((name) => name!.startsWith('node:'))).toBe(true);
     expect(staticImports(code)).not.toContain('node:http');
     expect(code).toContain('import("node:http")');
+  });
+});
+
+describe('the laneward binary', () => {
+  test('should run by its own path, as npm links the package bin: it names node on its first line and is executable', () => {
+    ensureBuilt();
+    const bin = join(ROOT, 'dist', 'laneward.mjs');
+    expect(readFileSync(bin, 'utf8').split('\n', 1)[0]).toBe('#!/usr/bin/env node');
+    const ran = spawnSync(bin, ['--help'], { encoding: 'utf8' });
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toMatch(/^laneward \d+\.\d+\.\d+: /);
   });
 });
