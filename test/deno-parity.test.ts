@@ -48,12 +48,15 @@ describe('supervision under deno', () => {
     descriptor = signedActions(root, { review: { timeout_mode: 'admitted_progress_inactivity', progress: 'fd', cleanup_reserve_ms: 0, post_provider_ms: 1000 } });
   });
 
+  // The lease is what each case tests: the prose-only provider must outlive a short one, while
+  // the others get one that a loaded machine's slow node start (seen above 500 ms under a full
+  // suite) cannot run out before the provider's first write.
   test.each([
-    [['marks', '100', '8'], 0, 'ok', null],
-    [['chatty', '3000'], 124, 'timeout', 'LEASE_EXPIRED'],
-    [['bad-mark'], 1, 'failed', 'PROGRESS_INVALID'],
-  ])('should supervise provider %j with the outcome node gives', (mode, exit, status, code) => {
-    const args = ['lease', 'run', '--json', '--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'review', '--timeout-ms', '500', '--', process.execPath, provider, ...mode];
+    [['marks', '100', '8'], '5000', 0, 'ok', null],
+    [['chatty', '3000'], '500', 124, 'timeout', 'LEASE_EXPIRED'],
+    [['bad-mark'], '5000', 1, 'failed', 'PROGRESS_INVALID'],
+  ])('should supervise provider %j with the outcome node gives', (mode, lease, exit, status, code) => {
+    const args = ['lease', 'run', '--json', '--actions', descriptor.file, '--trust', descriptor.trust, '--action', 'review', '--timeout-ms', lease, '--', process.execPath, provider, ...mode];
     for (const runtime of ['node', 'deno'] as const) {
       const result = laneward(args, { runtime });
       expect(result.code).toBe(exit);
