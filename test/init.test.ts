@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { crewNameOf } from '../main/cli/init.ts';
 import { crewFiles, planText } from '../main/init/crew-files.ts';
-import { MAX_TASK_CHARS, parseTaskList } from '../main/init/task-list.ts';
+import { MAX_TASK_CHARS, MAX_TASK_FILE_BYTES, parseTaskList } from '../main/init/task-list.ts';
 import { writeCrewDir } from '../main/init/write-crew.ts';
 import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
 import { gitRepo } from './helpers/real-crew.ts';
@@ -210,5 +210,24 @@ describe('laneward init', () => {
     expect(ran.code, ran.stderr).toBe(2);
     expect(codesOf(ran.stderr)).toEqual([code]);
     expect(tree(cwd)).toEqual(['empty.txt', 'tasks.txt']);
+  });
+
+  // Each of these hung init (a FIFO), read without end (/dev/zero) or wrote U+FFFD into a plan.
+  test.each([
+    ['a FIFO', (path: string) => spawnSync('mkfifo', [path]), /is not a regular file \(a FIFO\)/],
+    ['a directory', (path: string) => mkdirSync(path), /is not a regular file \(a directory\)/],
+    ['a symlink to /dev/zero', (path: string) => symlinkSync('/dev/zero', path), /is not a regular file \(a character device\)/],
+    ['over MAX_TASK_FILE_BYTES', (path: string) => writeFileSync(path, 'a task\n'.repeat(MAX_TASK_FILE_BYTES / 7 + 1)), /is over \d+ bytes/],
+    ['invalid UTF-8', (path: string) => writeFileSync(path, Buffer.from([0x61, 0x0a, 0xff, 0xfe, 0x0a])), /is not UTF-8 text/],
+    ['NUL bytes', (path: string) => writeFileSync(path, 'a\n\u0000b\n'), /holds NUL bytes/],
+  ])('should refuse --tasks %s (exit 2 USAGE) without reading past it, writing nothing', (name, make, detail) => {
+    const cwd = join(root, `cli-tasks-${name.replace(/\W+/g, '-')}`);
+    mkdirSync(cwd);
+    make(join(cwd, 'tasks'));
+    const ran = laneward(['init', '--repo', repo, '--tasks', 'tasks'], { cwd, timeoutMs: 30_000 });
+    expect(ran.code, ran.stderr).toBe(2);
+    expect(codesOf(ran.stderr)).toEqual(['USAGE']);
+    expect(ran.stderr).toMatch(detail);
+    expect(tree(cwd)).toEqual(['tasks']);
   });
 });

@@ -356,6 +356,20 @@ describe('plan answer and export', () => {
     expect(ran.status).toBe('complete');
   });
 
+  test('should refuse the owner\'s words that are not UTF-8, from a file or stdin (exit 2 USAGE), answering nothing', () => {
+    const d = driver();
+    d.driveToGate();
+    const bytes = Buffer.from([0x70, 0x31, 0x61, 0x0a, 0xc3, 0x28, 0x0a]);
+    writeFileSync(join(d.dir, 'words.bin'), bytes);
+    const answer = ['plan', 'answer', '--out', d.out, '--state', d.state, '--gate-rev', '1', '--reply', 'p1a', '--by', 'agent:t3'];
+    for (const ran of [d.raw([...answer, '--owner-reply-file', join(d.dir, 'words.bin')]), d.raw([...answer, '--owner-reply', '-'], bytes)]) {
+      expect(ran.code).toBe(2);
+      expect(codesOf(ran.stderr)).toEqual(['USAGE']);
+      expect(ran.stderr).toContain('not UTF-8 text (line 2)');
+    }
+    expect(d.plan('status').stdout).toMatch(/^RUN: \S+ status=gate_pending /m);
+  });
+
   test('should end the run incomplete with p1e, and export it valid', () => {
     const d = driver();
     d.driveToGate();

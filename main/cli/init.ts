@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { basename, relative, resolve, sep } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { EXIT } from '../../formats/codes/codes.ts';
@@ -11,7 +10,8 @@ import { shellWord } from '../crew/retry-advice.ts';
 import { defaultFixtures } from '../demo/demo-crew.ts';
 import { gitFailure, gitSync } from '../git/run-git.ts';
 import { crewFiles, observerPreset, type InitProviders } from '../init/crew-files.ts';
-import { MAX_TASK_CHARS, parseTaskList } from '../init/task-list.ts';
+import { MAX_TASK_CHARS, MAX_TASK_FILE_BYTES, parseTaskList } from '../init/task-list.ts';
+import { tryReadBounded } from '../fs/read-bounded.ts';
 import { writeCrewDir } from '../init/write-crew.ts';
 import { usage } from './args.ts';
 import { command } from './command.ts';
@@ -75,12 +75,18 @@ function tasksOf(file: string | undefined, given: readonly string[] | undefined)
   if (file === undefined && given === undefined) throw usage('init needs --tasks FILE or --task TEXT');
   let tasks: readonly string[];
   if (file !== undefined) {
+    // A task list is the user's file, read as every input laneward does not own: a FIFO,
+    // a device or a directory is refused rather than read (a FIFO would hang `init`), and
+    // bytes that are not UTF-8 are refused rather than turned into U+FFFD in a plan.
+    const read = tryReadBounded(file, MAX_TASK_FILE_BYTES);
+    if (!read.ok) throw new LanewardError('USAGE', `--tasks ${read.detail}`, { path: file });
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
-    } catch (error) {
-      throw new LanewardError('USAGE', `--tasks ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { path: file });
+      text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
+    } catch {
+      throw new LanewardError('USAGE', `--tasks ${file} is not UTF-8 text`, { path: file });
     }
+    if (text.includes('\u0000')) throw new LanewardError('USAGE', `--tasks ${file} holds NUL bytes (a binary file)`, { path: file });
     const list = parseTaskList(text);
     if (!list.ok) throw new LanewardError('USAGE', `--tasks ${file} line ${list.line}: ${list.problem}`, { path: file });
     tasks = list.tasks;

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { decodeUtf8 } from '../../formats/text/utf8.ts';
 import { toError } from '../../formats/codes/error.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { usage } from './args.ts';
@@ -30,14 +31,23 @@ export function readWords(source: string | number): string {
   if (typeof source === 'string') {
     const read = tryReadBounded(source, 1024 * 1024);
     if (!read.ok) throw usage(`cannot read the owner's words: ${read.detail}`);
-    text = read.bytes.toString('utf8');
+    text = ownerText(read.bytes, source);
   } else {
+    let bytes: Buffer;
     try {
-      text = readFileSync(source, 'utf8');
+      bytes = readFileSync(source);
     } catch (error) {
       throw usage(`cannot read the owner's words from stdin: ${toError(error).message}`);
     }
+    text = ownerText(bytes, 'stdin');
   }
   if (text.length > 1024 * 1024) throw usage("the owner's words are over 1 MiB");
   return text.replace(/\r?\n$/, '');
+}
+
+/** The owner's words are recorded as given: bytes that are not UTF-8 are refused, never replaced with U+FFFD. */
+function ownerText(bytes: Uint8Array, from: string): string {
+  const { text, badLine } = decodeUtf8(bytes);
+  if (badLine !== null) throw usage(`the owner's words in ${from} are not UTF-8 text (line ${badLine})`);
+  return text;
 }

@@ -1,5 +1,7 @@
 /** What one task may hold: a plan's words, never a file's worth. */
 export const MAX_TASK_CHARS = 2_000;
+/** A task file's size at most: a thousand tasks of a thousand characters, never a log or an image. */
+export const MAX_TASK_FILE_BYTES = 1 << 20;
 
 /** A task list read: the tasks in order, or the first line that cannot be one. */
 export type TaskList = { readonly ok: true; readonly tasks: readonly string[] } | { readonly ok: false; readonly line: number; readonly problem: string };

@@ -46,7 +46,7 @@ export function readPlanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 export interface RunOptions {
   readonly cwd: string;
   readonly env?: NodeJS.ProcessEnv;
-  readonly input?: string;
+  readonly input?: string | Uint8Array;
   /** A command that may hang is killed (SIGKILL) after this long and says timedOut. */
   readonly timeoutMs?: number;
 }
@@ -337,7 +337,7 @@ export class PlanDriver {
     return this.raw(['plan', sub, '--out', this.out, '--state', this.state, ...args]);
   }
 
-  raw(args: readonly string[], input?: string): Step {
+  raw(args: readonly string[], input?: string | Uint8Array): Step {
     const ran = runBundle(this.bundle, args, {
       cwd: this.dir,
       env: this.env,
