@@ -74,7 +74,9 @@ describe('createInProcessDispatcher', () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => void warnings.push(warning);
     process.on('warning', onWarning);
-    const runs = Array.from({ length: 40 }, (_, i) => dispatcher.supervise(spec(child(log, i, 1, 20)), { cancel: shared.signal }));
+    // Budgets start when the specs are made, all at once: the last of 40 queued four at a
+    // time waited out a 10 s deadline under a loaded full suite. Listeners are the point here.
+    const runs = Array.from({ length: 40 }, (_, i) => dispatcher.supervise(spec(child(log, i, 1, 20), { timeoutMs: 120_000 }), { cancel: shared.signal }));
     await until(() => starts(log).length >= 4 && dispatcher.stats().queued > 0, 10_000, 'children running and queued');
     const listening = getEventListeners(shared.signal, 'abort').length;
     const outcomes = await Promise.all(runs);
