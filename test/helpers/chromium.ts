@@ -58,6 +58,10 @@ export class HeadlessBrowser {
     this.child = child;
     this.profile = profile;
     this.pid = child.pid!;
+    // A browser killed (or crashing) resets its pipes: a read then fails ECONNRESET and a
+    // write EPIPE, which with no listener is an uncaught exception in the test run (seen in
+    // a full suite). The exit handler below rejects what was pending; the error says no more.
+    for (const stream of [child.stdio[3], child.stdio[4], child.stderr]) stream?.on('error', () => undefined);
     const fromBrowser = child.stdio[4] as Readable;
     fromBrowser.setEncoding('utf8');
     fromBrowser.on('data', (chunk: string) => this.receive(chunk));
