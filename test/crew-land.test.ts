@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { landLane } from '../main/land/land-lane.ts';
+import type { CarryEvent } from '../formats/crew/land-train.ts';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
@@ -219,6 +221,10 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
       }
     }
     expect(JSON.parse(readFileSync(join(dir, 'runs', 'lane-8', 'land', 'pregate.json'), 'utf8')).checks).toMatchObject([{ id: 'flags', status: 'fail', exit_code: 3 }]);
+    // Each lane's outcome is recorded in its run directory, and no scratch worktree is left.
+    expect(JSON.parse(readFileSync(join(dir, 'runs', 'lane-4', 'land', 'land.json'), 'utf8'))).toMatchObject({ lane: 'lane-4', status: 'conflict', code: 'LAND_CONFLICT', from: heads['lane-4'], to: null, base: 'main' });
+    expect(readdirSync(join(dir, 'runs', '.land'))).toEqual([]);
+    expect(git(r.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toEqual([`worktree ${r.dir}`]);
     // The remote holds exactly what the lines say: the base, and each landed lane's branch at its tip.
     const remoteRefs = git(remote, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').sort();
     expect(remoteRefs).toEqual([`refs/heads/main ${base}`, ...landedOrder.map((l) => `refs/heads/${branchOf(l)} ${at(l)}`)].sort());
@@ -243,4 +249,52 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     expect(third.code).toBe(1);
     git(r.dir, 'worktree', 'remove', join(root, 'hold'));
   }, 300_000);
+});
+
+describe('one lane onto the base, merge mode', () => {
+  test('should fast-forward a lane on the tip, make a merge commit for one behind it with its receipt carried, and refuse a changed diff and a conflict with nothing moved', async () => {
+    const r = baseRepo(join(root, 'merge-repo'));
+    writeFileSync(join(r.dir, 'p.txt'), twenty);
+    git(r.dir, 'add', '.');
+    git(r.dir, 'commit', '-qm', 'p');
+    const b0 = git(r.dir, 'rev-parse', 'HEAD');
+    git(r.dir, 'checkout', '-q', '--detach');
+    const out = join(root, 'merge-out');
+    const lanes = { a: 3, b: 15, c: 6, d: 15 };
+    const heads: Record<string, string> = {};
+    for (const [lane, line] of Object.entries(lanes)) {
+      git(r.dir, 'checkout', '-q', '-b', `l/${lane}`, b0);
+      writeFileSync(join(r.dir, 'p.txt'), twenty.replace(`line ${line}\n`, `${lane}\n`));
+      git(r.dir, 'commit', '-qam', lane);
+      heads[lane] = git(r.dir, 'rev-parse', 'HEAD');
+      mkdirSync(join(out, lane), { recursive: true });
+      writeFileSync(join(out, lane, 'ship-run.json'), JSON.stringify({ schema_version: 1, head: heads[lane], base: b0, repo: r.dir, branch: `l/${lane}` }));
+    }
+    git(r.dir, 'checkout', '-q', '--detach');
+    const carries: CarryEvent[] = [];
+    const ctx = { crew: 'm', repo: r.dir, out, base: 'main', mode: 'merge' as const, checks: [], push: null, cancel: new AbortController().signal, onCarry: (c: CarryEvent) => carries.push(c) };
+    const land = (lane: string) => landLane(ctx, { lane, branch: `l/${lane}`, runDir: join(out, lane) });
+    const ends = [];
+    for (const lane of Object.keys(lanes)) ends.push(await land(lane));
+    const main = git(r.dir, 'rev-parse', 'main');
+    expect(ends.map((e) => [e.lane, e.status, e.code, e.to])).toEqual([
+      ['a', 'landed', null, heads['a']],
+      ['b', 'landed', null, main],
+      ['c', 'refused', 'RECEIPT_CARRY_PRODUCT_CHANGED', null],
+      ['d', 'conflict', 'LAND_CONFLICT', null],
+    ]);
+    expect(git(r.dir, 'rev-list', '--parents', '-n', '1', main).split(' ')).toEqual([main, heads['a'], heads['b']]);
+    expect(carries.map((c) => c.status)).toEqual(['current', 'carried', 'refused']);
+    const receiptB = JSON.parse(readFileSync(join(out, 'b', 'ship-run.json'), 'utf8'));
+    expect(receiptB).toMatchObject({ head: main, base: heads['a'], carried_from: heads['b'], carry: { mode: 'merge', from: heads['b'], to: main, onto: heads['a'] } });
+    expect(receiptB.gated_tree).toBeUndefined();
+    // Refused and conflicting lanes: branch, receipt and base as they were; no scratch worktree left.
+    for (const lane of ['c', 'd']) {
+      expect(git(r.dir, 'rev-parse', `l/${lane}`)).toBe(heads[lane]);
+      expect(JSON.parse(readFileSync(join(out, lane, 'ship-run.json'), 'utf8')).head).toBe(heads[lane]);
+    }
+    expect(git(r.dir, 'rev-parse', 'l/b')).toBe(main);
+    expect(readdirSync(join(out, '.land'))).toEqual([]);
+    expect(git(r.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toEqual([`worktree ${r.dir}`]);
+  }, 60_000);
 });

@@ -88,8 +88,10 @@ async function onto(ctx: TrainContext, lane: LaneToLand, receipt: ReadReceipt, t
   // The remote's branch as it is before the rebase: the lease the push is pinned to.
   const seen = ctx.push === null ? null : await remoteTip(ctx.repo, ctx.push, lane.branch);
   try {
-    await addScratch(ctx.repo, scratch, ctx.mode === 'rebase' ? tip : baseTip);
-    const next = await bringOnto(scratch, ctx.mode, lane.lane, tip, baseTip, oldBase);
+    // A lane already on the base's tip needs neither a rebase nor a merge commit: the base fast-forwards to it.
+    const onTip = oldBase === baseTip;
+    await addScratch(ctx.repo, scratch, onTip || ctx.mode === 'rebase' ? tip : baseTip);
+    const next = onTip ? tip : await bringOnto(scratch, ctx.mode, lane.lane, tip, baseTip, oldBase);
     if (next === null) return { status: 'conflict', code: 'LAND_CONFLICT' };
     const patchId = await productPatchId(ctx.repo, baseTip, next);
     if (next !== tip && patchId !== (await productPatchId(ctx.repo, oldBase, tip))) {
