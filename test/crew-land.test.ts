@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { landLane } from '../main/land/land-lane.ts';
+import { validateFile } from '../workers/validate/validate-file.ts';
 import type { CarryEvent } from '../formats/crew/land-train.ts';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -211,7 +212,8 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     for (const lane of lanes) {
       const receipt = receiptOf(lane);
       expect(receipt.head, lane).toBe(at(lane));
-      expect(laneward(['artifact', 'validate', join(dir, 'runs', lane, 'ship-run.json'), '--as', 'ship-receipt']).code, lane).toBe(0);
+      // The validator `artifact validate --as ship-receipt` runs, in this process (the CLI once, below).
+      expect(validateFile(join(dir, 'runs', lane, 'ship-run.json'), 'ship-receipt', undefined), lane).toMatchObject({ valid: true, errors: [] });
       if (landedOrder.includes(lane)) {
         expect(receipt, lane).toMatchObject({ carry_reason: expect.stringMatching(/^rebase onto main at [0-9a-f]{12}, patch id unchanged$/), carry: { to: at(lane), mode: 'rebase', range_diff: expect.stringContaining('=') } });
         expect(git(r.dir, 'rev-parse', `${at(lane)}^{tree}`)).toBe(receipt.gated_tree);
@@ -220,6 +222,8 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
         expect(receipt.carried_from, lane).toBeUndefined();
       }
     }
+    const cli = laneward(['artifact', 'validate', join(dir, 'runs', 'lane-1', 'ship-run.json'), '--as', 'ship-receipt']);
+    expect([cli.code, cli.stdout.trim()]).toEqual([0, 'ARTIFACT_VALID: schema=ship-receipt rows=1']);
     expect(JSON.parse(readFileSync(join(dir, 'runs', 'lane-8', 'land', 'pregate.json'), 'utf8')).checks).toMatchObject([{ id: 'flags', status: 'fail', exit_code: 3 }]);
     // Each lane's outcome is recorded in its run directory, and no scratch worktree is left.
     expect(JSON.parse(readFileSync(join(dir, 'runs', 'lane-4', 'land', 'land.json'), 'utf8'))).toMatchObject({ lane: 'lane-4', status: 'conflict', code: 'LAND_CONFLICT', from: heads['lane-4'], to: null, base: 'main' });
