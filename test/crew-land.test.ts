@@ -138,6 +138,12 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     const receiptOf = (lane: string) => JSON.parse(readFileSync(join(dir, 'runs', lane, 'ship-run.json'), 'utf8')) as Record<string, unknown>;
     expect(lanes.map((l) => receiptOf(l).head)).toEqual(lanes.map((l) => heads[l]));
 
+    // A live holder of the crew's out (a crew run, another train) refuses the train.
+    const { claimOut } = await import('../main/crew/out-claim.ts');
+    const releaseOut = claimOut(join(dir, 'runs'), 'train', file);
+    const busy = laneward(['crew', 'land', file, '--state', state], { cwd: dir });
+    releaseOut();
+    expect([busy.code, busy.stdout, codesOf(busy.stderr)]).toEqual([3, '', ['CREW_BUSY']]);
     // The base is checked out (main in the repository's own worktree): nothing moves.
     const held = laneward(['crew', 'land', file, '--state', state], { cwd: dir });
     expect([held.code, held.stdout, codesOf(held.stderr)]).toEqual([3, '', ['LAND_CHECKED_OUT']]);
@@ -238,6 +244,9 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     const lane7 = at('lane-7');
     git(r.dir, 'update-ref', `refs/heads/${branchOf('lane-7')}`, heads['lane-7']!);
     git(r.dir, 'update-ref', 'refs/heads/main', at('lane-5'));
+    // And the remote's base moved on by itself: the train's fast-forward push of the base is refused.
+    const diverged = git(remote, 'commit-tree', '-p', lane7, '-m', 'pushed by someone else', `${lane7}^{tree}`);
+    git(remote, 'update-ref', 'refs/heads/main', diverged);
     // And lane 4's branch is checked out in a worktree of its own: that lane is refused, before anything is tried.
     git(r.dir, 'worktree', 'add', '-q', join(root, 'hold'), branchOf('lane-4'));
     const third = laneward(['crew', 'land', file, '--state', state, '--push', remote, '--json'], { cwd: dir, timeoutMs: 120_000 });
@@ -251,6 +260,8 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     expect(objects.at(-1)).toEqual({ summary: { lanes: 8, landed: 5, conflict: 0, refused: 2, check_failed: 1, base: lane7, branch: 'main' } });
     expect(git(r.dir, 'rev-parse', 'refs/heads/main')).toBe(lane7);
     expect(third.code).toBe(1);
+    expect(codesOf(third.stderr)).toEqual(['LAND_CHECKED_OUT', 'RECEIPT_CARRY_PRODUCT_CHANGED', 'LAND_CHECK_FAILED', 'LAND_PUSH_REJECTED']);
+    expect(git(remote, 'rev-parse', 'refs/heads/main')).toBe(diverged);
     git(r.dir, 'worktree', 'remove', join(root, 'hold'));
   }, 300_000);
 });
@@ -299,6 +310,11 @@ describe('one lane onto the base, merge mode', () => {
     }
     expect(git(r.dir, 'rev-parse', 'l/b')).toBe(main);
     expect(readdirSync(join(out, '.land'))).toEqual([]);
+    // A branch moved past its receipt is stale; a lane with no receipt is not ready; neither moves anything.
+    git(r.dir, 'update-ref', 'refs/heads/l/c', git(r.dir, 'commit-tree', '-p', heads['c']!, '-m', 'after the receipt', `${heads['c']}^{tree}`));
+    mkdirSync(join(out, 'none'));
+    expect([(await land('c')).code, (await landLane(ctx, { lane: 'none', branch: 'l/d', runDir: join(out, 'none') })).code]).toEqual(['QUEUE_RECEIPT_STALE', 'LAND_NOT_READY']);
+    expect(git(r.dir, 'rev-parse', 'main')).toBe(main);
     expect(git(r.dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '))).toEqual([`worktree ${r.dir}`]);
   }, 60_000);
 });

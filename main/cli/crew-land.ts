@@ -29,7 +29,8 @@ A lane that does not land leaves the base where it was.
                    .laneward/state): which lanes are complete, and their run directories
   --push REMOTE    push each landed lane's branch with
                    --force-with-lease=refs/heads/<branch>:<its tip on REMOTE before the
-                   rebase> and the base as a fast-forward (a remote name or URL)
+                   rebase>, and at the end the base as a fast-forward (a remote name
+                   or URL; a base the remote moved on by itself: LAND_PUSH_REJECTED)
   --json           one JSON object per CARRY and LAND line and a {"summary": ...} object
 
 The base is "land": {"base": BRANCH} in the crew file, else the workspace's base when it
@@ -84,7 +85,11 @@ export const crewLandCommand = command({
       });
       const summary = landSummary(result.lanes, result.base);
       io.out(json ? jsonLine({ summary: { ...summary, branch: result.branch } }) : landSummaryLine(summary));
-      return exitStatus(trainCode(result.lanes));
+      const push = result.pushFailure;
+      if (push !== null) io.err(renderIssueLine('laneward crew land', issue(push.code, push.path, push.message)));
+      // A rejected push is a failure (1): it outranks lanes only refused (3).
+      const code = trainCode(result.lanes);
+      return exitStatus(push !== null && (code === null || exitStatus(code) === 3) ? push.code : code);
     } finally {
       interrupt.release();
     }

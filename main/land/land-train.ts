@@ -32,6 +32,8 @@ export interface TrainResult {
   /** The base's tip when the train ended. */
   readonly base: string;
   readonly branch: string;
+  /** The remote refused the base's fast-forward (LAND_PUSH_REJECTED): the lanes landed here stand. */
+  readonly pushFailure: LanewardError | null;
 }
 
 /**
@@ -81,9 +83,17 @@ export async function landTrain(options: TrainOptions): Promise<TrainResult> {
       options.onLane(landed);
     }
     const tip = (await commitOf(workspace.repo, `refs/heads/${base}`)) ?? '';
-    // Also what a train killed between the base's move and its push left unpushed.
-    if (options.push !== null && tip !== '') await pushBase(workspace.repo, options.push, base, tip);
-    return { lanes: [...done.values()], base: tip, branch: base };
+    // Once, at the end: every lane landed is in it, and so is what a killed train left unpushed.
+    let pushFailure: LanewardError | null = null;
+    if (options.push !== null && tip !== '') {
+      try {
+        await pushBase(workspace.repo, options.push, base, tip);
+      } catch (error) {
+        if (!(error instanceof LanewardError) || error.code !== 'LAND_PUSH_REJECTED') throw error;
+        pushFailure = error;
+      }
+    }
+    return { lanes: [...done.values()], base: tip, branch: base, pushFailure };
   } finally {
     release();
   }
