@@ -239,6 +239,12 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     const remoteRefs = git(remote, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').sort();
     expect(remoteRefs).toEqual([`refs/heads/main ${base}`, ...landedOrder.map((l) => `refs/heads/${branchOf(l)} ${at(l)}`)].sort());
 
+    // The console's snapshot (crew status --json, /snapshot.json) shows the train: each lane's last outcome.
+    const snapshot = laneward(['crew', 'status', file, '--state', state, '--json'], { cwd: dir });
+    const shown = (JSON.parse(snapshot.stdout) as { lanes: { id: string; land?: { status: string; code: string | null; to: string | null } }[] }).lanes;
+    expect(shown.map((l) => [l.id, l.land?.status, l.land?.code, l.land?.to])).toEqual(
+      lanes.map((l) => [l, ...(landedOrder.includes(l) ? ['landed', null, at(l)] : l === 'lane-4' ? ['conflict', 'LAND_CONFLICT', null] : l === 'lane-6' ? ['refused', 'RECEIPT_CARRY_PRODUCT_CHANGED', null] : ['check_failed', 'LAND_CHECK_FAILED', null])]),
+    );
     // A train killed after it wrote lane 7's carried receipt, before it moved the branch
     // and the base: the same command moves the branch to the receipt's head and lands it.
     const lane7 = at('lane-7');

@@ -8,6 +8,7 @@ import { runPregate, sweepChecks } from '../crew/pregate.ts';
 import { readReceipt, writeCarriedReceipt, type ReadReceipt } from './carry.ts';
 import { commitOf, treeOf, isAncestor, mergeBase, moveRef, productPatchId, rangeDiff } from './land-git.ts';
 import { pushLane, remoteTip } from './land-push.ts';
+import { LAND_DIR } from './land-record.ts';
 import { addScratch, bringOnto, removeScratch, scratchPath } from './scratch.ts';
 
 /** What every lane of one train shares. */
@@ -30,8 +31,6 @@ export interface LaneToLand {
   readonly runDir: string;
 }
 
-/** The train's pregate record, relative to the lane's run directory (the lane's own pregate.json stays as it was). */
-export const LAND_PREGATE_DIR = 'land';
 
 /** A base that keeps moving under the train is retried this often before the lane gives up. */
 const BASE_TRIES = 5;
@@ -107,7 +106,7 @@ async function onto(ctx: TrainContext, lane: LaneToLand, receipt: ReadReceipt, t
     }
     const reason = `${ctx.mode} onto ${ctx.base} at ${baseTip.slice(0, 12)}, patch id unchanged`;
     const evidence = await rangeDiff(ctx.repo, oldBase, tip, baseTip, next);
-    writeCarriedReceipt(receipt, { lane: lane.lane, runDir: lane.runDir, from: tip, to: next, oldBase, onto: baseTip, mode: ctx.mode, reason, patchId, rangeDiff: evidence, tree: ctx.checks.length === 0 ? null : tree, pregate: ctx.checks.length === 0 ? null : receipt.record.gated_tree === tree ? String(receipt.record.pregate) : `${LAND_PREGATE_DIR}/pregate.json` });
+    writeCarriedReceipt(receipt, { lane: lane.lane, runDir: lane.runDir, from: tip, to: next, oldBase, onto: baseTip, mode: ctx.mode, reason, patchId, rangeDiff: evidence, tree: ctx.checks.length === 0 ? null : tree, pregate: ctx.checks.length === 0 ? null : receipt.record.gated_tree === tree ? String(receipt.record.pregate) : `${LAND_DIR}/pregate.json` });
     ctx.onCarry({ kind: 'carry', lane: lane.lane, status: 'carried', from: tip, to: next, reason });
     if (!(await moveRef(ctx.repo, `refs/heads/${lane.branch}`, next, tip))) return { status: 'refused', code: 'QUEUE_RECEIPT_STALE' };
     return { status: 'moved', tip: next };
@@ -126,7 +125,7 @@ async function checksPass(ctx: TrainContext, lane: LaneToLand, scratch: string, 
   // Fixed per lane, so a train started after a killed one tears down the check it left running.
   const tag = `land:${ctx.crew}:${lane.lane}`;
   if (!(await sweepChecks(tag))) throw new LanewardError('WORKSPACE_FAILED', `lane ${lane.lane}: a check a killed train left running could not be proven gone`, { path: lane.runDir });
-  const dir = join(lane.runDir, LAND_PREGATE_DIR);
+  const dir = join(lane.runDir, LAND_DIR);
   makeDirs(dir);
   const result = await runPregate({ lane: lane.lane, worktree: scratch, runDir: dir, checks: ctx.checks, cancel: ctx.cancel, tag });
   if (ctx.cancel.aborted) throw new LanewardError('CANCELLED', `crew land stopped during the checks of lane ${lane.lane}`, { path: dir });

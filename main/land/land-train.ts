@@ -9,12 +9,8 @@ import type { LoadedCrew } from '../crew/load-crew.ts';
 import { claimOut } from '../crew/out-claim.ts';
 import type { Store } from '../store/store.ts';
 import { commitOf } from './land-git.ts';
-import { LAND_PREGATE_DIR, landLane, type TrainContext } from './land-lane.ts';
-import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { makeDirs } from '../fs/make-dirs.ts';
-
-/** The lane's last train outcome, in `<run dir>/land/`. */
-export const LAND_RECORD = 'land.json';
+import { landLane, type TrainContext } from './land-lane.ts';
+import { recordLanded } from './land-record.ts';
 import { pushBase } from './land-push.ts';
 
 export interface TrainOptions {
@@ -97,16 +93,6 @@ export async function landTrain(options: TrainOptions): Promise<TrainResult> {
   } finally {
     release();
   }
-}
-
-/**
- * `<run dir>/land/land.json`, atomically: how the lane's last train ended for it (status,
- * code, from, to, the base), for the operator and for the lane's way back to its agent.
- */
-function recordLanded(runDir: string, landed: LaneLanded, base: string): void {
-  const dir = join(runDir, LAND_PREGATE_DIR);
-  makeDirs(dir);
-  writeFileAtomic(join(dir, LAND_RECORD), `${JSON.stringify({ ...landed, base, at: new Date().toISOString() }, null, 2)}\n`, 0o644, true);
 }
 
 /**
