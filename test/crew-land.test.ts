@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { carryLine, landLine, landOrder, landSummaryLine, trainCode, type LaneLanded } from '../formats/crew/land-train.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
-import { canRun, killStrays, until } from './helpers/procs.ts';
+import { canRun, killQuietly, killStrays, until } from './helpers/procs.ts';
 import { baseRepo, git } from './helpers/git.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -19,7 +19,11 @@ const root = tempRoot('crew-land');
 const fixtures = join(import.meta.dirname, '..', 'fixtures');
 
 beforeAll(() => ensureBuilt());
+/** The check the test parks for its SIGKILL (`sleep`, whose command line names no temp path): killed here should the test fail before the train sweeps it. */
+let parkedPid: number | null = null;
 afterEach(() => {
+  if (parkedPid !== null) killQuietly(parkedPid);
+  parkedPid = null;
   expect(killStrays(root)).toEqual([]);
 });
 
@@ -167,6 +171,7 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     child.kill('SIGKILL');
     await exited;
     const parked = Number(readFileSync(join(triggers, 'parked'), 'utf8'));
+    parkedPid = parked;
     const moved = readFileSync(join(triggers, 'moved'), 'utf8').trim();
     const firstLines = first.split('\n').filter((l) => /^(LAND|CARRY): /.test(l));
     const to = (lines: string[], lane: string) => lines.find((l) => l.startsWith(`LAND: lane=${lane} `))?.match(/ to=(\S+)/)?.[1] ?? '?';
@@ -189,6 +194,8 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     // The same command goes on: what landed is not landed again; the check the kill left is torn down first.
     const second = laneward(['crew', 'land', file, '--state', state, '--push', remote], { cwd: dir, timeoutMs: 120_000 });
     expect(canRun(parked)).toBe(false);
+    // Gone: its pid may name another process from now on.
+    parkedPid = null;
     const lines = second.stdout.split('\n').filter((l) => /^(LAND|CARRY|LAND_SUMMARY): /.test(l));
     const base = git(r.dir, 'rev-parse', 'refs/heads/main');
     expect(lines).toEqual([
