@@ -367,6 +367,38 @@ export const RESULT_CODES = {
     summary: 'the lane\'s ship receipt names a head that is not its branch\'s tip',
     fix: 'run the lane\'s pregate and receipt again at the branch tip (crew run --retry-failed), or reset the branch to the head the receipt names',
   },
+  LAND_CONFLICT: {
+    summary: 'the lane\'s branch does not rebase (or merge) cleanly onto the current base tip, so it was not landed',
+    fix: 'resolve the conflict on the lane\'s branch in its own worktree (rebase it onto the base named in the LAND line), run its pregate and receipt again (crew run --retry-failed), then crew land again',
+  },
+  LAND_CHECK_FAILED: {
+    summary: 'a pregate check failed on the merged tree (the lane rebased onto the base), so the base did not move',
+    fix: 'run the failed check (land/pregate.json in the lane\'s run directory) on the lane rebased onto the base, fix the lane\'s branch, then crew land again',
+  },
+  RECEIPT_CARRY_PRODUCT_CHANGED: {
+    summary: 'rebased onto the base, the lane\'s product diff is not the one its receipt vouched for (its patch id changed), so the receipt cannot be carried',
+    fix: 'rebase the lane onto the base in its own worktree, review and pregate the new diff and write a new receipt (crew run --retry-failed), then crew land again',
+  },
+  LAND_LEASE_REJECTED: {
+    summary: 'the remote\'s copy of the lane\'s branch moved after the train read it, so the pinned-lease push was rejected and the lane was not landed',
+    fix: 'fetch the remote, read what was pushed to the lane\'s branch, settle it with the lane, then crew land again',
+  },
+  LAND_PUSH_REJECTED: {
+    summary: 'the remote refused the fast-forward push of the base (it moved on by itself), so the train stopped after the lanes it had landed',
+    fix: 'fetch the remote and bring the local base up to it (a fast-forward, or settle the divergence by hand), then crew land --push again',
+  },
+  LAND_CHECKED_OUT: {
+    summary: 'the base or a lane\'s branch is checked out in a worktree, whose files a ref moved under it would no longer match',
+    fix: 'switch that worktree off the branch (git switch --detach), or remove the lanes\' worktrees (laneward crew clean CREW.json; branches are kept), then crew land again',
+  },
+  LAND_NOT_READY: {
+    summary: 'the lane is not complete with a ship receipt, or a lane it depends on did not land, so it was not landed',
+    fix: 'finish the lane (crew run) so that it writes its receipt, or land the lane it depends on first, then crew land again',
+  },
+  LAND_BASE_UNKNOWN: {
+    summary: 'the crew\'s base is not a local branch, so the train has no ref to move',
+    fix: 'name the base branch in the crew file ("workspace": {"base": BRANCH}, or "land": {"base": BRANCH})',
+  },
   QA_CROSS_CHECK_FAILED: {
     summary: 'the observer\'s cross-check failed; completion is aborted',
     fix: 'act on the guidance in the QA_CROSS_CHECK line, then finish again',

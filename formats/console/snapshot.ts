@@ -39,6 +39,16 @@ export interface LaneView {
   readonly head?: string;
   /** Its lane check once the crew has made it: clear, or overlap with the files it shares and the lanes it shares them with. */
   readonly check?: { readonly status: 'clear' | 'overlap'; readonly files: readonly string[]; readonly with: readonly string[] };
+  /** How the last merge train (crew land) ended for it, once one took it; absent: none yet. */
+  readonly land?: LaneLand;
+}
+
+/** A lane's outcome in the last merge train: landed at `to`, or why not (a LAND status and its code). */
+export interface LaneLand {
+  readonly status: string;
+  readonly code: string | null;
+  readonly to: string | null;
+  readonly at: string;
 }
 
 /** A provider a rate limit held back (PROVIDER_RATE_LIMITED): paused until a time, then admitted gradually. */

@@ -108,6 +108,13 @@ export const crewFileSchema = v.pipe(
     workspace: v.optional(v.strictObject({ repo: text, base: v.optional(text) })),
     /** The repository's checks, run at each lane's head before it reports done (formats/crew/pregate-checks.ts); needs a workspace. */
     pregate: v.optional(pregateChecksSchema),
+    /**
+     * How `crew land` brings each lane onto the base: `rebase` (the default) replays the
+     * lane's commits onto the base tip, `merge` makes a merge commit of the base tip and the
+     * lane; `base` names the branch the train moves (default: the workspace's base when it
+     * names a branch, else the branch the repository's HEAD is on).
+     */
+    land: v.optional(v.strictObject({ mode: v.optional(v.picklist(['rebase', 'merge']), 'rebase'), base: v.optional(text) })),
     lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
     count: v.optional(count(1, 100_000)),
     template: v.optional(template),

@@ -15,4 +15,8 @@ export const shipReceiptSchema = v.looseObject({
   session_kind: v.optional(v.string()),
   artifacts_consumed: v.optional(v.pipe(v.string(), v.regex(/^\d+\/\d+$/, 'Expected "n/m"'))),
   run: v.optional(v.string()),
+  /** A receipt carried across a base merge or rebase: the head it was written for, why, and the evidence (range-diff, patch ids). */
+  carried_from: v.optional(v.string()),
+  carry_reason: v.optional(v.string()),
+  carry: v.optional(v.looseObject({})),
 });

@@ -7,6 +7,7 @@ import { crewStatus, crewView } from './crew-console.ts';
 import { crewPrinter } from './crew-lines.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
 import { crewAnswerCommand } from './crew-answer.ts';
+import { crewLandCommand } from './crew-land.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -99,7 +100,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF},
-  "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}]}
+  "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}],
+  "land"?: {"mode"?: "rebase" | "merge", "base"?: BRANCH}}
 A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
 {lane} are replaced inside each element, never by a shell. A preset is {"preset":
 "claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
@@ -138,6 +140,8 @@ named: nothing of it is committed, and commits the agent made are taken off the 
 
 "answer": "owner" leaves every gate to the owner (laneward crew answer --help); not with
 --queue (CREW_INVALID).
+laneward crew land CREW.json [--push REMOTE] lands the complete lanes on the base, one
+fast-forward each (see laneward crew land --help).
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left,
 and with --queue URL what a queued crew left in Redis (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view
 CREW.json --serve PORT show a crew from its state root, finished or running elsewhere.`;
@@ -272,7 +276,7 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewWorkerCommand], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewLandCommand, crewWorkerCommand], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

@@ -7,6 +7,7 @@ import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.t
 import { reviewLedger } from './review-spend.ts';
 import { cachedCallCodes } from './call-codes.ts';
 import { DEFAULT_STUCK_AFTER_S, HISTOGRAM_BOUNDS_MS } from './view-state.ts';
+import { readLandRecord } from '../land/land-record.ts';
 
 export type { CrewRunState };
 
@@ -49,7 +50,11 @@ export class StoreSource implements SnapshotSource {
     const lanes = this.crew.laneIds.map((id, i) => {
       const saved = progress[i];
       const title = this.crew.titles?.get(id);
-      return saved === undefined ? queuedLane(id, title) : laneViewOf(saved, this.spend(saved), undefined, this.calls(saved), title);
+      if (saved === undefined) return queuedLane(id, title);
+      const view = laneViewOf(saved, this.spend(saved), undefined, this.calls(saved), title);
+      // The merge train writes beside the lane's run, never in the store: read for complete lanes only.
+      const land = saved.stage === 'complete' ? readLandRecord(saved.runDir) : undefined;
+      return land === undefined ? view : { ...view, land };
     });
     const done = state === 'done' || state === 'interrupted';
     const startedAt = run?.startedAt ?? null;
