@@ -423,6 +423,30 @@ export const RESULT_CODES = {
     summary: 'lanes of the crew wait at their gates for the owner\'s answer (answer: owner); their agents have not started',
     fix: 'answer them with laneward crew answer CREW.json --lane ID|--all --reply REPLY --by NAME, then run the crew again (a running crew goes on by itself)',
   },
+  CONSOLE_TOKEN_MISSING: {
+    summary: 'a request to change the crew came without the console\'s token',
+    fix: 'open the console from the URL the crew printed (CREW_VIEW: ...?token=...); the page sends its token with every action',
+  },
+  CONSOLE_TOKEN_WRONG: {
+    summary: 'a request to change the crew came with a token that is not this console\'s',
+    fix: 'open the console from the URL this crew run printed (CREW_VIEW: ...?token=...): each run mints its own token',
+  },
+  CONSOLE_ORIGIN_REFUSED: {
+    summary: 'a request to change the crew came from another origin than the console\'s own page (or named none)',
+    fix: 'act from the console\'s own page on 127.0.0.1, or from a shell with laneward crew answer|retry|cancel',
+  },
+  CONSOLE_BODY_INVALID: {
+    summary: 'a console action\'s body is not the JSON object its route takes, or is larger than the bound',
+    fix: 'send application/json with the route\'s fields only (lane, lanes, reply, by), under 64 KiB',
+  },
+  CONSOLE_ACTION_METHOD: {
+    summary: 'a console action was asked with another method than POST; nothing changes on GET',
+    fix: 'send the action as a POST from the console\'s page',
+  },
+  CONSOLE_READ_ONLY: {
+    summary: 'this console only shows the crew: the process serving it cannot act on the crew',
+    fix: 'act from the console of laneward crew run --serve, or from a shell with laneward crew answer|retry|cancel',
+  },
   ATTEMPT_IN_FLIGHT: {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',
