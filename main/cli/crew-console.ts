@@ -94,10 +94,13 @@ export const crewView = command({
     const port = intOption('serve', values.serve, 0, 65_535);
     if (port === undefined) throw usage('crew view needs --serve PORT');
     const stuck = stuckAfter(values['stuck-after']);
-    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const { source, loaded, store } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
     const { serveCrew } = await import('../console/serve.ts');
     const { LANE_PAGE } = await import('../console/lane-page-route.ts');
-    const server = await serveCrew(port, source, { lanePage: LANE_PAGE }).catch((error: unknown) => {
+    const { consoleReads } = await import('../console/console-ports.ts');
+    // A view only shows: its reads on request (gates, diffs), no actions and no token.
+    const reads = consoleReads(loaded, (lane) => store.crewLanes.get([loaded.crew.crew, lane])?.head ?? null);
+    const server = await serveCrew(port, source, { lanePage: LANE_PAGE, reads }).catch((error: unknown) => {
       throw new LanewardError('USAGE', `--serve ${port}: ${error instanceof Error ? error.message : String(error)}`, { path: '--serve' });
     });
     io.err(`CREW_VIEW: ${server.url}`);

@@ -140,8 +140,9 @@ async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, 
       ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
       ...(feed.laneStory === undefined ? {} : { laneStory: feed.laneStory }),
     }));
-    shown.server = options.serve === undefined ? undefined : await serve(options.serve, view);
-    if (shown.server !== undefined) io.event({ type: 'served', url: shown.server.url });
+    shown.server = options.serve === undefined ? undefined : await serve(options.serve, view, session);
+    // The URL carries the console's token: whoever opens it may act on the crew.
+    if (shown.server !== undefined) io.event({ type: 'served', url: shown.server.openUrl });
     // On a terminal the crew's live region sits under the lines printed as lanes end.
     shown.live = io.stderrIsTTY ? startTerminalView(io, view, LIVE_MS) : undefined;
     refresh = shown.server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
@@ -205,11 +206,19 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
   return { tally: counts, lanes, stoppedBy: stop.stoppedBy, summary };
 }
 
-/** The crew's page and event stream on loopback; a port that cannot be served is a usage error. */
-async function serve(port: number, view: CrewView): Promise<CrewServer> {
+/**
+ * The crew's page and event stream on loopback, acting through the crew's store (answers
+ * now; control requests once this process takes them); a port that cannot be served is a
+ * usage error.
+ */
+async function serve(port: number, view: CrewView, session: CrewSession): Promise<CrewServer> {
   const { LANE_PAGE } = await import('../console/lane-page-route.ts');
   const { serveCrew } = await import('../console/serve.ts');
-  return serveCrew(port, view, { lanePage: LANE_PAGE }).catch((error: unknown) => {
+  const { consoleReads, crewConsoleActions } = await import('../console/console-ports.ts');
+  const { loaded, root, store, options } = session;
+  const reads = consoleReads(loaded, (lane) => store.crewLanes.get([loaded.crew.crew, lane])?.head ?? null);
+  const actions = crewConsoleActions({ loaded, root, env: options.env, cwd: options.cwd });
+  return serveCrew(port, view, { lanePage: LANE_PAGE, actions, reads }).catch((error: unknown) => {
     throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
   });
 }
