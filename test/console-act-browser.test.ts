@@ -207,7 +207,7 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the gate inbox of a running crew i
     const under = await launchBrowser('console-inbox');
     const { browser } = under;
     try {
-      const url = await run.url;
+      const url = await run.openUrl;
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
       await open(browser, url);
       await browser.waitFor(`document.getElementById('inbox')?.getAttribute('data-count') === '3'`, 90_000);

@@ -5,6 +5,7 @@ import { MAX_ACTION_BODY_BYTES } from '../formats/console/actions.ts';
 import { type CrewServer, serveCrew } from '../main/console/serve.ts';
 import { mintToken } from '../main/console/action-guard.ts';
 import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
+import { DEFAULT_UI, renderCrewView } from '../formats/console/view.ts';
 
 // The console's acting routes: every refusal with its code and HTTP status, and every
 // action reaching the port, through a port that records what it was asked.
@@ -182,5 +183,25 @@ describe('the console acts only on a request that passes every check', () => {
       { lanes: 'all', reply: 'as-is', by: 'bob' },
       { lanes: 'all', reply: 'nonsense', by: 'bob' },
     ]);
+  });
+});
+
+describe('renderCrewView: the action buttons of a page that can act', () => {
+  const NOW = '2026-12-01T12:00:00.000Z';
+  const lane = (id: string, state: string, code: string | null = null) => ({ id, state, attempts: 1, code, detail: null, costUsd: 0, startedAt: NOW, since: NOW, activityAt: NOW });
+  const snapshot = crewSnapshot([lane('f', 'failed', 'CHILD_FAILED'), lane('i', 'interrupted', 'CANCELLED'), lane('w', 'interrupted', 'CREW_OWNER_PENDING'), lane('r', 'work'), lane('q', 'queued'), lane('c', 'complete')], { now: NOW });
+  const buttons = (html: string) => [...html.matchAll(/<tr data-lane="([^"]+)"[^>]*>(?:(?!<\/tr>).)*<\/tr>/g)].map((m) => `${m[1]}: ${[...m[0].matchAll(/data-action="([^"]+)"/g)].map((b) => b[1]).join(',')}`);
+
+  test('should offer a retry to a failed or interrupted lane, a cancel of its call and itself to a running one, and a cancel to a queued or waiting one', () => {
+    const html = renderCrewView(snapshot, { ...DEFAULT_UI, sort: 'id', acting: true });
+    const table = html.slice(html.indexOf('<table id="lanes">'));
+    expect(buttons(table)).toEqual(['f: retry', 'i: retry', 'w: cancel-lane', 'r: cancel-call,cancel-lane', 'q: cancel-lane', 'c: ']);
+    expect(table).toContain('<th>act</th>');
+  });
+
+  test('should offer none to a page that cannot act', () => {
+    const html = renderCrewView(snapshot, { ...DEFAULT_UI, sort: 'id' });
+    expect(html).not.toContain('data-action');
+    expect(html).not.toContain('<th>act</th>');
   });
 });
