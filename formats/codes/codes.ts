@@ -455,6 +455,10 @@ export const RESULT_CODES = {
     summary: 'the crew runs on queue workers, which take only a stop, not lane requests',
     fix: 'stop the crew with laneward crew stop CREW.json, then run it again; lanes are retried with crew run --retry-failed',
   },
+  CONTROL_PENDING: {
+    summary: 'the crew did not take the request within --wait; it stays recorded',
+    fix: 'check that the crew runs (laneward crew status CREW.json); a running crew takes the request within a second, and the next crew run takes a retry',
+  },
   ATTEMPT_IN_FLIGHT: {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',
