@@ -447,6 +447,42 @@ export const RESULT_CODES = {
     summary: 'this console only shows the crew: the process serving it cannot act on the crew',
     fix: 'act from the console of laneward crew run --serve, or from a shell with laneward crew answer|retry|cancel',
   },
+  CALL_CANCELLED: {
+    summary: 'an operator cancelled the lane\'s running call: its process group was torn down and the call is never replayed',
+    fix: 'run the lane again with laneward crew retry CREW.json --lane ID (new attempts, from where its saved progress says)',
+  },
+  LANE_CANCELLED: {
+    summary: 'an operator cancelled the lane: it stopped where it was, its running call torn down',
+    fix: 'run the lane again with laneward crew retry CREW.json --lane ID if it is still wanted',
+  },
+  CREW_NOT_RUNNING: {
+    summary: 'no process runs the crew on this state root, so there is nothing to stop or cancel',
+    fix: 'start the crew with laneward crew run CREW.json (the same --state); a lane that is not running needs no cancel',
+  },
+  LANE_UNKNOWN: {
+    summary: 'the crew file names no such lane',
+    fix: 'name a lane the crew file lists (laneward crew status CREW.json shows them)',
+  },
+  LANE_NOT_RETRYABLE: {
+    summary: 'the lane cannot be retried as it is: it is complete, running, not started, or waiting for its owner',
+    fix: 'retry a failed or interrupted lane; answer a waiting one with laneward crew answer; a running one can be cancelled first (crew cancel)',
+  },
+  CALL_NOT_RUNNING: {
+    summary: 'the lane has no supervised call running to cancel',
+    fix: 'read the lane with laneward crew status CREW.json --lane ID; cancel the lane itself with crew cancel without --call',
+  },
+  LANE_NOT_RUNNING: {
+    summary: 'the lane has ended (complete or failed), so there is nothing to cancel',
+    fix: 'nothing to do; retry a failed lane with laneward crew retry CREW.json --lane ID',
+  },
+  CREW_CONTROL_UNSUPPORTED: {
+    summary: 'the crew runs on queue workers, which take only a stop, not lane requests',
+    fix: 'stop the crew with laneward crew stop CREW.json, then run it again; lanes are retried with crew run --retry-failed',
+  },
+  CONTROL_PENDING: {
+    summary: 'the crew did not take the request within --wait; it stays recorded',
+    fix: 'check that the crew runs (laneward crew status CREW.json); a running crew takes the request within a second, and the next crew run takes a retry',
+  },
   ATTEMPT_IN_FLIGHT: {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',

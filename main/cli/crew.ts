@@ -7,6 +7,7 @@ import { crewStatus, crewView } from './crew-console.ts';
 import { crewPrinter } from './crew-lines.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
 import { crewAnswerCommand } from './crew-answer.ts';
+import { crewCancelCommand, crewRetryCommand, crewStopCommand } from './crew-control.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -88,7 +89,13 @@ lanes (and, for a crew that ends interrupted, the command that continues it).
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
 crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor, or
 lanes waiting for their owner and none failed (CREW_OWNER_PENDING),
-124 --deadline, 128+n stopped by signal n.
+124 --deadline, 128+n stopped by signal n (143 stopped by laneward crew stop).
+While it runs, an operator acts on it from any shell through its state root: laneward
+crew retry CREW.json --lane ID, crew cancel CREW.json --lane ID [--call], crew stop
+CREW.json (see their --help); it takes each request within about a second and prints
+CREW_CONTROL: seq=<n> action=retry|cancel_call|cancel_lane|stop lane=<id>|- by=human:<name>
+status=applied|refused [code=<CODE>] [detail=<why>]. A retry recorded while no crew ran
+is taken as it starts.
 
 The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "actions": {"file": F, "trust": PUB, "reviewer": A, "observer": A, "agent": A},
@@ -272,7 +279,7 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewWorkerCommand], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewRetryCommand, crewCancelCommand, crewStopCommand, crewWorkerCommand], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

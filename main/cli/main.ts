@@ -12,9 +12,11 @@ usage: laneward <command> ...
 
   init --repo DIR --tasks FILE          write a ready crew from a repository and a task list: keys,
                                         signed actions, one plan per task, crew.json; prints its command
-  crew run|status|view|answer|clean|worker  many lanes at once: review runs, QA cadence, the
+  crew run|status|view|answer|retry|cancel|stop|clean|worker
+                                        many lanes at once: review runs, QA cadence, the
                                         console; crew answer gives the owner's answer to lanes
-                                        waiting at their gates; crew run --rehearse tries a crew
+                                        waiting at their gates; crew retry|cancel|stop act on a
+                                        running crew from any shell; crew run --rehearse tries a crew
                                         with no key, against laneward's own model server on loopback
   artifact validate|schema|ack|urgent|worker  the artifact contract and the completion check
   gate render|parse|decisions           the final gate and its reply grammar
