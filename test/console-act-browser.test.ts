@@ -62,6 +62,9 @@ async function settled<T>(browser: HeadlessBrowser, expression: string): Promise
   return (answer['result'] as { value?: T }).value as T;
 }
 
+/** Types `name` into the page's name field as a person would (its input event keeps it for the tab). */
+const typeName = (browser: HeadlessBrowser, name: string) => browser.evaluate(`(() => { const by = document.getElementById('act-by'); by.value = ${JSON.stringify(name)}; by.dispatchEvent(new Event('input')); })()`);
+
 const texts = (selector: string) => `[...document.querySelectorAll(${JSON.stringify(selector)})].map((e) => e.textContent)`;
 
 describe.skipIf(CHROMIUM_SKIP !== undefined)('the console acts from its pages in headless Chromium (a recording port)', () => {
@@ -120,6 +123,10 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the console acts from its pages in
     // Gone from the address bar (and so from history), kept in the tab's session storage.
     expect(await browser.evaluate(`[location.search, sessionStorage.getItem('laneward-console-token')]`)).toEqual(['', server.token]);
     expect(await browser.evaluate(`[...document.querySelectorAll('#lanes tbody tr')].map((tr) => tr.getAttribute('data-lane') + ': ' + [...tr.querySelectorAll('button[data-action]')].map((b) => b.getAttribute('data-action')).join(','))`)).toEqual(['broke: retry', 'held: cancel-call,cancel-lane', 'edits: cancel-call,cancel-lane']);
+    // Nothing is sent without a name: every action is a named person's.
+    await browser.evaluate(`document.querySelector('#lanes tr[data-lane="broke"] button[data-action="retry"]').click()`);
+    expect(await browser.evaluate(`document.getElementById('act-result').textContent`)).toBe('retry broke: give your name first (the request is recorded as yours, human:<name>)');
+    await typeName(browser, 'ann');
     await browser.evaluate(`document.querySelector('#lanes tr[data-lane="broke"] button[data-action="retry"]').click()`);
     await browser.waitFor(`document.getElementById('act-result').textContent === 'retry broke: requested (#1)'`);
     // Stopping the crew takes two presses.
@@ -130,8 +137,8 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the console acts from its pages in
     await browser.evaluate(`document.getElementById('crew-stop').click()`);
     await browser.waitFor(`document.getElementById('act-result').textContent === 'stop: requested (#2)'`);
     expect(actions.controls).toEqual([
-      { action: 'retry', lane: 'broke', by: 'console' },
-      { action: 'stop', lane: null, by: 'console' },
+      { action: 'retry', lane: 'broke', by: 'human:ann' },
+      { action: 'stop', lane: null, by: 'human:ann' },
     ]);
     await browser.screenshot(join(shots, 'console-act-crew.png'));
   });
@@ -140,6 +147,8 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the console acts from its pages in
     await browser.navigate(`${server.url}lanes/held`);
     await browser.waitFor(`document.getElementById('lane-actions')?.hidden === false`);
     expect(await browser.evaluate(texts('#lane-actions button'))).toEqual(['cancel its running call', 'cancel this lane']);
+    // The name given on the crew page is the tab's: the lane page has it.
+    expect(await browser.evaluate(`document.getElementById('act-by').value`)).toBe('ann');
     await browser.evaluate(`document.querySelector('#lane-actions button[data-action="cancel-call"]').click()`);
     await browser.waitFor(`document.getElementById('act-result').textContent === 'cancel-call held: requested (#3)'`);
     await browser.navigate(`${server.url}lanes/broke`);
@@ -148,8 +157,8 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the console acts from its pages in
     await browser.evaluate(`document.querySelector('#lane-actions button').click()`);
     await browser.waitFor(`document.getElementById('act-result').textContent === 'retry broke: requested (#4)'`);
     expect(actions.controls.slice(2)).toEqual([
-      { action: 'cancel_call', lane: 'held', by: 'console' },
-      { action: 'retry', lane: 'broke', by: 'console' },
+      { action: 'cancel_call', lane: 'held', by: 'human:ann' },
+      { action: 'retry', lane: 'broke', by: 'human:ann' },
     ]);
   });
 
@@ -195,7 +204,7 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the console acts from its pages in
 describe.skipIf(CHROMIUM_SKIP !== undefined)('the gate inbox of a running crew in headless Chromium', () => {
   beforeAll(() => ensureBuilt());
 
-  test('should list the lanes waiting at their gates with their brief, answer two of them from the inbox by name, and let the rest be answered by crew answer --all', async () => {
+  test('should list the lanes waiting at their gates with their brief, answer two from the inbox by name, cancel and retry the third from its page, and let crew answer --all answer it at its gate again', async () => {
     const dir = join(root, 'owner');
     mkdirSync(dir);
     const file = writeDemoCrew({ dir, crew: 'inbox', lanes: 3, broken: 0, concurrency: 3, fixtures: join(ROOT, 'fixtures') });
@@ -217,18 +226,37 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the gate inbox of a running crew i
       await browser.waitFor(`document.querySelector('tr[data-lane="lane-3"] td.inbox-gate')?.getAttribute('data-loaded') === 'true'`);
       expect(await browser.evaluate(`document.querySelector('tr[data-lane="lane-3"] .inbox-rec code').textContent`)).toMatch(/^([a-z]*[0-9]+[a-z])( [a-z]*[0-9]+[a-z])*$/);
       expect(await browser.evaluate(`document.querySelector('tr[data-lane="lane-3"] pre.inbox-brief').textContent`)).toBe(readFileSync(join(dir, 'runs', 'lane-3', 'brief.md'), 'utf8'));
+      // lane-3 cancelled from its page while it waits, and retried from it: it comes back to its gate.
+      await open(browser, `${url.replace(/\?token=.*$/, '')}lanes/lane-3`);
+      await browser.waitFor(`document.getElementById('lane-actions')?.hidden === false`);
+      expect(await browser.evaluate(texts('#lane-actions button'))).toEqual(['cancel this lane']);
+      await typeName(browser, 'ann');
+      await browser.evaluate(`document.querySelector('#lane-actions button[data-action="cancel-lane"]').click()`);
+      await browser.waitFor(`/^cancel-lane lane-3: requested \\(#\\d+\\)$/.test(document.getElementById('act-result').textContent)`);
+      await until(() => /^CREW_LANE: lane=lane-3 .*status=failed .*code=LANE_CANCELLED/m.test(run.out()), 60_000, 'lane-3 to be cancelled');
+      await open(browser, `${url.replace(/\?token=.*$/, '')}lanes/lane-3`);
+      await browser.waitFor(`document.getElementById('lane-actions')?.hidden === false`);
+      expect(await browser.evaluate(texts('#lane-actions button'))).toEqual(['retry this lane']);
+      await browser.evaluate(`document.querySelector('#lane-actions button[data-action="retry"]').click()`);
+      await browser.waitFor(`/^retry lane-3: requested \\(#\\d+\\)$/.test(document.getElementById('act-result').textContent)`);
+      await browser.screenshot(join(shots, 'console-lane-retry.png'));
+      await open(browser, url.replace(/\?token=.*$/, ''));
+      await browser.waitFor(`document.getElementById('inbox')?.getAttribute('data-count') === '3'`, 60_000);
       // Two of them, ticked, answered by name: a reply without a name is not sent.
       await browser.evaluate(`document.getElementById('inbox-reply').value = 'as-is'`);
       for (const lane of ['lane-1', 'lane-2']) await browser.evaluate(`document.querySelector('input.inbox-pick[data-lane="${lane}"]').click()`);
+      // The name typed on the lane page is the tab's: the crew page has it.
+      expect(await browser.evaluate(`document.getElementById('act-by').value`)).toBe('ann');
+      await typeName(browser, '');
       await browser.evaluate(`document.getElementById('inbox-answer').click()`);
       expect(await browser.evaluate(`document.getElementById('inbox-result').textContent`)).toBe('give your name: the answer is recorded as yours (human:<name>)');
-      await browser.evaluate(`(() => { const by = document.getElementById('inbox-by'); by.value = 'ann'; by.dispatchEvent(new Event('input')); })()`);
+      await typeName(browser, 'ann');
       await browser.evaluate(`document.getElementById('inbox-answer').click()`);
       await browser.waitFor(`document.getElementById('inbox-result').getAttribute('data-answered') === 'lane-1 lane-2'`, 30_000);
       await browser.screenshot(join(shots, 'console-inbox.png'));
       // They go on at once: both complete while lane-3 still waits.
       await until(() => ['lane-1', 'lane-2'].every((lane) => new RegExp(`^CREW_LANE: lane=${lane} .*status=complete`, 'm').test(run.out())), 90_000, 'lane-1 and lane-2 to complete');
-      expect(run.out()).not.toMatch(/^CREW_LANE: lane=lane-3 /m);
+      expect(run.out()).not.toMatch(/^CREW_LANE: lane=lane-3 .*status=complete/m);
       await browser.waitFor(`document.getElementById('inbox')?.getAttribute('data-count') === '1'`);
       const rest = laneward(['crew', 'answer', file, '--all', '--reply', 'as-is', '--by', 'bob', '--state', state], { cwd: dir });
       expect(rest.stdout).toMatch(/^CREW_ANSWERED: lane=lane-3 status=answered /m);

@@ -127,7 +127,8 @@ describe('the console acts only on a request that passes every check', () => {
   test.each([
     ['/actions/retry', 'not json', 'the body is not JSON'],
     ['/actions/retry', '[1]', 'the body is not a JSON object'],
-    ['/actions/retry', '{}', 'lane must be a lane id'],
+    ['/actions/retry', '{"by":"ann"}', 'lane must be a lane id'],
+    ['/actions/retry', '{"lane":"lane-0"}', 'by is required: the name of the person who asks'],
     ['/actions/retry', '{"lane":"lane-0","force":true}', 'unknown field "force" (takes lane, by)'],
     ['/actions/stop', '{"lane":"lane-0"}', 'unknown field "lane" (takes by)'],
     ['/actions/cancel-call', '{"lane":"lane-0","by":"two words"}', 'by must be a name: one word of visible characters, at most 64'],
@@ -139,19 +140,19 @@ describe('the console acts only on a request that passes every check', () => {
     expect([actions.controls, actions.answers]).toEqual([[], []]);
   });
 
-  test('should bring each control action to the port, by the name given or as the console', async () => {
+  test('should bring each control action to the port, as the named person\'s', async () => {
     const sent = [
       ['/actions/retry', '{"lane":"lane-0","by":"ann"}'],
-      ['/actions/cancel-call', '{"lane":"lane-1"}'],
-      ['/actions/cancel-lane', '{"lane":"lane-0"}'],
+      ['/actions/cancel-call', '{"lane":"lane-1","by":"ann"}'],
+      ['/actions/cancel-lane', '{"lane":"lane-0","by":"bob"}'],
       ['/actions/stop', '{"by":"bob"}'],
     ] as const;
     const replies = [];
     for (const [path, body] of sent) replies.push(await post(server.url, path, { body, headers: good({ 'Content-Type': 'application/json; charset=utf-8' }) }));
     expect(actions.controls).toEqual([
       { action: 'retry', lane: 'lane-0', by: 'human:ann' },
-      { action: 'cancel_call', lane: 'lane-1', by: 'console' },
-      { action: 'cancel_lane', lane: 'lane-0', by: 'console' },
+      { action: 'cancel_call', lane: 'lane-1', by: 'human:ann' },
+      { action: 'cancel_lane', lane: 'lane-0', by: 'human:bob' },
       { action: 'stop', lane: null, by: 'human:bob' },
     ]);
     expect(replies.map((r) => [r.status, r.body['status'], r.body['seq']])).toEqual([
@@ -162,7 +163,7 @@ describe('the console acts only on a request that passes every check', () => {
     ]);
     // A refusal of the crew's (a lane that cannot be retried) comes back as its code, 409.
     actions.refuse = { status: 'refused', code: 'CREW_CONTROL_REFUSED', detail: 'lane-0 is complete', seq: null };
-    const refused = await post(server.url, '/actions/retry', { body: '{"lane":"lane-0"}', headers: good() });
+    const refused = await post(server.url, '/actions/retry', { body: '{"lane":"lane-0","by":"ann"}', headers: good() });
     actions.refuse = null;
     expect(refused).toEqual({ status: 409, body: { action: 'retry', lane: 'lane-0', status: 'refused', code: 'CREW_CONTROL_REFUSED', detail: 'lane-0 is complete', seq: null } });
     actions.controls.length = 0;

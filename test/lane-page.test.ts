@@ -136,9 +136,9 @@ describe('renderLanePage', () => {
     const html = LANE_PAGE.render({ ...evil, state: 'work', owner: null });
     expect([...html.matchAll(/<script>([^]*?)<\/script>/g)].map((m) => m[1])).toEqual([LANE_PAGE_SCRIPT]);
     expect(html.toLowerCase()).not.toContain('<img');
-    const served = new Set([...ATTRIBUTES, 'type', 'data-action', 'data-lane', 'data-state', 'hidden', 'role']);
+    const served = new Set([...ATTRIBUTES, 'type', 'data-action', 'data-lane', 'data-state', 'hidden', 'role', 'size', 'autocomplete']);
     expect([...attributesOf(html.replace(/<script>[^]*?<\/script>/g, ''))].filter((name) => !served.has(name))).toEqual([]);
-    expect([...tagsOf(html.replace(/<script>[^]*?<\/script>/g, ''))].filter((tag) => !TAGS.has(tag) && tag !== 'button')).toEqual([]);
+    expect([...tagsOf(html.replace(/<script>[^]*?<\/script>/g, ''))].filter((tag) => !TAGS.has(tag) && !['button', 'label', 'input'].includes(tag))).toEqual([]);
     // A running lane offers a cancel of its call and of itself, named by its id (escaped), and a diff pane.
     expect(html).toContain(`<button type="button" data-action="cancel-call" data-lane="lane.&lt;/pre&gt;`);
     expect(html).toContain('<section id="diff" data-state="idle">');

@@ -2,23 +2,10 @@
 // (main/console/serve.ts) only routes. A body is JSON the page's script sent; everything in
 // it is untrusted until it passed these checks.
 
-/** A change the console asks of a running crew (the same as `crew retry|cancel|stop`). */
-export type ControlAction = 'retry' | 'cancel_call' | 'cancel_lane' | 'stop';
+import type { ControlAction, ControlRequest, ControlResult } from '../crew/control.ts';
 
-/** One control request: `lane` null for the crew (stop); `by` who asked (`human:<name>`, or `console`). */
-export interface ControlRequest {
-  readonly action: ControlAction;
-  readonly lane: string | null;
-  readonly by: string;
-}
-
-/** What the crew did with a control request: recorded for it to act on (`seq`), or refused with a code. */
-export interface ControlResult {
-  readonly status: 'requested' | 'refused';
-  readonly code: string | null;
-  readonly detail: string | null;
-  readonly seq: number | null;
-}
+// A change the console asks of a running crew is the same request `crew retry|cancel|stop` records.
+export type { ControlAction, ControlRequest, ControlResult } from '../crew/control.ts';
 
 /** What answering one lane did, as `crew answer` reports it. */
 export interface AnswerResult {
@@ -72,9 +59,10 @@ export type ParsedAction =
   | { readonly kind: 'refused'; readonly detail: string };
 
 /**
- * The request a route's JSON body makes. Control bodies are `{"lane": ID, "by"?: NAME}`
- * (stop: `{"by"?: NAME}`, no lane); answer bodies `{"lanes": [ID...] | "all", "reply":
- * TEXT, "by": NAME}`. Unknown fields are refused, so a typo is never an action on the
+ * The request a route's JSON body makes. Control bodies are `{"lane": ID, "by": NAME}`
+ * (stop: `{"by": NAME}`, no lane); answer bodies `{"lanes": [ID...] | "all", "reply":
+ * TEXT, "by": NAME}`. Every action is a named person's (recorded as `human:<name>`, as
+ * the shell's --by). Unknown fields are refused, so a typo is never an action on the
  * wrong thing.
  */
 export function parseActionBody(action: ControlAction | 'answer', text: string): ParsedAction {
@@ -90,19 +78,19 @@ export function parseActionBody(action: ControlAction | 'answer', text: string):
   const extra = Object.keys(fields).find((key) => !allowed.includes(key));
   if (extra !== undefined) return { kind: 'refused', detail: `unknown field ${JSON.stringify(extra)} (takes ${allowed.join(', ')})` };
   const by = fields['by'];
-  if (by !== undefined && (typeof by !== 'string' || !NAME.test(by))) return { kind: 'refused', detail: 'by must be a name: one word of visible characters, at most 64' };
+  if (by === undefined) return { kind: 'refused', detail: `by is required: the name of the person who ${action === 'answer' ? 'answers' : 'asks'}` };
+  if (typeof by !== 'string' || !NAME.test(by)) return { kind: 'refused', detail: 'by must be a name: one word of visible characters, at most 64' };
   if (action === 'answer') {
-    if (by === undefined) return { kind: 'refused', detail: 'by is required: the name of the person who answers' };
     const reply = fields['reply'];
     if (typeof reply !== 'string' || reply.trim() === '' || reply.length > 4_096) return { kind: 'refused', detail: 'reply must be a gate reply of at most 4096 characters' };
     const lanes = fields['lanes'];
-    if (lanes === 'all') return { kind: 'answer', lanes: 'all', reply, by: by as string };
+    if (lanes === 'all') return { kind: 'answer', lanes: 'all', reply, by };
     if (!Array.isArray(lanes) || lanes.length === 0 || lanes.length > MAX_ANSWER_LANES || !lanes.every((lane) => typeof lane === 'string' && LANE.test(lane))) {
       return { kind: 'refused', detail: `lanes must be "all" or 1 to ${MAX_ANSWER_LANES} lane ids` };
     }
-    return { kind: 'answer', lanes: [...new Set(lanes as string[])], reply, by: by as string };
+    return { kind: 'answer', lanes: [...new Set(lanes as string[])], reply, by };
   }
-  const who = by === undefined ? 'console' : `human:${by as string}`;
+  const who = `human:${by}`;
   if (action === 'stop') return { kind: 'control', request: { action, lane: null, by: who } };
   const lane = fields['lane'];
   if (typeof lane !== 'string' || !LANE.test(lane)) return { kind: 'refused', detail: 'lane must be a lane id' };

@@ -194,7 +194,7 @@ function actionsBar(s: LaneStory): string {
         : s.state === 'queued' || waiting
           ? [button('cancel-lane', 'cancel this lane')]
           : [button('cancel-call', 'cancel its running call'), button('cancel-lane', 'cancel this lane')];
-  return buttons.length === 0 ? '' : `<p id="lane-actions" hidden>${buttons.join('')} <span id="act-result" role="status"></span></p>`;
+  return buttons.length === 0 ? '' : `<p id="lane-actions" hidden><label>your name <input id="act-by" size="14" autocomplete="name"></label> ${buttons.join('')} <span id="act-result" role="status"></span></p>`;
 }
 
 /** A workspace lane's diff against the crew's base, read by the page's script on request. */

@@ -117,6 +117,7 @@ interface InboxElement {
   closest?(selector: string): InboxElement | null;
   remove(): void;
   insertAdjacentHTML(where: string, html: string): void;
+  appendChild(child: InboxElement): unknown;
 }
 /** The part of a browser window the inbox uses. */
 export interface InboxWindow {
@@ -138,7 +139,8 @@ export function inboxClient(win: InboxWindow, acts: ConsoleActsClient, esc: (val
   const box = doc.getElementById('inbox');
   const body = doc.getElementById('inbox-lanes');
   const count = doc.getElementById('inbox-count');
-  const by = doc.getElementById('inbox-by');
+  // The page's one name field: every action, an answer too, is recorded as that person's.
+  const by = doc.getElementById('act-by');
   const reply = doc.getElementById('inbox-reply');
   const result = doc.getElementById('inbox-result');
   const form = doc.getElementById('inbox-form');
@@ -149,12 +151,10 @@ export function inboxClient(win: InboxWindow, acts: ConsoleActsClient, esc: (val
     for (const row of Array.from(body.querySelectorAll('tr.inbox-lane'))) if (row.getAttribute('data-lane') === id) return row;
     return null;
   };
-  by.value = acts.name();
   if (!acts.acting) {
     form.hidden = true;
     result.textContent = 'This page holds no token: it shows the waiting lanes; open the URL the crew printed to answer them here.';
   }
-  by.addEventListener('input', () => acts.setName(String(by.value ?? '')));
   all?.addEventListener('input', () => {
     for (const pick of Array.from(body.querySelectorAll('input.inbox-pick'))) pick.checked = all.checked === true;
   });
@@ -242,6 +242,11 @@ export function inboxClient(win: InboxWindow, acts: ConsoleActsClient, esc: (val
           `<td><button type="button" data-inbox-brief="${id}">brief, findings, recommendation</button>${acts.acting ? ` <button type="button" data-inbox-answer="${id}">answer this one</button>` : ''}</td>` +
           `<td class="inbox-gate" hidden></td></tr>`,
       );
+    }
+    // In the crew file's order, whatever order they came to their gates in (a moved row keeps its state).
+    for (const lane of waiting) {
+      const row = rowOf(lane.id);
+      if (row !== null) body.appendChild(row);
     }
     count.textContent = String(waiting.length);
     box.hidden = waiting.length === 0 && body.querySelectorAll('tr.inbox-lane').length === 0;

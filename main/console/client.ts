@@ -93,12 +93,24 @@ export function crewClient(win: ClientWindow, render: (snapshot: CrewSnapshot, u
   };
   // Acting: one request at a time per button; what it came to is said in #act-result.
   const result = doc.getElementById('act-result');
+  // Every action is a named person's: the name field (#act-by) is kept for the tab.
+  const by = doc.getElementById('act-by');
+  const bar = doc.getElementById('crew-actions');
+  if (bar !== null) bar.hidden = acts?.acting !== true;
+  if (by !== null && acts !== undefined) {
+    by.value = acts.name();
+    by.addEventListener?.('input', () => acts.setName(String(by.value ?? '').trim()));
+  }
   const act = async (action: string, lane: string | null) => {
     if (acts === undefined) return;
-    const name = acts.name().trim();
+    const name = String(by?.value ?? '').trim();
     const what = lane === null ? action : `${action} ${lane}`;
+    if (name === '') {
+      if (result !== null) result.textContent = `${what}: give your name first (the request is recorded as yours, human:<name>)`;
+      return;
+    }
     if (result !== null) result.textContent = `${what}: sending`;
-    const sent = await acts.post(`/actions/${action}`, { ...(lane === null ? {} : { lane }), ...(name === '' ? {} : { by: name }) });
+    const sent = await acts.post(`/actions/${action}`, { ...(lane === null ? {} : { lane }), by: name });
     if (result !== null) {
       result.textContent = acts.describe(what, sent);
       result.setAttribute('data-status', String(sent.body.status ?? 'refused'));

@@ -31,17 +31,26 @@ export function lanePageClient(win: LanePageWindow, acts: ConsoleActsClient, esc
   const doc = win.document;
   const actions = doc.getElementById('lane-actions');
   const result = doc.getElementById('act-result');
+  const by = doc.getElementById('act-by') as (PageElement & { value?: string }) | null;
   if (actions !== null && acts.acting) {
     actions.hidden = false;
+    if (by !== null) {
+      by.value = acts.name();
+      by.addEventListener('input', () => acts.setName(String(by.value ?? '').trim()));
+    }
     actions.addEventListener('click', (event) => {
       const button = (event.target as PageElement | null)?.closest?.('[data-action]');
       if (button == null) return;
       event.preventDefault();
       const action = String(button.getAttribute('data-action'));
       const lane = String(button.getAttribute('data-lane'));
-      const name = acts.name().trim();
+      const name = String(by?.value ?? '').trim();
+      if (name === '') {
+        if (result !== null) result.textContent = `${action} ${lane}: give your name first (the request is recorded as yours, human:<name>)`;
+        return;
+      }
       if (result !== null) result.textContent = `${action} ${lane}: sending`;
-      void acts.post(`/actions/${action}`, { lane, ...(name === '' ? {} : { by: name }) }).then((sent) => {
+      void acts.post(`/actions/${action}`, { lane, by: name }).then((sent) => {
         if (result === null) return;
         result.textContent = acts.describe(`${action} ${lane}`, sent);
         result.setAttribute('data-status', String(sent.body.status ?? 'refused'));

@@ -81,11 +81,11 @@ function controlsForm(): string {
  */
 function actingParts(): string {
   return (
-    '<p id="crew-actions"><button type="button" id="crew-stop" hidden>stop the crew</button> <span id="act-result" role="status"></span></p>' +
+    '<p id="crew-actions" hidden><label>your name <input id="act-by" size="14" autocomplete="name"></label> ' +
+    '<button type="button" id="crew-stop" hidden>stop the crew</button> <span id="act-result" role="status"></span></p>' +
     '<section id="inbox" data-count="0" hidden><h2>Gate inbox: <span id="inbox-count">0</span> waiting for you</h2>' +
     `<p class="note">${escapeHtml(GATE_REPLY_LINE)}</p>` +
-    '<form id="inbox-form"><label>your name <input id="inbox-by" size="14" autocomplete="name"></label>' +
-    '<label>reply <input id="inbox-reply" size="28" value="rec" autocomplete="off"></label>' +
+    '<form id="inbox-form"><label>reply <input id="inbox-reply" size="28" value="rec" autocomplete="off"></label>' +
     '<label><input type="checkbox" id="inbox-all"> every lane below</label> <button type="submit" id="inbox-answer">answer the ticked lanes</button></form>' +
     '<table id="inbox-table"><tbody id="inbox-lanes"></tbody></table><p id="inbox-result" role="status"></p></section>'
   );

@@ -229,16 +229,18 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
 
 /**
  * The crew's page and event stream on loopback, acting through the crew's store (answers
- * now; control requests once this process takes them); a port that cannot be served is a
- * usage error.
+ * and control requests, as the shell's commands record them); a port that cannot be
+ * served is a usage error.
  */
 async function serve(port: number, view: CrewView, session: CrewSession): Promise<CrewServer> {
   const { LANE_PAGE } = await import('../console/lane-page-route.ts');
   const { serveCrew } = await import('../console/serve.ts');
   const { consoleReads, crewConsoleActions } = await import('../console/console-ports.ts');
+  const { requestControl } = await import('./crew-control.ts');
   const { loaded, root, store, options } = session;
   const reads = consoleReads(loaded, (lane) => store.crewLanes.get([loaded.crew.crew, lane])?.head ?? null);
-  const actions = crewConsoleActions({ loaded, root, env: options.env, cwd: options.cwd });
+  // A control request is recorded in the store as `crew retry|cancel|stop` records it; this crew takes it from there.
+  const actions = crewConsoleActions({ loaded, root, env: options.env, cwd: options.cwd }, (request) => requestControl(store, loaded, request));
   return serveCrew(port, view, { lanePage: LANE_PAGE, actions, reads }).catch((error: unknown) => {
     throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
   });
