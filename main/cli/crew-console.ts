@@ -17,7 +17,8 @@ export const CREW_VIEW_HELP = `usage: laneward crew view CREW.json --serve PORT 
                          [--rehearse]
 
 Serves the crew's console from its state root, read-only, on 127.0.0.1:PORT (0: any free
-port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows,
+port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows
+(without its actions and token: a view only shows; CONSOLE_READ_ONLY),
 for a crew that finished, failed, was killed or is still running in another process
 (then the page follows it, reading the store every second). A finished crew is shown as
 it was at its end; one whose process is gone (its pid and start tick) without an end, as

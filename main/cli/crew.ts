@@ -32,9 +32,14 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --deadline TIME stop every lane after TIME: 90s, 5m, 1h, 500ms; a bare number is
                   minutes, as before (lanes end interrupted, lanes never started print
                   nothing; exit 124)
-  --serve PORT    the console on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url): the
-                  crew page (failed and stuck lanes first), /lanes/<id> for each lane's
-                  story, /snapshot.json, /lanes/<id>.json, /events (deltas)
+  --serve PORT    the console on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url?token=T):
+                  the crew page (failed and stuck lanes first, the gate inbox),
+                  /lanes/<id> for each lane's story and diff, /snapshot.json,
+                  /lanes/<id>.json, /events (deltas). The URL's token lets its page act:
+                  retry, cancel and stop as crew retry|cancel|stop do, answer gates as
+                  crew answer does; POST /actions/* only, with the token, this origin
+                  and a JSON body (refusals: CONSOLE_TOKEN_MISSING, CONSOLE_TOKEN_WRONG,
+                  CONSOLE_ORIGIN_REFUSED, CONSOLE_BODY_INVALID)
   --stuck-after TIME  a running lane with no admitted progress mark nor saved change for
                   longer is shown as stuck (default 2m)
   --queue URL     run the lanes on laneward crew worker processes (any machines) through
