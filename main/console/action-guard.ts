@@ -29,7 +29,7 @@ export function refuseAction(req: IncomingMessage, port: number, token: string):
   const origin = req.headers.origin;
   const host = req.headers.host ?? '';
   if (origin === undefined || origin === '') return { code: 'CONSOLE_ORIGIN_REFUSED', status: 403, detail: 'no Origin header' };
-  if (origin !== `http://${host}` || !host.endsWith(`:${port}`)) return { code: 'CONSOLE_ORIGIN_REFUSED', status: 403, detail: `Origin ${JSON.stringify(origin.slice(0, 200))} is not this console's` };
+  if (origin !== `http://${host}` || portOf(host) !== port) return { code: 'CONSOLE_ORIGIN_REFUSED', status: 403, detail: `Origin ${JSON.stringify(origin.slice(0, 200))} is not this console's` };
   const given = req.headers[TOKEN_HEADER];
   if (typeof given !== 'string' || given === '') return { code: 'CONSOLE_TOKEN_MISSING', status: 401, detail: `no ${TOKEN_HEADER} header` };
   if (!sameSecret(given, token)) return { code: 'CONSOLE_TOKEN_WRONG', status: 403, detail: `the ${TOKEN_HEADER} header is not this console's token` };
@@ -38,6 +38,16 @@ export function refuseAction(req: IncomingMessage, port: number, token: string):
   const length = Number(req.headers['content-length'] ?? '0');
   if (Number.isFinite(length) && length > MAX_ACTION_BODY_BYTES) return { code: 'CONSOLE_BODY_INVALID', status: 413, detail: `a body of ${length} bytes (at most ${MAX_ACTION_BODY_BYTES})` };
   return null;
+}
+
+/** The port a Host header names (80 when it names none, as a browser writes it for port 80); NaN for one that does not parse. */
+function portOf(host: string): number {
+  try {
+    const { port } = new URL(`http://${host}`);
+    return port === '' ? 80 : Number(port);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function sameSecret(given: string, token: string): boolean {
