@@ -109,6 +109,16 @@ describe('the console acts only on a request that passes every check', () => {
     expect(actions.controls).toHaveLength(0);
   });
 
+  test('should act through a forward: the Origin is the one the loopback Host names, whatever its port', async () => {
+    const answer = await post(server.url, '/actions/stop', { body: '{"by":"ann"}', headers: good({ Host: 'localhost:9000', Origin: 'http://localhost:9000' }) });
+    expect([answer.status, answer.body['status']]).toEqual([200, 'requested']);
+    expect(actions.controls.splice(0)).toEqual([{ action: 'stop', lane: null, by: 'human:ann' }]);
+    // The Host's own name with another port in the Origin is another page.
+    const other = await post(server.url, '/actions/stop', { body: '{"by":"ann"}', headers: good({ Host: 'localhost:9000', Origin: 'http://localhost:9001' }) });
+    expect([other.status, other.body['code']]).toEqual([403, 'CONSOLE_ORIGIN_REFUSED']);
+    expect(actions.controls).toHaveLength(0);
+  });
+
   test.each(['GET', 'PUT', 'DELETE'])('should change nothing on %s to an action route (405 CONSOLE_ACTION_METHOD, Allow: POST)', async (method) => {
     const answer = await post(server.url, '/actions/stop', { method, headers: good() });
     expect([answer.status, answer.body['code']]).toEqual([405, 'CONSOLE_ACTION_METHOD']);

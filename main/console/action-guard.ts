@@ -20,16 +20,18 @@ export interface Refusal {
 }
 
 /**
- * Why the request may not act, or null. `port` is the server's own: the Origin must be
- * present and be exactly the origin the Host names (a loopback Host, checked before) on
- * that port, so a page served anywhere else is refused whatever it sends. The token is
- * compared in constant time (both sides hashed first, so their lengths agree too).
+ * Why the request may not act, or null. The Origin must be present and be exactly the
+ * origin the Host names (a loopback Host, checked before): the page that sends it was
+ * served by this console, through whatever port the browser reached it on (an SSH forward
+ * too), and a page served anywhere else, another local port included, is refused whatever
+ * it sends. The token is compared in constant time (both sides hashed first, so their
+ * lengths agree too).
  */
-export function refuseAction(req: IncomingMessage, port: number, token: string): Refusal | null {
+export function refuseAction(req: IncomingMessage, token: string): Refusal | null {
   const origin = req.headers.origin;
   const host = req.headers.host ?? '';
   if (origin === undefined || origin === '') return { code: 'CONSOLE_ORIGIN_REFUSED', status: 403, detail: 'no Origin header' };
-  if (origin !== `http://${host}` || portOf(host) !== port) return { code: 'CONSOLE_ORIGIN_REFUSED', status: 403, detail: `Origin ${JSON.stringify(origin.slice(0, 200))} is not this console's` };
+  if (origin !== `http://${host}`) return { code: 'CONSOLE_ORIGIN_REFUSED', status: 403, detail: `Origin ${JSON.stringify(origin.slice(0, 200))} is not this console's` };
   const given = req.headers[TOKEN_HEADER];
   if (typeof given !== 'string' || given === '') return { code: 'CONSOLE_TOKEN_MISSING', status: 401, detail: `no ${TOKEN_HEADER} header` };
   if (!sameSecret(given, token)) return { code: 'CONSOLE_TOKEN_WRONG', status: 403, detail: `the ${TOKEN_HEADER} header is not this console's token` };
@@ -38,16 +40,6 @@ export function refuseAction(req: IncomingMessage, port: number, token: string):
   const length = Number(req.headers['content-length'] ?? '0');
   if (Number.isFinite(length) && length > MAX_ACTION_BODY_BYTES) return { code: 'CONSOLE_BODY_INVALID', status: 413, detail: `a body of ${length} bytes (at most ${MAX_ACTION_BODY_BYTES})` };
   return null;
-}
-
-/** The port a Host header names (80 when it names none, as a browser writes it for port 80); NaN for one that does not parse. */
-function portOf(host: string): number {
-  try {
-    const { port } = new URL(`http://${host}`);
-    return port === '' ? 80 : Number(port);
-  } catch {
-    return Number.NaN;
-  }
 }
 
 function sameSecret(given: string, token: string): boolean {

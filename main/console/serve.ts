@@ -205,7 +205,7 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     if (req.method !== 'POST') return refuse(res, 405, 'CONSOLE_ACTION_METHOD', `${String(req.method)} changes nothing: an action is a POST`, { Allow: 'POST' });
     if (closing !== undefined) return refuse(res, 503, 'CONSOLE_READ_ONLY', 'the console is closing');
     if (options.actions === undefined || token === null) return refuse(res, 403, 'CONSOLE_READ_ONLY', 'this console only shows the crew');
-    const refusal = refuseAction(req, bound, token);
+    const refusal = refuseAction(req, token);
     if (refusal !== null) return refuse(res, refusal.status, refusal.code, refusal.detail);
     const text = await readBoundedBody(req);
     if (text === null) return refuse(res, 413, 'CONSOLE_BODY_INVALID', 'the body is larger than the bound');
