@@ -19,22 +19,31 @@ const lines = (text: string, prefix: string) => text.split('\n').filter((l) => l
 const field = (line: string | undefined, name: string) => (line === undefined ? undefined : new RegExp(`(?:^| )${name}=(\\S+)`).exec(line)?.[1]);
 
 /**
- * One crew of three lanes whose agents stall (no marks, never end) on their first turns:
- * lane-1 and lane-2 on turn 1, lane-3 on turns 1 and 2; healthy afterwards. The lease is
- * two minutes, so nothing but an operator ends a stalled turn within the test.
+ * One crew of four lanes whose agents stall (no marks, never end) on their first turns:
+ * lane-1 and lane-2 on turn 1, lane-3 on turns 1 and 2; healthy afterwards. lane-4's
+ * outside reviewer stalls the first time it runs. The lease is two minutes, so nothing
+ * but an operator ends a stalled call within the test.
  */
 function stuckCrew() {
   const dir = join(root, 'crew');
-  const file = writeDemoCrew({ dir, crew: 'ctl', lanes: 3, broken: 0, concurrency: 4, fixtures });
+  const file = writeDemoCrew({ dir, crew: 'ctl', lanes: 4, broken: 0, concurrency: 6, fixtures });
   const value = JSON.parse(readFileSync(file, 'utf8'));
   value.limits.timeout_ms = 120_000;
   const agent = (mode: string) => [process.execPath, join(fixtures, 'agents', 'agent.mjs'), '{prompt}', '{result}', mode, '3'];
   value.lanes[0].runners = { agent: agent('stall-through-1') };
   value.lanes[1].runners = { agent: agent('stall-through-1') };
   value.lanes[2].runners = { agent: agent('stall-through-2') };
+  value.lanes[3].runners = { outside: [process.execPath, join(fixtures, 'reviewers', 'reviewer.mjs'), '--variant', 'stall-once', '--steps', '2', '--delay-ms', '5', '{prompt}', '{result}'] };
   writeFileSync(file, JSON.stringify(value));
   const log = join(dir, 'agents.log');
-  return { dir, file, state: join(dir, 'state'), log, env: { LANEWARD_FIXTURE_LOG: log } };
+  const reviewers = join(dir, 'reviewers.log');
+  return { dir, file, state: join(dir, 'state'), log, reviewers, env: { LANEWARD_FIXTURE_LOG: log, REVIEWER_LOG: reviewers } };
+}
+
+/** How often a reviewer was started on `prompt` (the fixture logs `start <pid> <prompt>`). */
+function reviewerStarts(c: { reviewers: string }, prompt: string): number {
+  if (!existsSync(c.reviewers)) return 0;
+  return readFileSync(c.reviewers, 'utf8').split('\n').filter((l) => l.startsWith('start ') && l.endsWith(` ${prompt}`)).length;
 }
 
 type Crew = ReturnType<typeof stuckCrew>;
@@ -112,12 +121,27 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
       expect(canRun(stuck2.pid)).toBe(false);
       expect(ask(c, ['cancel', '--lane', 'lane-2'])).toMatchObject({ code: 3, status: 'refused', refused: 'LANE_NOT_RUNNING' });
 
+      // A stuck reviewer's call cancelled mid-review: torn down, and its voice not minted anew within the run.
+      const stalled = join(c.dir, 'runs', 'lane-4', 'ceo-outside-prompt.md');
+      const marker = join(c.dir, 'runs', 'lane-4', 'reviewer.stalled');
+      await until(() => existsSync(marker), 90_000, 'lane-4\'s outside reviewer to stall');
+      const [reviewerPid, stalledOn] = readFileSync(marker, 'utf8').trim().split(' ');
+      expect(stalledOn).toBe(stalled);
+      const reviewer = Number(reviewerPid);
+      expect(ask(c, ['cancel', '--lane', 'lane-4', '--call', '--wait', '60s'])).toMatchObject({ code: 0, status: 'applied' });
+      await until(() => lines(first.stdout(), 'CREW_LANE: lane=lane-4 ').length === 1, 60_000, 'lane-4 to end');
+      const review = lines(first.stdout(), 'CREW_LANE: lane=lane-4 ')[0];
+      expect([field(review, 'status'), field(review, 'code')]).toEqual(['failed', 'CALL_CANCELLED']);
+      expect(review).toMatch(/ detail=its running call was cancelled by human:alice \(request \d+\) in stage review: review run interrupted \(cancel\);/);
+      expect(canRun(reviewer)).toBe(false);
+      expect(reviewerStarts(c, stalled)).toBe(1);
+
       // Stopped by the operator, as a SIGTERM would: exit 143, lane-3 interrupted, its agent gone.
       const stuck3 = agentOf(c, 'lane-3', 1)!;
       expect(ask(c, ['stop', '--wait', '60s'])).toMatchObject({ code: 0, status: 'applied' });
       expect(await first.exited).toBe(143);
       expect(field(lines(first.stdout(), 'CREW_LANE: lane=lane-3 ')[0], 'status')).toBe('interrupted');
-      expect(lines(first.stdout(), 'CREW_SUMMARY: ')[0]).toMatch(/^CREW_SUMMARY: lanes=3 complete=1 failed=1 interrupted=1 /);
+      expect(lines(first.stdout(), 'CREW_SUMMARY: ')[0]).toMatch(/^CREW_SUMMARY: lanes=4 complete=1 failed=2 interrupted=1 /);
       expect(canRun(stuck3.pid)).toBe(false);
     } finally {
       if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGTERM');
@@ -132,6 +156,7 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
     // A second run: the stop it was not asked for is not applied again; lane-3 goes on and stalls on turn 2.
     const second = startCrew(c);
     let retrySeq: string | undefined;
+    let retry4Seq: string | undefined;
     let staleStop: string | undefined;
     try {
       await until(() => agentOf(c, 'lane-3', 2) !== undefined, 90_000, 'lane-3\'s second turn to start');
@@ -140,9 +165,11 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
       second.child.kill('SIGSTOP');
       const retry = ask(c, ['retry', '--lane', 'lane-2']);
       expect(retry).toMatchObject({ code: 0, status: 'requested' });
+      const retry4 = ask(c, ['retry', '--lane', 'lane-4']);
+      expect(retry4).toMatchObject({ code: 0, status: 'requested' });
       const stop = ask(c, ['stop']);
       expect(stop).toMatchObject({ code: 0, status: 'requested' });
-      [retrySeq, staleStop] = [retry.seq, stop.seq];
+      [retrySeq, retry4Seq, staleStop] = [retry.seq, retry4.seq, stop.seq];
       second.child.kill('SIGKILL');
       expect(await second.exited).toBe(-1);
     } finally {
@@ -158,10 +185,11 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
     const third = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env: c.env });
     expect(lines(third.stdout, 'CREW_CONTROL: ')).toEqual([
       `CREW_CONTROL: seq=${retrySeq} action=retry lane=lane-2 by=human:alice status=applied`,
+      `CREW_CONTROL: seq=${retry4Seq} action=retry lane=lane-4 by=human:alice status=applied`,
       `CREW_CONTROL: seq=${staleStop} action=stop lane=- by=human:alice status=refused code=CREW_NOT_RUNNING detail=recorded for a run of the crew that ended before it took the request`,
     ]);
     expect(third.code).toBe(0);
-    expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/^CREW_SUMMARY: lanes=3 complete=3 failed=0 interrupted=0 /);
+    expect(lines(third.stdout, 'CREW_SUMMARY: ')[0]).toMatch(/^CREW_SUMMARY: lanes=4 complete=4 failed=0 interrupted=0 /);
     // Taken once: a crew run again takes nothing.
     const fourth = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env: c.env });
     expect(fourth.code).toBe(0);
@@ -173,5 +201,7 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
     expect(starts.filter((p, i) => starts.indexOf(p) !== i)).toEqual([]);
     expect(starts).toContain(turnPrompt(c, 'lane-1', 2));
     expect(starts).toContain(turnPrompt(c, 'lane-2', 2));
+    // lane-4's outside reviewer ran twice: the cancelled call and the retry's new attempt.
+    expect(reviewerStarts(c, join(c.dir, 'runs', 'lane-4', 'ceo-outside-prompt.md'))).toBe(2);
   }, 400_000);
 });

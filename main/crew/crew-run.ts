@@ -142,7 +142,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
           qa: qa!,
           supervise,
           ...(orphans === undefined ? {} : { orphans }),
-          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
+          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, ...(cancels === undefined ? {} : { laneCancel: (lane: string) => cancels!.signal(lane) }), stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
           ...(cancels === undefined ? {} : { cancels }),
           ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => session.land(event)),

@@ -102,13 +102,14 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
         await save({ stage: 'interrupted', stoppedIn: progress.stage, code: 'CANCELLED', detail: `stopped in stage ${progress.stage}` });
         break;
       }
-      // A lane cancelled ends before its next stage; a call cancelled after its step had ended is past.
+      // An operator's cancel ends the lane before its next stage: a lane cancelled, or a call
+      // cancelled whose step went on regardless (a voice that may fail, a call that had
+      // just ended): the lane never carries on past a cancel as if it had not been asked.
       const mark = ctx.cancels?.mark(lane.id) ?? null;
-      if (mark?.kind === 'lane') {
+      if (mark !== null) {
         await cancelled(mark, null);
         break;
       }
-      if (mark?.kind === 'call') ctx.cancels?.clearCancel(lane.id, 'call');
       switch (progress.stage) {
         case 'queued':
           stage('bootstrap');
