@@ -9,22 +9,18 @@ import { served } from './helpers/served.ts';
 import { httpRequest } from './helpers/sse.ts';
 import { DEFAULT_UI, renderCrewView } from '../formats/console/view.ts';
 import { type CrewServer, serveCrew } from '../main/console/serve.ts';
-import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
+import { CHROMIUM_SKIP as SKIP, launchBrowser, type BrowserUnderTest } from './helpers/browser-page.ts';
+import type { HeadlessBrowser } from './helpers/chromium.ts';
 import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
 import { sleep } from './helpers/procs.ts';
 import { prng } from './helpers/prng.ts';
-import { settleTagged } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // The console of a 5,000-lane crew in a real browser: every lane reachable, failures first,
 // and a page that applied a stream of deltas shows exactly what a fresh snapshot shows.
 
-const FOUND = findChromium();
-const CHROMIUM = 'binary' in FOUND ? FOUND.binary : undefined;
-const SKIP = 'missing' in FOUND ? FOUND.missing : undefined;
 if (SKIP !== undefined) process.stderr.write(`console-browser.test.ts: skipped: ${SKIP}\n`);
 
-const TAG = `LANEWARD_TEST_BROWSER=console-${process.pid}`;
 const NOW = '2026-12-01T12:00:00.000Z';
 const screenshots = process.env['LANEWARD_SCREENSHOT_DIR'];
 
@@ -41,17 +37,18 @@ describe.skipIf(SKIP !== undefined)(`a 5,000-lane crew in headless Chromium${SKI
   const root = tempRoot('console-browser');
   const source = new FakeSource(crewSnapshot(bigCrew(), { now: NOW, retryCommand: 'laneward crew run crew.json --retry-failed --state s' }));
   let server: CrewServer;
+  let under: BrowserUnderTest;
   let browser: HeadlessBrowser;
 
   beforeAll(async () => {
     server = await serveCrew(0, source, { minIntervalMs: 50 });
-    const [name, value] = TAG.split('=') as [string, string];
-    browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
+    under = await launchBrowser('console');
+    browser = under.browser;
   });
   afterAll(async () => {
-    await browser?.close();
+    const left = await under?.close();
     await server?.close();
-    expect(await settleTagged(TAG, 5_000)).toEqual([]);
+    expect(left).toEqual([]);
   });
 
   const rows = `[...document.querySelectorAll('#lanes tbody tr')].map((tr) => tr.getAttribute('data-lane'))`;
@@ -121,13 +118,12 @@ describe.skipIf(SKIP !== undefined)(`a 5,000-lane crew in headless Chromium${SKI
 
 describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, and the same crew after the fact${SKIP === undefined ? '' : ` (skipped: ${SKIP})`}`, () => {
   const root = tempRoot('console-crew');
-  const tag = `LANEWARD_TEST_BROWSER=console-crew-${process.pid}`;
   const children: ChildProcess[] = [];
-  let browser: HeadlessBrowser | undefined;
+  let under: BrowserUnderTest | undefined;
   afterAll(async () => {
-    await browser?.close();
+    const left = await under?.close();
     for (const child of children) child.kill('SIGKILL');
-    expect(await settleTagged(tag, 5_000)).toEqual([]);
+    expect(left ?? []).toEqual([]);
   });
 
   const serve = (args: string[], cwd: string) => {
@@ -145,8 +141,8 @@ describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, a
     const state = join(dir, 'state');
     const run = serve(['crew', 'run', file, '--state', state, '--serve', '0'], dir);
     const url = await run.url;
-    const [name, value] = tag.split('=') as [string, string];
-    browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
+    under = await launchBrowser('console-crew');
+    const { browser } = under;
     await browser.navigate(url);
     await browser.waitFor(`Number(document.getElementById('attention')?.getAttribute('data-count')) >= 1`, 60_000);
     await browser.screenshot(join(screenshots ?? root, 'crew-50-running.png'));
@@ -158,7 +154,8 @@ describe.skipIf(SKIP !== undefined)(`a running 50-lane crew with broken lanes, a
     const page = await browser.evaluate<string>('document.body.innerText');
     expect(page).toContain(failedLane);
     expect(page).toContain(`laneward crew run ${file} --retry-failed --state ${state}`);
-    expect(await browser.evaluate<number>(`document.querySelectorAll('script').length`)).toBe(0);
+    // Its one script is its own (actions and the diff pane, admitted by hash); nothing from the story runs.
+    expect(await browser.evaluate<number>(`document.querySelectorAll('script').length`)).toBe(1);
     const story = JSON.parse((await httpRequest(new URL(`${href}.json`, url).href)).body) as LaneStory;
     expect(story.state).toBe('failed');
     expect(page).toContain(story.code!);

@@ -2,18 +2,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { LaneView } from '../formats/console/snapshot.ts';
 import { type CrewServer, serveCrew } from '../main/console/serve.ts';
-import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
+import { CHROMIUM_SKIP as SKIP, launchBrowser, type BrowserUnderTest } from './helpers/browser-page.ts';
+import type { HeadlessBrowser } from './helpers/chromium.ts';
 import { FakeSource, crewSnapshot } from './helpers/crew-source.ts';
-import { settleTagged } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // The needs-you box as the page's own script draws it from the event stream: grouped
 // failures, the stuck and waiting lanes, and lanes with their plan's title.
 
-const FOUND = findChromium();
-const CHROMIUM = 'binary' in FOUND ? FOUND.binary : undefined;
-const SKIP = 'missing' in FOUND ? FOUND.missing : undefined;
-const TAG = `LANEWARD_TEST_BROWSER=needs-you-${process.pid}`;
 const screenshots = process.env['LANEWARD_SCREENSHOT_DIR'];
 const RETRY = 'laneward crew run crew.json --retry-failed --state s';
 const ANSWER = 'laneward crew answer crew.json --all --reply REPLY --by NAME --state s';
@@ -35,17 +31,18 @@ describe.skipIf(SKIP !== undefined)(`the needs-you box in headless Chromium${SKI
   const NOW = '2026-12-01T12:00:00.000Z';
   const source = new FakeSource(crewSnapshot(crew(NOW).slice(0, 2), { now: NOW, stuckAfterS: 120, run: 'running', retryCommand: RETRY, answerCommand: ANSWER }));
   let server: CrewServer;
+  let under: BrowserUnderTest;
   let browser: HeadlessBrowser;
 
   beforeAll(async () => {
     server = await serveCrew(0, source, { minIntervalMs: 50 });
-    const [name, value] = TAG.split('=') as [string, string];
-    browser = await HeadlessBrowser.launch(CHROMIUM!, { [name]: value });
+    under = await launchBrowser('needs-you');
+    browser = under.browser;
   });
   afterAll(async () => {
-    await browser?.close();
+    const left = await under?.close();
     await server?.close();
-    expect(await settleTagged(TAG, 5_000)).toEqual([]);
+    expect(left).toEqual([]);
   });
 
   test('should group 12 failures by code and keep the stuck and waiting lanes in the box as the stream brings them', async () => {

@@ -149,7 +149,7 @@ describe.skipIf(SKIP !== undefined)(`a running crew's web view in headless Chrom
     const url = await new Promise<string>((resolve, reject) => {
       crew.stderr.on('data', (chunk) => {
         stderr += chunk;
-        const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
+        const found = /^CREW_VIEW: (\S+?)(?:\?token=\S+)?$/m.exec(stderr);
         if (found !== null) resolve(found[1]!);
       });
       void exited.then(() => reject(new Error(`crew exited before CREW_VIEW: ${stderr}`)));

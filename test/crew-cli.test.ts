@@ -118,7 +118,7 @@ describe('laneward crew run', () => {
     const url = await new Promise<string>((resolve, reject) => {
       child.stderr.on('data', (chunk) => {
         stderr += chunk;
-        const found = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stderr);
+        const found = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)\?token=[A-Za-z0-9_-]{43}$/m.exec(stderr);
         if (found !== null) resolve(found[1]!);
       });
       child.once('exit', () => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));

@@ -141,8 +141,8 @@ describe('crew: a stuck lane shows its child', () => {
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
-      await until(() => /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.test(stderr), 30_000, 'CREW_VIEW');
-      const url = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)$/m.exec(stderr)![1]!;
+      await until(() => /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)\?token=[A-Za-z0-9_-]{43}$/m.test(stderr), 30_000, 'CREW_VIEW');
+      const url = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)\?token=[A-Za-z0-9_-]{43}$/m.exec(stderr)![1]!;
       type Running = { call: string; pid: number; since: string; mode: string; lastMarkAt: string | null; leaseDeadlineAt: string | null };
       let running = null as Running | null;
       const started = Date.now();

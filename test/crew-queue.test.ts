@@ -206,7 +206,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const w = worker(crew, 'w1', [], { LANEWARD_FIXTURE_DELAY_MS: '300' });
     const run = start([...coordinator(crew), '--serve', '0'], crew.dir);
     await until(() => /^CREW_VIEW: \S+$/m.test(run.err()), 30_000, 'the console');
-    const url = /^CREW_VIEW: (\S+)$/m.exec(run.err())![1]!;
+    const url = /^CREW_VIEW: (\S+?)(?:\?token=\S+)?$/m.exec(run.err())![1]!;
     const { httpRequest } = await import('./helpers/sse.ts');
     const snapshot = JSON.parse((await httpRequest(`${url}snapshot.json`)).body) as { lanes: { id: string }[]; source: string };
     expect(snapshot.lanes.map((l) => l.id)).toEqual(['lane-1', 'lane-2']);

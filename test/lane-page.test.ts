@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { LANE_PAGE_STYLE, renderLanePage } from '../formats/console/lane-page.ts';
 import type { LaneStory } from '../formats/console/lane-story.ts';
-import { LANE_PAGE_CSP } from '../main/console/lane-page-csp.ts';
+import { LANE_PAGE_CSP, LANE_PAGE_SCRIPT } from '../main/console/lane-page-csp.ts';
+import { LANE_PAGE } from '../main/console/lane-page-route.ts';
 import { readLaneStory } from '../main/console/lane-story.ts';
 import { openStore } from '../main/store/store.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -120,10 +121,27 @@ describe('renderLanePage', () => {
     expect(html).toContain(`<a id="json" href="/lanes/${encodeURIComponent(evil.lane).replaceAll("'", '&#39;')}.json">`);
   });
 
-  test('should admit its one style by hash and nothing else', () => {
-    const html = renderLanePage(STORY);
+  test('should admit its one style and its one script by hash and nothing else, and reach only its own server', () => {
+    const html = LANE_PAGE.render(STORY);
     expect(styleOf(html)).toBe(LANE_PAGE_STYLE);
-    expect(LANE_PAGE_CSP).toBe(`default-src 'none'; style-src 'sha256-${sha256(styleOf(html))}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+    const scripts = [...html.matchAll(/<script>([^]*?)<\/script>/g)].map((m) => m[1]);
+    expect(scripts).toEqual([LANE_PAGE_SCRIPT]);
+    expect(LANE_PAGE_CSP).toBe(`default-src 'none'; script-src 'sha256-${sha256(LANE_PAGE_SCRIPT)}'; style-src 'sha256-${sha256(styleOf(html))}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+    // No inline handler anywhere: the script binds its buttons itself.
+    expect(html).not.toMatch(/\son[a-z]+=/i);
+  });
+
+  test('should keep every value of a hostile story escaped on the served page, whose only script is its own', () => {
+    const evil = hostile({ ...STORY, state: 'work' }) as LaneStory;
+    const html = LANE_PAGE.render({ ...evil, state: 'work', owner: null });
+    expect([...html.matchAll(/<script>([^]*?)<\/script>/g)].map((m) => m[1])).toEqual([LANE_PAGE_SCRIPT]);
+    expect(html.toLowerCase()).not.toContain('<img');
+    const served = new Set([...ATTRIBUTES, 'type', 'data-action', 'data-lane', 'data-state', 'hidden', 'role', 'size', 'autocomplete']);
+    expect([...attributesOf(html.replace(/<script>[^]*?<\/script>/g, ''))].filter((name) => !served.has(name))).toEqual([]);
+    expect([...tagsOf(html.replace(/<script>[^]*?<\/script>/g, ''))].filter((tag) => !TAGS.has(tag) && !['button', 'label', 'input'].includes(tag))).toEqual([]);
+    // A running lane offers a cancel of its call and of itself, named by its id (escaped), and a diff pane.
+    expect(html).toContain(`<button type="button" data-action="cancel-call" data-lane="lane.&lt;/pre&gt;`);
+    expect(html).toContain('<section id="diff" data-state="idle">');
   });
 });
 

@@ -455,6 +455,66 @@ export const RESULT_CODES = {
     summary: 'lanes of the crew wait at their gates for the owner\'s answer (answer: owner); their agents have not started',
     fix: 'answer them with laneward crew answer CREW.json --lane ID|--all --reply REPLY --by NAME, then run the crew again (a running crew goes on by itself)',
   },
+  CONSOLE_TOKEN_MISSING: {
+    summary: 'a request to change the crew came without the console\'s token',
+    fix: 'open the console from the URL the crew printed (CREW_VIEW: ...?token=...); the page sends its token with every action',
+  },
+  CONSOLE_TOKEN_WRONG: {
+    summary: 'a request to change the crew came with a token that is not this console\'s',
+    fix: 'open the console from the URL this crew run printed (CREW_VIEW: ...?token=...): each run mints its own token',
+  },
+  CONSOLE_ORIGIN_REFUSED: {
+    summary: 'a request to change the crew came from another origin than the console\'s own page (or named none)',
+    fix: 'act from the console\'s own page on 127.0.0.1, or from a shell with laneward crew answer|retry|cancel',
+  },
+  CONSOLE_BODY_INVALID: {
+    summary: 'a console action\'s body is not the JSON object its route takes, or is larger than the bound',
+    fix: 'send application/json with the route\'s fields only (lane, lanes, reply, by), under 64 KiB',
+  },
+  CONSOLE_ACTION_METHOD: {
+    summary: 'a console action was asked with another method than POST; nothing changes on GET',
+    fix: 'send the action as a POST from the console\'s page',
+  },
+  CONSOLE_READ_ONLY: {
+    summary: 'this console only shows the crew: the process serving it cannot act on the crew',
+    fix: 'act from the console of laneward crew run --serve, or from a shell with laneward crew answer|retry|cancel',
+  },
+  CALL_CANCELLED: {
+    summary: 'an operator cancelled the lane\'s running call: its process group was torn down and the call is never replayed',
+    fix: 'run the lane again with laneward crew retry CREW.json --lane ID (new attempts, from where its saved progress says)',
+  },
+  LANE_CANCELLED: {
+    summary: 'an operator cancelled the lane: it stopped where it was, its running call torn down',
+    fix: 'run the lane again with laneward crew retry CREW.json --lane ID if it is still wanted',
+  },
+  CREW_NOT_RUNNING: {
+    summary: 'no process runs the crew on this state root, so there is nothing to stop or cancel',
+    fix: 'start the crew with laneward crew run CREW.json (the same --state); a lane that is not running needs no cancel',
+  },
+  LANE_UNKNOWN: {
+    summary: 'the crew file names no such lane',
+    fix: 'name a lane the crew file lists (laneward crew status CREW.json shows them)',
+  },
+  LANE_NOT_RETRYABLE: {
+    summary: 'the lane cannot be retried as it is: it is complete, running, not started, or waiting for its owner',
+    fix: 'retry a failed or interrupted lane; answer a waiting one with laneward crew answer; a running one can be cancelled first (crew cancel)',
+  },
+  CALL_NOT_RUNNING: {
+    summary: 'the lane has no supervised call running to cancel',
+    fix: 'read the lane with laneward crew status CREW.json --lane ID; cancel the lane itself with crew cancel without --call',
+  },
+  LANE_NOT_RUNNING: {
+    summary: 'the lane has ended (complete or failed), so there is nothing to cancel',
+    fix: 'nothing to do; retry a failed lane with laneward crew retry CREW.json --lane ID',
+  },
+  CREW_CONTROL_UNSUPPORTED: {
+    summary: 'the crew runs on queue workers, which take only a stop, not lane requests',
+    fix: 'stop the crew with laneward crew stop CREW.json, then run it again; lanes are retried with crew run --retry-failed',
+  },
+  CONTROL_PENDING: {
+    summary: 'the crew did not take the request within --wait; it stays recorded',
+    fix: 'check that the crew runs (laneward crew status CREW.json); a running crew takes the request within a second, and the next crew run takes a retry',
+  },
   ATTEMPT_IN_FLIGHT: {
     summary: 'another plan run that still runs dispatched this attempt',
     fix: 'let the other plan run (or crew) finish; drive one run from one process at a time',

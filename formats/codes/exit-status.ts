@@ -128,6 +128,24 @@ const EXIT_STATUS = {
   CREW_LANE_FAILED: 1,
   // Waiting for a person, like a plan change waiting for its revision (PLAN_AMEND_PENDING).
   CREW_OWNER_PENDING: 3,
+  // Refusals of the console's acting routes (an HTTP status on the wire; 3 where a command prints one).
+  CONSOLE_TOKEN_MISSING: 3,
+  CONSOLE_TOKEN_WRONG: 3,
+  CONSOLE_ORIGIN_REFUSED: 3,
+  CONSOLE_BODY_INVALID: 2,
+  CONSOLE_ACTION_METHOD: 2,
+  CONSOLE_READ_ONLY: 3,
+  // A lane's end by an operator's word: it failed its crew's run (as CREW_LANE_FAILED), and is retried on request.
+  CALL_CANCELLED: 1,
+  LANE_CANCELLED: 1,
+  // Operator requests refused as they stand (nothing was recorded).
+  CREW_NOT_RUNNING: 3,
+  LANE_UNKNOWN: 3,
+  LANE_NOT_RETRYABLE: 3,
+  CALL_NOT_RUNNING: 3,
+  LANE_NOT_RUNNING: 3,
+  CREW_CONTROL_UNSUPPORTED: 3,
+  CONTROL_PENDING: 1,
   ATTEMPT_IN_FLIGHT: 3,
   RUN_BUSY: 3,
   PLAN_RUN_STOPPED: 1,

@@ -3,7 +3,8 @@ import { escapeHtml } from './view.ts';
 import { oneLine, visibleText } from '../text/one-line.ts';
 
 // The lane page (`/lanes/<id>`): one lane's whole story as one static HTML document,
-// rendered on the server. No script at all; one inline style, admitted by its hash
+// rendered on the server. One inline style and, where the server gives one, one inline
+// script (the actions and the diff pane), each admitted by its hash
 // (main/console/lane-page-csp.ts). Every value comes from a store or a run directory that
 // supervised children wrote, so every value is escaped, and shown as the text it is.
 
@@ -18,6 +19,9 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 1rem; margi
 #todo { background: #fdecea; border: 1px solid #e0a19a; padding: .5rem .8rem; margin: 1rem 0 }
 pre { background: #f0f0f0; padding: .5rem; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 40rem; overflow: auto }
 .note { color: #666; font-size: .85rem } .failed { color: #b3261e } .complete { color: #1e7b34 }
+#lane-actions { margin: .6rem 0 } #lane-actions button { margin-right: .4rem } #act-result { font-size: .85rem; color: #444 }
+#work { display: flex; flex-wrap: wrap; gap: 0 2rem; align-items: flex-start } #work > section { flex: 1 1 28rem; min-width: 0 }
+details.diff-file summary { font-family: ui-monospace, monospace; cursor: pointer }
 `;
 
 const esc = escapeHtml;
@@ -178,6 +182,27 @@ function agent(s: LaneStory): string {
   );
 }
 
+/** The actions a lane offers (shown by the page's script only when it holds the console's token). */
+function actionsBar(s: LaneStory): string {
+  const button = (action: string, label: string) => `<button type="button" data-action="${action}" data-lane="${attr(s.lane)}">${label}</button>`;
+  const waiting = s.owner != null;
+  const buttons =
+    s.state === 'failed' || (s.state === 'interrupted' && !waiting)
+      ? [button('retry', 'retry this lane')]
+      : s.state === 'complete'
+        ? []
+        : s.state === 'queued' || waiting
+          ? [button('cancel-lane', 'cancel this lane')]
+          : [button('cancel-call', 'cancel its running call'), button('cancel-lane', 'cancel this lane')];
+  return buttons.length === 0 ? '' : `<p id="lane-actions" hidden><label>your name <input id="act-by" size="14" autocomplete="name"></label> ${buttons.join('')} <span id="act-result" role="status"></span></p>`;
+}
+
+/** A workspace lane's diff against the crew's base, read by the page's script on request. */
+function diffPane(s: LaneStory): string {
+  if (s.workspace === null) return '';
+  return `<section id="diff" data-state="idle"><h2>Diff against the base <button type="button" id="diff-reload">read again</button></h2><p id="diff-status" class="note">read when the page opens (needs its script)</p><div id="diff-files"></div></section>`;
+}
+
 function workspace(s: LaneStory): string {
   const w = s.workspace;
   if (w === null) return '';
@@ -218,8 +243,8 @@ function files(s: LaneStory): string {
   return `<section><h2>Files (${s.files.length})</h2>${list}${more}</section>`;
 }
 
-/** The whole lane page. */
-export function renderLanePage(story: LaneStory): string {
+/** The whole lane page; `script`, when given, is its one inline script (the policy must admit it by hash). */
+export function renderLanePage(story: LaneStory, script?: string): string {
   const json = `/lanes/${encodeURIComponent(story.lane)}.json`;
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
@@ -227,14 +252,16 @@ export function renderLanePage(story: LaneStory): string {
     `<title>lane ${line(story.lane)} (${line(story.state)}) · crew ${line(story.crew)}</title><style>${LANE_PAGE_STYLE}</style></head>` +
     `<body><nav><a id="back" href="/">crew ${line(story.crew)}</a><a id="json" href="${attr(json)}">this lane as JSON</a></nav>` +
     header(story) +
+    (script === undefined ? '' : actionsBar(story)) +
     todo(story) +
+    `<div id="work">${agent(story)}${script === undefined ? '' : diffPane(story)}</div>` +
     stages(story) +
     attempts(story) +
     review(story) +
     qa(story) +
-    agent(story) +
     workspace(story) +
     files(story) +
+    (script === undefined ? '' : `<script>${script}</script>`) +
     '</body></html>\n'
   );
 }

@@ -113,6 +113,8 @@ export interface ViewUi {
   /** 'attention' (failed, stuck, interrupted, then running, queued, done), 'age', 'cost', 'attempts' or 'id'. */
   readonly sort: string;
   readonly page: number;
+  /** The page can act (it holds the console's token and the crew runs): rows carry their action buttons. */
+  readonly acting?: boolean;
 }
 
 /** Lanes a table page holds (renderCrewView's own constant: the page's functions name nothing outside themselves). */
@@ -201,6 +203,18 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     `</header>`;
   const summary = s.done && typeof s.summary === 'string' ? `<pre id="summary">${esc(s.summary)}</pre>` : '';
 
+  // What a lane's row offers an operator who can act: a failed or interrupted lane a retry,
+  // a running one a cancel of its call and of the lane, a queued or waiting one a cancel.
+  const acting = ui.acting === true;
+  const buttons = (lane: LaneView): string => {
+    if (!acting) return '';
+    const button = (action: string, label: string) => `<button type="button" class="act" data-action="${action}" data-lane="${esc(lane.id)}">${label}</button>`;
+    const waitingLane = lane.state === 'interrupted' && lane.code === 'CREW_OWNER_PENDING';
+    if (lane.state === 'failed' || (lane.state === 'interrupted' && !waitingLane)) return button('retry', 'retry');
+    if (lane.state === 'complete') return '';
+    if (lane.state === 'queued' || waitingLane) return button('cancel-lane', 'cancel lane');
+    return `${button('cancel-call', 'cancel call')} ${button('cancel-lane', 'cancel lane')}`;
+  };
   const needing = selectLanes(s, { state: 'attention', code: '', text: '', sort: 'attention', page: 0 });
   const failedLanes = needing.filter((lane) => lane.state === 'failed');
   const failed = failedLanes.length;
@@ -233,7 +247,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
       const need = laneAttention(lane, s);
       const why =
         need === 'stuck' ? `quiet for ${formatSpan(quietSeconds(lane, s))}` : need === 'interrupted' && lane.state !== 'interrupted' ? `stopped in ${esc(lane.state)}` : need === 'waiting' ? 'at its gate' : esc(lane.code ?? '');
-      return `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td><td>${esc(need)}</td><td>${why}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`;
+      return `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a></td><td>${esc(need)}</td><td>${why}</td><td class="detail">${esc(lane.detail ?? '')}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`;
     })
     .join('');
   const retry = failed > 0 && typeof s.retryCommand === 'string' ? `<p>Run the failed lanes again: <code id="retry">${esc(s.retryCommand)}</code></p>` : '';
@@ -277,7 +291,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
       return (
         `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a>${typeof lane.title === 'string' ? ` <span class="title">${esc(lane.title)}</span>` : ''}</td>` +
         `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
-        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td></tr>`
+        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`
       );
     })
     .join('');
@@ -288,7 +302,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     `<button type="button" data-page-to="${page - 1}"${page === 0 ? ' disabled' : ''}>previous</button> ` +
     `<button type="button" data-page-to="${page + 1}"${page + 1 >= pages ? ' disabled' : ''}>next</button></p>`;
   const table =
-    `<section><table id="lanes"><thead><tr><th>lane</th><th>state</th><th>quiet</th><th>attempts</th><th>cost</th><th>code</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table>${pager}</section>`;
+    `<section><table id="lanes"><thead><tr><th>lane</th><th>state</th><th>quiet</th><th>attempts</th><th>cost</th><th>code</th><th>detail</th>${acting ? '<th>act</th>' : ''}</tr></thead><tbody>${rows}</tbody></table>${pager}</section>`;
 
   const counter = (key: 'started' | 'finished') => `<div><dt>${key}</dt><dd id="attempts-${key}">${num(attempts[key], 0)}</dd></div>`;
   const supervision =

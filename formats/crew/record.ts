@@ -212,6 +212,8 @@ export interface CrewDriver {
   /** Its start tick (/proc/<pid>/stat field 22), so a reused pid is not taken for it. */
   readonly ticks: string;
   readonly since: string;
+  /** The crew applies operators' lane requests (crew retry|cancel): a crew run in one process; absent for a queued crew. */
+  readonly laneControl?: boolean;
 }
 
 /**

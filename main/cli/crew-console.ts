@@ -17,7 +17,8 @@ export const CREW_VIEW_HELP = `usage: laneward crew view CREW.json --serve PORT 
                          [--rehearse]
 
 Serves the crew's console from its state root, read-only, on 127.0.0.1:PORT (0: any free
-port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows,
+port; CREW_VIEW: url on stderr) until interrupted: the same pages crew run --serve shows
+(without its actions and token: a view only shows; CONSOLE_READ_ONLY),
 for a crew that finished, failed, was killed or is still running in another process
 (then the page follows it, reading the store every second). A finished crew is shown as
 it was at its end; one whose process is gone (its pid and start tick) without an end, as
@@ -94,10 +95,13 @@ export const crewView = command({
     const port = intOption('serve', values.serve, 0, 65_535);
     if (port === undefined) throw usage('crew view needs --serve PORT');
     const stuck = stuckAfter(values['stuck-after']);
-    const { source } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
+    const { source, loaded, store } = openCrewConsole({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, rehearse: values.rehearse === true, ...(stuck === undefined ? {} : { stuckAfterS: stuck }) });
     const { serveCrew } = await import('../console/serve.ts');
     const { LANE_PAGE } = await import('../console/lane-page-route.ts');
-    const server = await serveCrew(port, source, { lanePage: LANE_PAGE }).catch((error: unknown) => {
+    const { consoleReads } = await import('../console/console-ports.ts');
+    // A view only shows: its reads on request (gates, diffs), no actions and no token.
+    const reads = consoleReads(loaded, (lane) => store.crewLanes.get([loaded.crew.crew, lane])?.head ?? null);
+    const server = await serveCrew(port, source, { lanePage: LANE_PAGE, reads }).catch((error: unknown) => {
       throw new LanewardError('USAGE', `--serve ${port}: ${error instanceof Error ? error.message : String(error)}`, { path: '--serve' });
     });
     io.err(`CREW_VIEW: ${server.url}`);

@@ -4,6 +4,7 @@ import { commandLine } from '../../formats/text/command-line.ts';
 import { oneLine } from '../../formats/text/one-line.ts';
 import type { CrewTally } from '../crew/coordinator.ts';
 import type { CrewEvent, CrewOutput, CrewWords } from '../crew/crew-output.ts';
+import type { ControlTaken } from '../crew/crew-control-apply.ts';
 import { summaryObject } from '../crew/crew-report.ts';
 import { laneObject, type LaneFacts } from '../crew/lane-line.ts';
 import { stopSummary } from './plan-stop-lines.ts';
@@ -75,6 +76,8 @@ export function crewEventLine(event: CrewEvent, json: boolean): { readonly to: '
     }
     case 'served':
       return { to: 'err', text: `CREW_VIEW: ${event.url}` };
+    case 'control':
+      return { to: 'out', text: json ? JSON.stringify({ control: controlObject(event.taken) }) : controlLine(event.taken) };
     case 'requeued':
       return { to: 'err', text: `CREW_REQUEUED: lane=${event.lane} records=${event.records}` };
   }
@@ -96,4 +99,16 @@ export function crewPrinter(io: Io, json: boolean): CrewOutput {
     ...(io.stderrSize === undefined ? {} : { stderrSize: () => io.stderrSize!() }),
     ...(io.onStderrResize === undefined ? {} : { onStderrResize: (listener: () => void) => io.onStderrResize!(listener) }),
   };
+}
+
+/** What a crew's CREW_CONTROL line and object say of an operator's request it took. */
+function controlObject(t: ControlTaken): Record<string, unknown> {
+  return { seq: t.seq, action: t.action, lane: t.lane, by: t.by, status: t.status, code: t.code, detail: t.detail };
+}
+
+/** `CREW_CONTROL: seq=<n> action=<a> lane=<id>|- by=<who> status=applied|refused [code=<CODE>] [detail=<why>]`. */
+export function controlLine(t: ControlTaken): string {
+  const code = t.code === null ? '' : ` code=${oneLine(t.code)}`;
+  const detail = t.detail === null ? '' : ` detail=${oneLine(t.detail)}`;
+  return `CREW_CONTROL: seq=${t.seq} action=${t.action} lane=${oneLine(t.lane ?? '-')} by=${oneLine(t.by)} status=${t.status}${code}${detail}`;
 }

@@ -8,6 +8,7 @@ import { crewPrinter } from './crew-lines.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
 import { crewAnswerCommand } from './crew-answer.ts';
 import { crewLandCommand } from './crew-land.ts';
+import { crewCancelCommand, crewRetryCommand, crewStopCommand } from './crew-control.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
@@ -32,9 +33,14 @@ crew's signed actions, at most limits.concurrency at once across all lanes.
   --deadline TIME stop every lane after TIME: 90s, 5m, 1h, 500ms; a bare number is
                   minutes, as before (lanes end interrupted, lanes never started print
                   nothing; exit 124)
-  --serve PORT    the console on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url): the
-                  crew page (failed and stuck lanes first), /lanes/<id> for each lane's
-                  story, /snapshot.json, /lanes/<id>.json, /events (deltas)
+  --serve PORT    the console on 127.0.0.1:PORT (0: any free port; CREW_VIEW: url?token=T):
+                  the crew page (failed and stuck lanes first, the gate inbox),
+                  /lanes/<id> for each lane's story and diff, /snapshot.json,
+                  /lanes/<id>.json, /events (deltas). The URL's token lets its page act:
+                  retry, cancel and stop as crew retry|cancel|stop do, answer gates as
+                  crew answer does; POST /actions/* only, with the token, this origin
+                  and a JSON body (refusals: CONSOLE_TOKEN_MISSING, CONSOLE_TOKEN_WRONG,
+                  CONSOLE_ORIGIN_REFUSED, CONSOLE_BODY_INVALID)
   --stuck-after TIME  a running lane with no admitted progress mark nor saved change for
                   longer is shown as stuck (default 2m)
   --queue URL     run the lanes on laneward crew worker processes (any machines) through
@@ -89,7 +95,13 @@ lanes (and, for a crew that ends interrupted, the command that continues it).
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
 crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor, or
 lanes waiting for their owner and none failed (CREW_OWNER_PENDING),
-124 --deadline, 128+n stopped by signal n.
+124 --deadline, 128+n stopped by signal n (143 stopped by laneward crew stop).
+While it runs, an operator acts on it from any shell through its state root: laneward
+crew retry CREW.json --lane ID, crew cancel CREW.json --lane ID [--call], crew stop
+CREW.json (see their --help); it takes each request within about a second and prints
+CREW_CONTROL: seq=<n> action=retry|cancel_call|cancel_lane|stop lane=<id>|- by=human:<name>
+status=applied|refused [code=<CODE>] [detail=<why>]. A retry recorded while no crew ran
+is taken as it starts.
 
 The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "actions": {"file": F, "trust": PUB, "reviewer": A, "observer": A, "agent": A},
@@ -276,7 +288,7 @@ function cleanExit(done: readonly CleanedWorktree[]): number {
   return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
 }
 
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewLandCommand, crewWorkerCommand], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewRetryCommand, crewCancelCommand, crewStopCommand, crewLandCommand, crewWorkerCommand], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

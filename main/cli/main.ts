@@ -12,10 +12,12 @@ usage: laneward <command> ...
 
   init --repo DIR --tasks FILE          write a ready crew from a repository and a task list: keys,
                                         signed actions, one plan per task, crew.json; prints its command
-  crew run|status|view|answer|land|clean|worker  many lanes at once: review runs, QA cadence,
-                                        the console; crew answer gives the owner's answer to lanes
-                                        waiting at their gates; crew land lands the complete lanes
-                                        on the base, a merge train of fast-forwards; crew run
+  crew run|status|view|answer|retry|cancel|stop|land|clean|worker
+                                        many lanes at once: review runs, QA cadence, the
+                                        console; crew answer gives the owner's answer to lanes
+                                        waiting at their gates; crew retry|cancel|stop act on a
+                                        running crew from any shell; crew land lands the complete
+                                        lanes on the base, a merge train of fast-forwards; crew run
                                         --rehearse tries a crew with no key, against laneward's
                                         own model server on loopback
   artifact validate|schema|ack|urgent|worker  the artifact contract and the completion check

@@ -1,5 +1,6 @@
 import type { ConsoleEvent, CrewSnapshot, LaneView } from '../../formats/console/snapshot.ts';
 import type { ViewUi } from '../../formats/console/view.ts';
+import type { ConsoleActsClient } from './acts-client.ts';
 
 // The crew page's script: runs in the browser, from this function's source text (see
 // main/console/page.ts). Self-contained: it reaches the DOM only through `win` and renders
@@ -9,6 +10,9 @@ interface ClientElement {
   innerHTML: string;
   textContent: string | null;
   value?: string;
+  hidden?: boolean;
+  disabled?: boolean;
+  getAttribute?(name: string): string | null;
   setAttribute(name: string, value: string): void;
   addEventListener?(type: string, listener: (event: ClientEvent) => void): void;
 }
@@ -39,8 +43,13 @@ export interface ClientWindow {
  * linked; the form #controls and the view's links and buttons set it. The view is redrawn at
  * most four times a second. `#conn` says whether the stream is live; `#view[data-seq]` is
  * the number of the last message applied. A done crew's stream is closed.
+ *
+ * With `acts` holding the console's token, the view's buttons act (`data-action` retry,
+ * cancel-call or cancel-lane on `data-lane`; #crew-stop, pressed twice, stops the crew) and
+ * #act-result says what each request came to; `onSnapshot` (the gate inbox) sees each
+ * snapshot drawn.
  */
-export function crewClient(win: ClientWindow, render: (snapshot: CrewSnapshot, ui: ViewUi) => string): void {
+export function crewClient(win: ClientWindow, render: (snapshot: CrewSnapshot, ui: ViewUi) => string, acts?: ConsoleActsClient, onSnapshot?: (snapshot: CrewSnapshot) => void): void {
   const doc = win.document;
   const view = doc.getElementById('view');
   const conn = doc.getElementById('conn');
@@ -63,7 +72,7 @@ export function crewClient(win: ClientWindow, render: (snapshot: CrewSnapshot, u
       }
     }
     const page = Number(params.get('page') ?? '0');
-    return { state: params.get('state') ?? '', code: params.get('code') ?? '', text: params.get('text') ?? '', sort: params.get('sort') ?? 'attention', page: Number.isInteger(page) && page >= 0 ? page : 0 };
+    return { state: params.get('state') ?? '', code: params.get('code') ?? '', text: params.get('text') ?? '', sort: params.get('sort') ?? 'attention', page: Number.isInteger(page) && page >= 0 ? page : 0, acting: acts?.acting === true && snapshot?.run === 'running' };
   };
   const writeUi = (ui: ViewUi) => {
     const parts: string[] = [];
@@ -79,7 +88,51 @@ export function crewClient(win: ClientWindow, render: (snapshot: CrewSnapshot, u
     if (snapshot === null) return;
     view.innerHTML = render(snapshot, readUi());
     view.setAttribute('data-seq', String(seq));
+    onSnapshot?.(snapshot);
+    if (stop !== null) stop.hidden = !(acts?.acting === true && snapshot.run === 'running');
   };
+  // Acting: one request at a time per button; what it came to is said in #act-result.
+  const result = doc.getElementById('act-result');
+  // Every action is a named person's: the name field (#act-by) is kept for the tab.
+  const by = doc.getElementById('act-by');
+  const bar = doc.getElementById('crew-actions');
+  if (bar !== null) bar.hidden = acts?.acting !== true;
+  if (by !== null && acts !== undefined) {
+    by.value = acts.name();
+    by.addEventListener?.('input', () => acts.setName(String(by.value ?? '').trim()));
+  }
+  const act = async (action: string, lane: string | null) => {
+    if (acts === undefined) return;
+    const name = String(by?.value ?? '').trim();
+    const what = lane === null ? action : `${action} ${lane}`;
+    if (name === '') {
+      if (result !== null) result.textContent = `${what}: give your name first (the request is recorded as yours, human:<name>)`;
+      return;
+    }
+    if (result !== null) result.textContent = `${what}: sending`;
+    const sent = await acts.post(`/actions/${action}`, { ...(lane === null ? {} : { lane }), by: name });
+    if (result !== null) {
+      result.textContent = acts.describe(what, sent);
+      result.setAttribute('data-status', String(sent.body.status ?? 'refused'));
+    }
+  };
+  // Stopping the crew ends every lane's work: the first press arms the button, a second within 5 s stops.
+  const stop = doc.getElementById('crew-stop');
+  let armed = false;
+  stop?.addEventListener?.('click', () => {
+    if (!armed) {
+      armed = true;
+      stop.textContent = 'press again to stop the crew';
+      win.setTimeout(() => {
+        armed = false;
+        stop.textContent = 'stop the crew';
+      }, 5_000);
+      return;
+    }
+    armed = false;
+    stop.textContent = 'stop the crew';
+    void act('stop', null);
+  });
   const redraw = () => {
     if (timer === null) timer = win.setTimeout(draw, 250);
   };
@@ -101,6 +154,12 @@ export function crewClient(win: ClientWindow, render: (snapshot: CrewSnapshot, u
     controls.addEventListener?.('submit', (event) => event.preventDefault());
   }
   view.addEventListener?.('click', (event) => {
+    const action = event.target?.closest?.('[data-action]');
+    if (action != null) {
+      event.preventDefault();
+      void act(String(action.getAttribute('data-action')), String(action.getAttribute('data-lane')));
+      return;
+    }
     const pageTo = event.target?.closest?.('[data-page-to]');
     if (pageTo != null) {
       event.preventDefault();

@@ -6,6 +6,10 @@ import { PAGE_CSP, renderCrewPage } from './page.ts';
 import { SseClient } from './sse-client.ts';
 import { chooseCoding, codingStream, compressBody } from './compress.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
+import { ACTION_ROUTES, parseActionBody, type ConsoleActions, type ControlAction } from '../../formats/console/actions.ts';
+import type { LaneGate } from '../../formats/console/gate-inbox.ts';
+import type { LaneDiff } from '../../formats/console/lane-diff.ts';
+import { mintToken, readBoundedBody, refuseAction } from './action-guard.ts';
 
 export type { CrewSnapshot, LaneView, SnapshotSource } from '../../formats/console/snapshot.ts';
 
@@ -21,11 +25,31 @@ export interface ServeOptions {
   readonly maxClients?: number;
   /** Renders a lane's page (a whole HTML document) and names its Content-Security-Policy. */
   readonly lanePage?: { readonly render: (story: LaneStory) => string; readonly csp: string };
+  /**
+   * What the console may change (retry, cancel, stop, answer): given, the server mints a
+   * token, and POSTs to /actions/* that pass every check reach it; absent, the console
+   * only shows the crew (CONSOLE_READ_ONLY).
+   */
+  readonly actions?: ConsoleActions;
+  /** The token to require instead of a fresh one (tests). */
+  readonly token?: string;
+  /** Reads made on request, never per snapshot: a waiting lane's gate, a workspace lane's diff (undefined: no such lane). */
+  readonly reads?: ConsoleReads;
+}
+
+/** The console's reads on request: `/lanes/<id>/gate.json` and `/lanes/<id>/diff.json`. */
+export interface ConsoleReads {
+  gate?(lane: string): LaneGate | undefined;
+  diff?(lane: string): Promise<LaneDiff | undefined>;
 }
 
 export interface CrewServer {
   /** `http://127.0.0.1:<port>/` */
   readonly url: string;
+  /** The token an action must carry (null: the server cannot act). */
+  readonly token: string | null;
+  /** The URL to open: `url` with `?token=<token>` when the server acts (the page keeps the token and drops it from the address bar). */
+  readonly openUrl: string;
   /** Ends every event stream and the server; resolves once every connection is closed. */
   close(): Promise<void>;
 }
@@ -35,6 +59,8 @@ const ROUTES = new Set(['/', '/events', '/snapshot.json']);
 // ".json" ending asks for the JSON; a page link of a lane whose id ends in ".json" writes
 // its dot as %2E, so every lane has both and no two URLs collide.
 const LANE_ROUTE = /^\/lanes\/([^/]+)$/;
+// A lane's reads on request: its gate for the inbox, its diff for its page.
+const LANE_READ = /^\/lanes\/([^/]+)\/(gate|diff)\.json$/;
 // Loopback names only: a page on another site that rebinds its name to 127.0.0.1 sends
 // its own name as Host and is refused, so it cannot read the crew's lanes.
 const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d+)?$/i;
@@ -55,6 +81,7 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const stallMs = options.stallMs ?? 10_000;
   const maxClients = options.maxClients ?? 256;
+  const token = options.actions === undefined ? null : (options.token ?? mintToken());
   // Loaded here, not at the top: a bundle hoists static imports of built-ins to its start,
   // and every CLI command would load the HTTP stack for a view only `crew run --serve` uses.
   const { createServer } = await import('node:http');
@@ -123,6 +150,12 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     res.on('error', () => undefined);
     const path = (req.url ?? '/').split('?')[0]!;
     if (!LOOPBACK_HOST.test(req.headers.host ?? '')) return reply(res, 403, 'text/plain; charset=utf-8', 'forbidden host\n');
+    if (Object.hasOwn(ACTION_ROUTES, path)) return void actionRoute(req, res, ACTION_ROUTES[path]!);
+    const read = LANE_READ.exec(path);
+    if (read !== null) {
+      if (req.method !== 'GET') return reply(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET' });
+      return void readRoute(res, read[1]!, read[2] as 'gate' | 'diff');
+    }
     const lane = LANE_ROUTE.exec(path);
     if (!ROUTES.has(path) && lane === null) return reply(res, 404, 'text/plain; charset=utf-8', 'not found\n');
     if (req.method !== 'GET') return reply(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET' });
@@ -165,6 +198,47 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     if (json || options.lanePage === undefined) return reply(res, json ? 200 : 404, json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8', json ? `${JSON.stringify(story)}\n` : 'not found\n');
     return reply(res, 200, 'text/html; charset=utf-8', options.lanePage.render(story), { 'Content-Security-Policy': options.lanePage.csp });
   };
+  // Every request that changes anything: POST, a loopback Host (checked above), this
+  // console's own Origin, its token, a JSON body within the bound. Refusals are JSON with a
+  // code; nothing reaches the port before every check passed.
+  const actionRoute = async (req: IncomingMessage, res: ServerResponse, action: ControlAction | 'answer') => {
+    if (req.method !== 'POST') return refuse(res, 405, 'CONSOLE_ACTION_METHOD', `${String(req.method)} changes nothing: an action is a POST`, { Allow: 'POST' });
+    if (closing !== undefined) return refuse(res, 503, 'CONSOLE_READ_ONLY', 'the console is closing');
+    if (options.actions === undefined || token === null) return refuse(res, 403, 'CONSOLE_READ_ONLY', 'this console only shows the crew');
+    const refusal = refuseAction(req, token);
+    if (refusal !== null) return refuse(res, refusal.status, refusal.code, refusal.detail);
+    const text = await readBoundedBody(req);
+    if (text === null) return refuse(res, 413, 'CONSOLE_BODY_INVALID', 'the body is larger than the bound');
+    const parsed = parseActionBody(action, text);
+    if (parsed.kind === 'refused') return refuse(res, 400, 'CONSOLE_BODY_INVALID', parsed.detail);
+    try {
+      if (parsed.kind === 'control') {
+        const result = await options.actions.control(parsed.request);
+        return jsonReply(res, result.status === 'requested' ? 200 : 409, { action: parsed.request.action, lane: parsed.request.lane, ...result });
+      }
+      const answers = await options.actions.answer(parsed.lanes, parsed.reply, parsed.by);
+      return jsonReply(res, 200, { status: 'answered', answers });
+    } catch (error) {
+      const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'INTERNAL';
+      return jsonReply(res, code === 'INTERNAL' ? 500 : 400, { status: 'refused', code, detail: error instanceof Error ? error.message : String(error) });
+    }
+  };
+  const readRoute = async (res: ServerResponse, encoded: string, what: 'gate' | 'diff') => {
+    let id: string;
+    try {
+      id = decodeURIComponent(encoded);
+    } catch {
+      return reply(res, 400, 'text/plain; charset=utf-8', 'bad lane id\n');
+    }
+    let value: LaneGate | LaneDiff | undefined;
+    try {
+      value = what === 'gate' ? options.reads?.gate?.(id) : await options.reads?.diff?.(id);
+    } catch {
+      return reply(res, 500, 'text/plain; charset=utf-8', 'lane unavailable\n');
+    }
+    if (value === undefined) return reply(res, 404, 'text/plain; charset=utf-8', 'no such lane\n');
+    return jsonReply(res, 200, value);
+  };
   server.on('clientError', (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {
@@ -194,7 +268,17 @@ export async function serveCrew(port: number, source: SnapshotSource, options: S
     });
     return closing;
   };
-  return { url: `http://127.0.0.1:${bound}/`, close };
+  const url = `http://127.0.0.1:${bound}/`;
+  return { url, token, openUrl: token === null ? url : `${url}?token=${token}`, close };
+}
+
+function jsonReply(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  reply(res, status, 'application/json; charset=utf-8', `${JSON.stringify(value)}\n`, headers);
+}
+
+/** A refused action: its code and why, as JSON; the connection closes (a body may be left unread). */
+function refuse(res: ServerResponse, status: number, code: string, detail: string, headers: Record<string, string> = {}): void {
+  jsonReply(res, status, { status: 'refused', code, detail }, { Connection: 'close', ...headers });
 }
 
 function reply(res: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}, coding: ReturnType<typeof chooseCoding> = null): void {

@@ -1,6 +1,7 @@
 import type { LaneSpec } from '../../formats/crew/file.ts';
 import { isOwnerWaiting, type LaneProgress } from '../../formats/crew/record.ts';
-import { driveParked } from './owner-wait.ts';
+import { driveParked, type DriveHandle } from './owner-wait.ts';
+import type { LaneCancels } from './lane-cancels.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -33,6 +34,8 @@ export interface CrewDeps {
   readonly workspace?: WorkspacePort;
   readonly land?: LandPort;
   readonly prices?: Prices;
+  /** Operators' cancels and retries of single lanes, applied by the crew's control (crew-control-apply.ts). */
+  readonly cancels?: LaneCancels;
 }
 
 export interface CrewTally {
@@ -54,7 +57,7 @@ export interface CrewTally {
 export async function runLanes(
   plan: CrewPlan,
   deps: CrewDeps,
-  options: { cancel: AbortSignal; onChange: (progress: LaneProgress) => void; onLaneEnd: (progress: LaneProgress) => void },
+  options: { cancel: AbortSignal; onChange: (progress: LaneProgress) => void; onLaneEnd: (progress: LaneProgress) => void; bind?: (handle: DriveHandle) => void },
 ): Promise<LaneProgress[]> {
   const ctx = {
     crew: plan.crew,
@@ -72,6 +75,7 @@ export async function runLanes(
     parked: isOwnerWaiting,
     decided,
     ended: options.onLaneEnd,
+    ...(options.bind === undefined ? {} : { bind: options.bind }),
   });
 }
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
 import { replyFormProblem } from '../../formats/gate/reply.ts';
 import { configuredStateRoot, defaultStateRoot, locateRun, planAnswer, readPlanEnv } from '../plan/index.ts';
-import { loadCrew } from './load-crew.ts';
+import { loadCrew, type LoadedCrew } from './load-crew.ts';
 
 export interface CrewAnswerOptions {
   readonly file: string;
@@ -40,22 +40,38 @@ const NAME = /^[^\s\p{C}\p{Z}]{1,64}$/u;
  * the owner's: answered_role human, answered_by `human:<name>`, the reply as given.
  */
 export async function crewAnswer(options: CrewAnswerOptions): Promise<LaneAnswer[]> {
-  if (!NAME.test(options.by)) throw new LanewardError('USAGE', `--by must be the owner's name, one word of visible characters (at most 64), got ${JSON.stringify(options.by)}`);
-  // One reply for many lanes: a reply that cannot parse is refused before any lane is answered.
-  const problem = replyFormProblem(options.reply);
-  if (problem !== null) throw new LanewardError('GATE_REPLY_UNPARSED', `--reply ${JSON.stringify(options.reply)} is not a gate reply (${problem})`);
+  checkAnswer(options.reply, options.by);
   const loaded = loadCrew(options.file, options.cwd);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
-  const planEnv = readPlanEnv(options.env, options.cwd, root);
-  const lanes = options.lane === null ? loaded.lanes : loaded.lanes.filter((l) => l.id === options.lane);
-  if (lanes.length === 0) throw new LanewardError('USAGE', `crew answer --lane: the crew file names no lane ${JSON.stringify(options.lane)}`);
-  const by = `human:${options.by}`;
+  return answerLoaded({ loaded, root, env: options.env, cwd: options.cwd }, options.lane === null ? 'all' : [options.lane], options.reply, options.by);
+}
+
+/** A reply and a name `crew answer` takes, or the error refusing them before any lane is answered. */
+function checkAnswer(reply: string, by: string): void {
+  if (!NAME.test(by)) throw new LanewardError('USAGE', `--by must be the owner's name, one word of visible characters (at most 64), got ${JSON.stringify(by)}`);
+  // One reply for many lanes: a reply that cannot parse is refused before any lane is answered.
+  const problem = replyFormProblem(reply);
+  if (problem !== null) throw new LanewardError('GATE_REPLY_UNPARSED', `--reply ${JSON.stringify(reply)} is not a gate reply (${problem})`);
+}
+
+/**
+ * The answer of `crew answer` for a crew already loaded (the console's, in the crew's own
+ * process): the named lanes, in the crew file's order, or 'all' the lanes whose gate waits.
+ * A lane the crew does not have, a name or a reply refused, is refused before any is answered.
+ */
+export async function answerLoaded(crew: { readonly loaded: LoadedCrew; readonly root: string; readonly env: NodeJS.ProcessEnv; readonly cwd: string }, named: readonly string[] | 'all', reply: string, by: string): Promise<LaneAnswer[]> {
+  checkAnswer(reply, by);
+  const { loaded } = crew;
+  const unknown = named === 'all' ? undefined : named.find((id) => !loaded.lanes.some((l) => l.id === id));
+  if (unknown !== undefined) throw new LanewardError('USAGE', `crew answer --lane: the crew file names no lane ${JSON.stringify(unknown)}`);
+  const planEnv = readPlanEnv(crew.env, crew.cwd, crew.root);
+  const lanes = named === 'all' ? loaded.lanes : loaded.lanes.filter((l) => named.includes(l.id));
   const answers: LaneAnswer[] = [];
   for (const lane of lanes) {
     const runDir = join(loaded.out, lane.id);
-    const answer = await answerLane(lane.id, runDir, options.reply, by, planEnv);
+    const answer = await answerLane(lane.id, runDir, reply, `human:${by}`, planEnv);
     // --all answers the lanes that wait; a lane not at its gate is only reported when named.
-    if (options.lane === null && answer.status === 'not_waiting') continue;
+    if (named === 'all' && answer.status === 'not_waiting') continue;
     answers.push(answer);
   }
   return answers;

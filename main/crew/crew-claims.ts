@@ -9,10 +9,12 @@ import { claimOut } from './out-claim.ts';
  * Claims a crew for this process, in one transaction: a second `crew run` of the same crew
  * on the same state root while the first still runs would drive the same lanes twice, so
  * it is refused (CREW_BUSY) before it touches a lane. A driver that died (killed, crashed)
- * holds nothing: its claim is taken over. Returns the release.
+ * holds nothing: its claim is taken over. `laneControl`: the claim says the crew applies
+ * operators' lane requests (crew retry|cancel), so they are refused typed where it does not.
+ * Returns the release.
  */
-export async function claimCrew(store: Store, crew: string): Promise<() => Promise<void>> {
-  const mine: CrewDriver = thisHolder();
+export async function claimCrew(store: Store, crew: string, options: { readonly laneControl?: boolean } = {}): Promise<() => Promise<void>> {
+  const mine: CrewDriver = { ...thisHolder(), ...(options.laneControl === true ? { laneControl: true } : {}) };
   const held = await writeTransaction(store, store.crewDrivers, () => {
     const current = store.crewDrivers.get(crew);
     if (stillHeld(current, 'mine')) return current;
@@ -36,8 +38,8 @@ export async function claimCrew(store: Store, crew: string): Promise<() => Promi
  * same run directories): either refused is CREW_BUSY with nothing started and nothing held.
  * Returns the release of both.
  */
-export async function claimCrewRun(store: Store, loaded: LoadedCrew): Promise<() => Promise<void>> {
-  const releaseCrew = await claimCrew(store, loaded.crew.crew);
+export async function claimCrewRun(store: Store, loaded: LoadedCrew, options: { readonly laneControl?: boolean } = {}): Promise<() => Promise<void>> {
+  const releaseCrew = await claimCrew(store, loaded.crew.crew, options);
   let releaseOut: () => void;
   try {
     releaseOut = claimOut(loaded.out, loaded.crew.crew, loaded.file);

@@ -26,6 +26,8 @@ import { readPlanEnv } from '../plan/index.ts';
 import { crewSupervise } from './crew-supervise.ts';
 import { runCrewSession, type CrewOutput, type CrewRunOptions, type CrewRunResult, type CrewSession, type LaneRunner } from './crew-session.ts';
 import type { LoadedCrew } from './load-crew.ts';
+import { LaneCancels } from './lane-cancels.ts';
+import { laneControlPort } from './lane-control-port.ts';
 
 export type { CrewOutput, CrewRunOptions, CrewRunResult } from './crew-session.ts';
 
@@ -62,13 +64,18 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
   // The crew's supervise function, once start() made it; runLanes() hands it to the lanes.
   let supervising: Dispatcher['supervise'] | undefined;
   const facts = (progress: LaneProgress) => ({ cost: laneCost(progress, ledger!(progress)), calls: laneCallCodes(store!, progress) });
+  // Operators' cancels per lane (made at start, under the crew's stop) and the lane requests they serve.
+  let cancels: LaneCancels | undefined;
+  const laneControl = laneControlPort((lane) => store?.crewLanes.get([crew.crew, lane]), loaded.lanes, () => cancels);
   return {
     retryArgv: retryArgv(loaded.file, root, options.rehearse?.args),
     resumeArgv: resumeArgv(loaded.file, root, options.rehearse?.args),
     reportWhere: {},
+    laneControl,
     async start(session) {
       store = session.store;
       const stop = session.stop.signal;
+      cancels = new LaneCancels(stop);
       // One cap over every call of every lane; what earlier runs of the crew spent counts too.
       ledger = reviewLedger(store);
       const spend = new CrewSpend(crew.limits.spend_cap_usd ?? null, crew.limits.reserve_usd, spentBefore(store, crew.crew, loaded.lanes.map((l) => l.id)));
@@ -85,6 +92,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
         laneOf: (spec) => laneOfSpec(spec, crew.crew, loaded.out),
         activity: (lane) => session.view?.activity(lane),
         beforeChild: options.beforeChild,
+        cancels,
       }));
       // The QA thread boots while the pool starts and the orphans are swept (it starts no
       // child before a lane calls it, and no lane runs before the sweep is done): its start
@@ -134,11 +142,12 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
           qa: qa!,
           supervise,
           ...(orphans === undefined ? {} : { orphans }),
-          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
+          review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, ...(cancels === undefined ? {} : { laneCancel: (lane: string) => cancels!.signal(lane) }), stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
+          ...(cancels === undefined ? {} : { cancels }),
           ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => session.land(event)),
         },
-        { cancel: stop, onChange: (progress) => session.laneChanged(progress), onLaneEnd: (progress) => session.laneEnded(progress) },
+        { cancel: stop, onChange: (progress) => session.laneChanged(progress), onLaneEnd: (progress) => session.laneEnded(progress), bind: (handle) => laneControl.bind(handle) },
       );
     },
     laneFacts: facts,

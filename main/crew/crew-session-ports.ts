@@ -9,6 +9,7 @@ import type { CrewOutput } from './crew-output.ts';
 import type { CrewStop } from './crew-stop.ts';
 import type { LaneFacts } from './lane-line.ts';
 import type { LoadedCrew } from './load-crew.ts';
+import type { LaneControlPort } from './crew-control-apply.ts';
 
 // The crew session's ports: what a crew run is asked (its options), what it hands a lane
 // runner (the session), what a runner supplies (how lanes run), and what it returns.
@@ -97,6 +98,8 @@ export interface LaneRunner {
   readonly resumeArgv?: readonly string[];
   /** What the report says after its state root (a queued crew's queue URL). */
   readonly reportWhere: Readonly<Record<string, unknown>>;
+  /** How it applies operators' lane requests (crew retry|cancel); absent: it takes only stop, and they are refused typed. */
+  readonly laneControl?: LaneControlPort;
   /** Before the claims: reaches what lanes run on (a queue's Redis); a throw starts nothing. */
   connect?(stop: CrewStop): Promise<void>;
   /** With the claims held and the crew's run recorded: starts what runs lanes, returns what the view reads. */

@@ -17,6 +17,7 @@ import type { CrewOutput } from './crew-output.ts';
 import { checkReportPath, writeCrewReport } from './crew-report.ts';
 import { crewLaneCheck } from './lane-check.ts';
 import { CrewStop } from './crew-stop.ts';
+import { CrewControl } from './crew-control-apply.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
 import type { CrewRunOptions, CrewRunResult, CrewSession, LaneRunner } from './crew-session-ports.ts';
 
@@ -43,9 +44,12 @@ export async function runCrewSession(options: CrewRunOptions, io: CrewOutput, pr
   const store = openStore(root, { batched: true });
   const stop = new CrewStop(options.cancel, options.deadlineMs);
   let release: () => Promise<void>;
+  // Operators' stops and cancels recorded before this are for a crew that ended (crew-control-apply.ts).
+  let claimedAt = '';
   try {
     await runner.connect?.(stop);
-    release = await claimCrewRun(store, loaded);
+    claimedAt = new Date().toISOString();
+    release = await claimCrewRun(store, loaded, { laneControl: runner.laneControl !== undefined });
   } catch (error) {
     // CREW_BUSY, or what lanes run on unreachable: nothing started; the timers go with it.
     stop.dispose();
@@ -55,13 +59,13 @@ export async function runCrewSession(options: CrewRunOptions, io: CrewOutput, pr
   try {
     // Minted at the crew's first start on this root and kept in its record (below), read back by every later start.
     const runId = crewRunId(store, loaded.crew.crew);
-    return await runClaimed({ options, io, loaded, root, store, startedAt, runId, stop }, runner, started);
+    return await runClaimed({ options, io, loaded, root, store, startedAt, runId, stop, claimedAt }, runner, started);
   } finally {
     await release();
   }
 }
 
-type SessionBase = Pick<CrewSession, 'options' | 'io' | 'loaded' | 'root' | 'store' | 'startedAt' | 'runId' | 'stop'>;
+type SessionBase = Pick<CrewSession, 'options' | 'io' | 'loaded' | 'root' | 'store' | 'startedAt' | 'runId' | 'stop'> & { readonly claimedAt: string };
 
 /** What the crew's record and view say of the run beside its lanes. */
 type RunFacts = Parameters<typeof crewRunRecord>[0];
@@ -90,7 +94,7 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
   const keepsRecord = runsNothing(loaded.lanes.map((lane) => base.store.crewLanes.get([runFacts.crew, lane.id])), options.retryFailed === true);
   if (!keepsRecord) await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, null, null));
   const shown: Shown = { view: undefined, live: undefined, server: undefined };
-  const lanes = await runShown(sessionOf(base, runner, shown), runner, shown, runFacts);
+  const lanes = await runShown(sessionOf(base, runner, shown), runner, shown, runFacts, base.claimedAt);
   return endCrew(base, runner, shown, runFacts, lanes, (performance.now() - started) / 1000, keepsRecord);
 }
 
@@ -121,9 +125,10 @@ function sessionOf(base: SessionBase, runner: LaneRunner, shown: Shown): CrewSes
 }
 
 /** The runner started, its lanes run under the view (served, and live on a terminal); everything started is torn down whichever start failed. */
-async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, runFacts: RunFacts): Promise<LaneProgress[]> {
+async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, runFacts: RunFacts, claimedAt: string): Promise<LaneProgress[]> {
   const { options, io, loaded } = session;
   let refresh: NodeJS.Timeout | undefined;
+  let control: CrewControl | undefined;
   let ran = false;
   try {
     const feed = await runner.start(session);
@@ -140,15 +145,32 @@ async function runShown(session: CrewSession, runner: LaneRunner, shown: Shown, 
       ...(feed.callCodes === undefined ? {} : { callCodes: feed.callCodes }),
       ...(feed.laneStory === undefined ? {} : { laneStory: feed.laneStory }),
     }));
-    shown.server = options.serve === undefined ? undefined : await serve(options.serve, view);
-    if (shown.server !== undefined) io.event({ type: 'served', url: shown.server.url });
+    shown.server = options.serve === undefined ? undefined : await serve(options.serve, view, session);
+    // The URL carries the console's token: whoever opens it may act on the crew.
+    if (shown.server !== undefined) io.event({ type: 'served', url: shown.server.openUrl });
     // On a terminal the crew's live region sits under the lines printed as lanes end.
     shown.live = io.stderrIsTTY ? startTerminalView(io, view, LIVE_MS) : undefined;
     refresh = shown.server === undefined ? undefined : setInterval(() => view.changed(), 1_000);
+    // Operators' requests: those waiting (a retry recorded while no crew ran) are taken before any lane starts.
+    control = new CrewControl({
+      store: session.store,
+      crew: runFacts.crew,
+      claimedAt,
+      stop: session.stop,
+      lanes: runner.laneControl,
+      taken: (taken) => {
+        const event = { type: 'control' as const, taken };
+        if (shown.live === undefined) io.event(event);
+        else shown.live.print(() => io.event(event));
+      },
+    });
+    await control.sweep();
+    control.start();
     const lanes = await runner.runLanes(session);
     ran = true;
     return lanes;
   } finally {
+    await control?.close();
     session.stop.dispose();
     // A crew that ran draws its final region below; one that failed leaves none before its error.
     if (ran) shown.live?.stop();
@@ -205,11 +227,21 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
   return { tally: counts, lanes, stoppedBy: stop.stoppedBy, summary };
 }
 
-/** The crew's page and event stream on loopback; a port that cannot be served is a usage error. */
-async function serve(port: number, view: CrewView): Promise<CrewServer> {
+/**
+ * The crew's page and event stream on loopback, acting through the crew's store (answers
+ * and control requests, as the shell's commands record them); a port that cannot be
+ * served is a usage error.
+ */
+async function serve(port: number, view: CrewView, session: CrewSession): Promise<CrewServer> {
   const { LANE_PAGE } = await import('../console/lane-page-route.ts');
   const { serveCrew } = await import('../console/serve.ts');
-  return serveCrew(port, view, { lanePage: LANE_PAGE }).catch((error: unknown) => {
+  const { consoleReads, crewConsoleActions } = await import('../console/console-ports.ts');
+  const { requestControl } = await import('./crew-control.ts');
+  const { loaded, root, store, options } = session;
+  const reads = consoleReads(loaded, (lane) => store.crewLanes.get([loaded.crew.crew, lane])?.head ?? null);
+  // A control request is recorded in the store as `crew retry|cancel|stop` records it; this crew takes it from there.
+  const actions = crewConsoleActions({ loaded, root, env: options.env, cwd: options.cwd }, (request) => requestControl(store, loaded, request));
+  return serveCrew(port, view, { lanePage: LANE_PAGE, actions, reads }).catch((error: unknown) => {
     throw new LanewardError('USAGE', `--serve ${port}: ${toError(error).message}`, { path: '--serve' });
   });
 }

@@ -1,7 +1,9 @@
+import { operatorOf } from '../../formats/crew/control.ts';
+
 /**
  * Why a crew stops before its lanes end: a cancel (a signal, a closed stdout) or its
  * --deadline, as one abort every lane and child hears. `stoppedBy` is the first cause
- * ('deadline' or the signal's name), what the report and the store's record say.
+ * ('deadline', the signal's name, or `operator:<name>` for crew stop), what the report and the store's record say.
  * A runner that must stop for its own reason (a queue's Redis lost) aborts without one.
  */
 export class CrewStop {
@@ -35,6 +37,15 @@ export class CrewStop {
 
   get stoppedBy(): string | null {
     return this.cause;
+  }
+
+  /**
+   * Stops the crew as a SIGTERM does, at an operator's request (crew stop, the console):
+   * stoppedBy names them, `operator:<name>`.
+   */
+  byOperator(by: string): void {
+    this.cause ??= operatorOf(by);
+    this.controller.abort('SIGTERM');
   }
 
   /** Stops the lanes for the runner's own reason, which it reports itself (stoppedBy stays). */

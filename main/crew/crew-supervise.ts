@@ -5,6 +5,7 @@ import { refusedOutcome } from '../../workers/supervise/outcome.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import { abortSignalName, cancelledBeforeStart } from '../dispatch/cancelled.ts';
 import type { CrewSpend } from './crew-spend.ts';
+import type { LaneCancels } from './lane-cancels.ts';
 
 /** What a crew adds around its dispatcher's supervise function, each layer in the order a call meets it. */
 export interface CrewSuperviseLayers {
@@ -23,6 +24,8 @@ export interface CrewSuperviseLayers {
   readonly activity: (lane: string) => void;
   /** Awaited at the slot after the caller's own step, before the spawn (a queue worker mirrors the lane's journal). */
   readonly beforeChild: ((lane: string | undefined) => Promise<void>) | undefined;
+  /** The operator's cancels per lane: a lane's call is cancelled by the crew's stop or by its lane's cancel. */
+  readonly cancels?: LaneCancels;
 }
 
 /**
@@ -32,12 +35,11 @@ export interface CrewSuperviseLayers {
  * limit is not late.
  */
 export function crewSupervise(layers: CrewSuperviseLayers): SuperviseFn {
-  const { spend, pause, stop } = layers;
-  const paused: SuperviseFn = async (spec, options) => {
+  const { spend, pause } = layers;
+  const paused = async (spec: Parameters<SuperviseFn>[0], options: Parameters<SuperviseFn>[1], lane: string | undefined, stop: AbortSignal): ReturnType<SuperviseFn> => {
     const provider = spec.provider;
     if (provider !== undefined && !(await pause.admit(provider, stop))) return cancelledBeforeStart(spec, abortSignalName(stop));
     // Admitted marks are the lane's sign of life: a lane without them for minutes is stuck.
-    const lane = layers.laneOf(spec);
     const onMarks = lane === undefined ? undefined : () => layers.activity(lane);
     const onSlot = async () => {
       // Cancelled while it waited: nothing is journaled; the dispatcher, seeing the cancel, starts nothing.
@@ -52,17 +54,23 @@ export function crewSupervise(layers: CrewSuperviseLayers): SuperviseFn {
     return outcome;
   };
   return async (spec, options) => {
-    const hold = await spend.admit(stop, { running: spec.adopt !== undefined });
-    if (hold === 'cancelled') return cancelledBeforeStart(spec, abortSignalName(stop));
-    if (hold === 'refused') return refusedOutcome('SPEND_CAP_EXCEEDED', spec.action, spec.startedAt);
+    const lane = layers.laneOf(spec);
+    // A lane's call hears its lane's cancel as well as the crew's stop (crew cancel, the console).
+    const stop = lane === undefined || layers.cancels === undefined ? layers.stop : layers.cancels.signal(lane);
+    const untrack = lane === undefined ? undefined : layers.cancels?.track(lane);
     let cost: number | null = null;
+    let hold: Awaited<ReturnType<CrewSpend['admit']>> | undefined;
     try {
-      const outcome = await paused(spec, options);
+      hold = await spend.admit(stop, { running: spec.adopt !== undefined });
+      if (hold === 'cancelled') return cancelledBeforeStart(spec, abortSignalName(stop));
+      if (hold === 'refused') return refusedOutcome('SPEND_CAP_EXCEEDED', spec.action, spec.startedAt);
+      const outcome = await paused(spec, options, lane, stop);
       // Nothing went out to a model from a call that never started: it cost nothing.
       cost = !outcome.providerStarted ? 0 : options?.charge !== undefined ? options.charge(outcome) : costOf(outcome.provider, spec.model ?? null, layers.prices);
       return outcome;
     } finally {
-      hold.settle(cost);
+      if (hold !== undefined && hold !== 'cancelled' && hold !== 'refused') hold.settle(cost);
+      untrack?.();
     }
   };
 }

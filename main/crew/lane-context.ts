@@ -5,6 +5,7 @@ import type { CrewActions } from './crew-actions.ts';
 import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort } from './ports.ts';
 import type { Prices } from '../providers/cost.ts';
+import type { LaneCancels } from './lane-cancels.ts';
 
 /** The git side of agent lanes on a real repository (a crew file's `workspace`). */
 export interface WorkspacePort {
@@ -65,4 +66,6 @@ export interface LaneContext {
   readonly orphans?: OrphanSettlements;
   /** Called after every saved change, for the live view and the lines. */
   readonly onChange: (progress: LaneProgress) => void;
+  /** Operators' cancels and retries of single lanes (crew cancel|retry), where the crew applies them. */
+  readonly cancels?: Pick<LaneCancels, 'mark' | 'clearCancel' | 'takeRetry'>;
 }

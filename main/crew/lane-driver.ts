@@ -8,6 +8,7 @@ import type { LaneContext } from './lane-context.ts';
 import type { QaStep, StepResult } from './ports.ts';
 import { observerCharge } from './lane-cost.ts';
 import { makeDirs } from '../fs/make-dirs.ts';
+import type { CancelMark } from './lane-cancels.ts';
 
 
 /**
@@ -67,6 +68,10 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   };
   // A step that did not succeed ends the lane with its code, unless the crew is being cancelled.
   const end = async (step: StepResult) => {
+    // An operator's cancel of this lane or its call, heard by the step that ended: the lane
+    // ends failed with the cancel's code (it runs again only when retried), not interrupted.
+    const mark = ctx.cancel.aborted ? null : (ctx.cancels?.mark(lane.id) ?? null);
+    if (mark !== null) return cancelled(mark, step.detail);
     if (ctx.cancel.aborted || step.code === 'CANCELLED') return save({ stage: 'interrupted', stoppedIn: progress.stage, code: step.code ?? 'CANCELLED', detail: step.detail });
     await save({ stage: 'failed', stoppedIn: progress.stage, code: step.code ?? 'INTERNAL', detail: step.detail });
     // Automation stops for a failed lane: its QA history is cleared, and diff-bearing turns
@@ -74,8 +79,16 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
     if (step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
   };
 
-  // A failed lane runs again only when asked (--retry-failed), as new attempts.
-  const retried = ctx.retryFailed === true ? retryLane(progress, now()) : null;
+  /** Ends the lane by an operator's cancel (CALL_CANCELLED, LANE_CANCELLED), where it stood. */
+  const cancelled = async (mark: CancelMark, why: string | null) => {
+    ctx.cancels?.clearCancel(lane.id, mark.kind);
+    const what = mark.kind === 'call' ? 'its running call was cancelled' : 'the lane was cancelled';
+    await save({ stage: 'failed', stoppedIn: progress.stage, code: mark.kind === 'call' ? 'CALL_CANCELLED' : 'LANE_CANCELLED', detail: `${what} by ${mark.by} (request ${mark.seq}) in stage ${progress.stage}${why === null ? '' : `: ${why}`}` });
+    if (progress.stoppedIn !== 'queued' && progress.stoppedIn !== 'bootstrap') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);
+  };
+
+  // A failed lane runs again only when asked (--retry-failed, or crew retry for this lane), as new attempts.
+  const retried = ctx.retryFailed === true || ctx.cancels?.takeRetry(lane.id) === true ? retryLane(progress, now()) : null;
   if (retried !== null) Object.assign(progress, retried);
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.
   if (progress.stage === 'interrupted' && progress.stoppedIn !== null) Object.assign(progress, { stage: progress.stoppedIn, stoppedIn: null, code: null, detail: null });
@@ -87,6 +100,14 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
     while (!isTerminalStage(progress.stage)) {
       if (ctx.cancel.aborted) {
         await save({ stage: 'interrupted', stoppedIn: progress.stage, code: 'CANCELLED', detail: `stopped in stage ${progress.stage}` });
+        break;
+      }
+      // An operator's cancel ends the lane before its next stage: a lane cancelled, or a call
+      // cancelled whose step went on regardless (a voice that may fail, a call that had
+      // just ended): the lane never carries on past a cancel as if it had not been asked.
+      const mark = ctx.cancels?.mark(lane.id) ?? null;
+      if (mark !== null) {
+        await cancelled(mark, null);
         break;
       }
       switch (progress.stage) {

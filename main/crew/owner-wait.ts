@@ -27,8 +27,24 @@ export interface DriveSteps {
   parked(progress: LaneProgress): boolean;
   /** Whether a parked lane's gate was answered (it is driven on then). */
   decided(progress: LaneProgress): boolean;
-  /** A lane's end, once: a parked lane's when the crew stops waiting for it. */
+  /** A lane's end, once per drive: a parked lane's when the crew stops waiting for it. */
   ended(progress: LaneProgress): void;
+  /** Hands the crew's control (crew retry|cancel) its hold on the lanes, once, before any lane starts. */
+  bind?(handle: DriveHandle): void;
+}
+
+/** Where lane `index` is in this crew's drive. */
+export type LanePlace = 'waiting' | 'running' | 'parked' | 'ended';
+
+/** What an operator's request may do to the lanes of a drive under way. */
+export interface DriveHandle {
+  place(index: number): LanePlace;
+  /**
+   * Drives a lane that is parked or ended again, ahead of lanes not yet started (a retry,
+   * a cancel of a lane waiting for its owner); false for one waiting its turn or running,
+   * or once the drive is over.
+   */
+  again(index: number): boolean;
 }
 
 /**
@@ -52,8 +68,21 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
   let wake: () => void = () => undefined;
   const onCancel = () => wake();
   limits.cancel.addEventListener('abort', onCancel, { once: true });
+  const running = new Set<number>();
+  let over = false;
+  steps.bind?.({
+    place: (index) => (running.has(index) ? 'running' : parked.has(index) ? 'parked' : results[index] !== undefined ? 'ended' : 'waiting'),
+    again(index) {
+      if (over || limits.cancel.aborted || running.has(index) || answered.includes(index) || results[index] === undefined) return false;
+      parked.delete(index);
+      answered.unshift(index);
+      wake();
+      return true;
+    },
+  });
   const start = (index: number) => {
     inFlight += 1;
+    running.add(index);
     void steps
       .drive(index)
       .then((progress) => {
@@ -63,6 +92,7 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
       })
       .finally(() => {
         inFlight -= 1;
+        running.delete(index);
         wake();
       });
   };
@@ -104,6 +134,7 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
       look();
     }
   } finally {
+    over = true;
     limits.cancel.removeEventListener('abort', onCancel);
   }
   // Lanes still parked end here, once: their lines say they wait, and how to answer them.

@@ -22,6 +22,11 @@ export function crewReviewPort(context: {
   readonly planEnv: PlanEnv;
   readonly supervise: Dispatcher['supervise'];
   readonly cancel: AbortSignal;
+  /**
+   * A lane's own cancel under the crew's (crew cancel): its review run is interrupted by it,
+   * so a cancelled reviewer is not minted anew within the run; absent: the crew's cancel.
+   */
+  readonly laneCancel?: (lane: string) => AbortSignal;
   /** Orphans of a crew that died, being settled before the lanes started. */
   readonly orphans?: OrphanSettlements;
   /** A stopped review run's lane detail, worded at the edge (CrewWords.stop). */
@@ -59,7 +64,7 @@ export function crewReviewPort(context: {
             action: context.actions.names.reviewer,
             actionsFile: crew.actionsFile,
             trust: crew.trustFile,
-            cancel: context.cancel,
+            cancel: context.laneCancel?.(lane.id) ?? context.cancel,
             ...(orphans === undefined ? {} : { orphans }),
             timeoutMs: settings.limits.timeout_ms,
             // Reviewers are charged like every call of the crew: claude's cost, others' tokens

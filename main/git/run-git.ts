@@ -45,6 +45,8 @@ export interface GitOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Killed (SIGKILL) after this long, for a read a page waits on; status null then. Default: none. */
   readonly timeoutMs?: number;
+  /** Output read at most, in bytes (git is killed past it: spawnError names ERR_CHILD_PROCESS_STDIO_MAXBUFFER). Default 64 MiB. */
+  readonly maxBuffer?: number;
 }
 
 const MAX_BUFFER = 64 * 1024 * 1024;
@@ -55,7 +57,7 @@ export function git(args: readonly string[], options: GitOptions): Promise<GitRe
     execFile(
       'git',
       [...FIXED_CONFIG, ...args],
-      { cwd: options.cwd, env: gitEnv(options.env ?? {}), encoding: 'utf8', maxBuffer: MAX_BUFFER, windowsHide: true, ...timeout(options) },
+      { cwd: options.cwd, env: gitEnv(options.env ?? {}), encoding: 'utf8', maxBuffer: options.maxBuffer ?? MAX_BUFFER, windowsHide: true, ...timeout(options) },
       (error, stdout, stderr) => {
         const code = (error as (NodeJS.ErrnoException & { code?: unknown }) | null)?.code;
         if (error !== null && typeof code === 'string') {

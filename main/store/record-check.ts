@@ -44,6 +44,16 @@ const SHAPES = {
       transcript: v.array(v.looseObject({})),
     }),
   laneJournal: () => event,
+  'crew-control': () =>
+    v.looseObject({
+      v: v.literal(1),
+      crew: text,
+      seq: count,
+      action: v.picklist(['retry', 'cancel_call', 'cancel_lane', 'stop']),
+      lane: v.nullable(text),
+      by: text,
+      status: v.picklist(['requested', 'applied', 'refused']),
+    }),
   'queue-mirror': () => v.looseObject({ id: text, db: text, key: v.instance(Uint8Array), value: v.instance(Uint8Array) }),
 } satisfies Record<string, () => v.GenericSchema>;
 

@@ -9,6 +9,7 @@ import { checkEnvironment } from './environment-check.ts';
 import { checkedCbor, type DatabaseName } from './record-check.ts';
 import { assertGuardedLmdb } from './lmdb-guard.ts';
 import type { CrewDriver, CrewRunRecord, LaneProgress } from '../../formats/crew/record.ts';
+import type { ControlRecord } from '../../formats/crew/control.ts';
 import type { QaEvent } from '../../formats/qa/events.ts';
 import type { LaneRecord } from '../../formats/qa/record.ts';
 import type { BoundBlob, JournalEvent, PhaseTiming, RunRecord } from '../../formats/review/run-record.ts';
@@ -33,6 +34,7 @@ export type { PhaseTiming };
  *   lanes    lane id -> LaneRecord (a lane's QA state machine)
  *   laneJournal [lane id, seq] -> QaEvent (every QA event of the lane, in order)
  *   queue-mirror [lane QA id, n] -> MirrorCopy (a queued crew's coordinator: its lanes' mirrored records, to put back in a Redis that lost them)
+ *   crew-control [crew, seq] -> ControlRecord (operators' requests to a running crew: retry, cancel, stop, each taken once)
  */
 export interface Store {
   readonly root: string;
@@ -48,6 +50,8 @@ export interface Store {
   readonly laneJournal: Database<QaEvent, [string, number]>;
   /** Absent from a root no queued crew wrote to, when opened read-only. */
   readonly queueMirror: Database<MirrorCopy, [string, number]>;
+  /** Absent from a root no operator request reached, when opened read-only. */
+  readonly crewControl: Database<ControlRecord, [string, number]>;
   /** Transactions of one event-loop turn share a commit (a long-lived coordinator). */
   readonly batched: boolean;
 }
@@ -97,7 +101,7 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
 }
 
 /** The named databases a laneward environment holds, and nothing else. */
-const DATABASES = new Set(['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'crew-runs', 'lanes', 'laneJournal', 'queue-mirror']);
+const DATABASES = new Set(['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'crew-runs', 'lanes', 'laneJournal', 'queue-mirror', 'crew-control']);
 
 function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: boolean }): Store {
   const { open } = load('lmdb') as typeof import('lmdb');
@@ -126,15 +130,16 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
     lanes: db<LaneRecord, string>('lanes'),
     laneJournal: db<QaEvent, [string, number]>('laneJournal'),
     queueMirror: db<MirrorCopy, [string, number]>('queue-mirror'),
+    crewControl: db<ControlRecord, [string, number]>('crew-control'),
     batched: options.batched === true,
   };
   // A reader cannot create a named database: on a root whose writer has not created them
   // all yet (a crew that is starting), lmdb leaves them undefined. Refused, not cached, so
   // the reader's next open finds them.
   // crew-runs came later than the rest: a root an earlier laneward wrote lacks it, and is
-  // read without it (readCrewRun answers undefined). queue-mirror came later still.
+  // read without it (readCrewRun answers undefined). queue-mirror and crew-control came later still.
   const missing = Object.entries(store)
-    .filter(([name, value]) => value === undefined && name !== 'crewRuns' && name !== 'queueMirror')
+    .filter(([name, value]) => value === undefined && name !== 'crewRuns' && name !== 'queueMirror' && name !== 'crewControl')
     .map(([name]) => name);
   if (missing.length > 0) {
     void env.close();

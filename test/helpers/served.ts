@@ -4,7 +4,10 @@ import { BUNDLE } from './cli.ts';
 /** A laneward command that serves the console: its URL once it printed `CREW_VIEW:`, its output and its exit. */
 export interface Served {
   readonly child: ChildProcess;
+  /** The console's base URL (`http://127.0.0.1:<port>/`), for paths under it. */
   readonly url: Promise<string>;
+  /** The URL as printed: with `?token=<token>` where the console acts. */
+  readonly openUrl: Promise<string>;
   readonly exited: Promise<number | null>;
   out(): string;
 }
@@ -16,7 +19,7 @@ export function served(args: readonly string[], cwd: string): Served {
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const url = new Promise<string>((resolve, reject) => {
+  const openUrl = new Promise<string>((resolve, reject) => {
     child.stderr!.on('data', (chunk) => {
       stderr += chunk;
       const found = /^CREW_VIEW: (\S+)$/m.exec(stderr);
@@ -24,5 +27,8 @@ export function served(args: readonly string[], cwd: string): Served {
     });
     void exited.then(() => reject(new Error(`exited before CREW_VIEW: ${stderr}`)));
   });
-  return { child, url, exited, out: () => stdout };
+  const url = openUrl.then((printed) => printed.replace(/\?token=[^&#]*$/, ''));
+  // Either may be left unawaited by a test: a crew that exits early is its own failure.
+  url.catch(() => undefined);
+  return { child, url, openUrl, exited, out: () => stdout };
 }
