@@ -39,6 +39,8 @@ export interface LaneView {
   readonly head?: string;
   /** Its lane check once the crew has made it: clear, or overlap with the files it shares and the lanes it shares them with. */
   readonly check?: { readonly status: 'clear' | 'overlap'; readonly files: readonly string[]; readonly with: readonly string[] };
+  /** A crew with `"overlap": "order"`: the earlier lanes it runs after, whose plans name these files too (absent: it waits for none). */
+  readonly order?: { readonly after: readonly string[]; readonly files: readonly string[] };
 }
 
 /** A provider a rate limit held back (PROVIDER_RATE_LIMITED): paused until a time, then admitted gradually. */

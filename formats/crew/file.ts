@@ -108,6 +108,12 @@ export const crewFileSchema = v.pipe(
     workspace: v.optional(v.strictObject({ repo: text, base: v.optional(text) })),
     /** The repository's checks, run at each lane's head before it reports done (formats/crew/pregate-checks.ts); needs a workspace. */
     pregate: v.optional(pregateChecksSchema),
+    /**
+     * Lanes whose plans name one file (`Files:` lines, formats/review/plan-files.ts):
+     * `parallel` (default) runs them side by side, as every lane; `order` runs each after
+     * the earlier ones it overlaps (formats/crew/lane-order.ts). Needs a workspace.
+     */
+    overlap: v.optional(v.picklist(['parallel', 'order']), 'parallel'),
     lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
     count: v.optional(count(1, 100_000)),
     template: v.optional(template),

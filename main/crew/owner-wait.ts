@@ -18,6 +18,11 @@ export interface DriveLimits {
   /** How long to wait for answers once only parked lanes are left; 0: end then. */
   readonly ownerWaitMs: number;
   readonly cancel: AbortSignal;
+  /**
+   * `conflicts[i]`: the lanes lane i may not run beside (their plans share a file:
+   * formats/crew/lane-order.ts). Absent: every lane may run beside every other.
+   */
+  readonly conflicts?: readonly (readonly number[])[];
 }
 
 export interface DriveSteps {
@@ -40,20 +45,47 @@ export interface DriveSteps {
  * a cancel: lanes in flight stop themselves, no other starts, and parked lanes stay
  * parked (a crew started again continues each one its owner answered). Returns the lanes
  * driven, in file order.
+ *
+ * With `conflicts`, a lane starts only while none it conflicts with is in flight and every
+ * earlier one it conflicts with has been started: overlapping lanes run one after another
+ * in file order, and a later lane without conflicts is started past one that waits. A
+ * lane parked at its gate holds nothing (its agent has not run), so a later overlapping
+ * lane may run meanwhile; once answered, it waits for that one to end.
  */
 export async function driveParked(count: number, limits: DriveLimits, steps: DriveSteps): Promise<LaneProgress[]> {
   const results: (LaneProgress | undefined)[] = new Array(count);
   const parked = new Set<number>();
   const answered: number[] = [];
+  const conflicts = limits.conflicts;
+  const started = new Array<boolean>(count).fill(false);
+  const running = new Array<boolean>(count).fill(false);
+  // The lowest index never started: every lane before it has been.
   let next = 0;
+  let unstarted = count;
   let inFlight = 0;
   let idleSince: number | null = null;
   let lastLook = performance.now();
   let wake: () => void = () => undefined;
   const onCancel = () => wake();
   limits.cancel.addEventListener('abort', onCancel, { once: true });
+  /** Whether lane `index` may start now (see above); always, without conflicts. */
+  const free = (index: number) => conflicts === undefined || (conflicts[index] ?? []).every((j) => !running[j] && (j > index || started[j]));
+  /** The lane to start next: an answered one first, then the first never started, each only when free. */
+  const pick = (): number | undefined => {
+    const ready = answered.findIndex(free);
+    if (ready >= 0) return answered.splice(ready, 1)[0];
+    while (next < count && started[next]) next += 1;
+    // Hint: without conflicts the first never-started lane is free at once; only an ordered crew scans past it.
+    for (let i = next; i < count; i++) if (!started[i] && free(i)) return i;
+    return undefined;
+  };
   const start = (index: number) => {
     inFlight += 1;
+    running[index] = true;
+    if (!started[index]) {
+      started[index] = true;
+      unstarted -= 1;
+    }
     void steps
       .drive(index)
       .then((progress) => {
@@ -63,6 +95,7 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
       })
       .finally(() => {
         inFlight -= 1;
+        running[index] = false;
         wake();
       });
   };
@@ -78,11 +111,11 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
   try {
     for (;;) {
       while (inFlight < limits.lanesAtOnce && !limits.cancel.aborted) {
-        const index = answered.shift() ?? (next < count ? next++ : undefined);
+        const index = pick();
         if (index === undefined) break;
         start(index);
       }
-      const idle = inFlight === 0 && answered.length === 0 && (next >= count || limits.cancel.aborted);
+      const idle = inFlight === 0 && answered.length === 0 && (unstarted === 0 || limits.cancel.aborted);
       if (idle && (parked.size === 0 || limits.cancel.aborted)) break;
       if (idle) {
         // Before the crew ends (or waits on), a last look: an answer given while the other lanes ran is taken now.
