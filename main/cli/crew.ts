@@ -99,7 +99,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "cached_input"?}} (USD per million tokens), "lanes": [{"id", "plan", "runners"?}] |
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF},
-  "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}]}
+  "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}],
+  "overlap"?: "parallel" | "order"}
 A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
 {lane} are replaced inside each element, never by a shell. A preset is {"preset":
 "claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
@@ -126,6 +127,10 @@ run directory, bound to its head, and prints
 SHIP_RECEIPT: lane=<id> head=<12> base=<12> tree=<12> branch=<b> spend_usd=<x> session_kind=<k>
 GSTACK_RESULT: skill=ship status=complete run=<run dir>
 before its CREW_LANE line (--json: one object per event, "kind" pregate or receipt).
+"overlap": "order" (needs "workspace"; default "parallel") runs a lane whose plan names
+a file an earlier lane's plan names (a "Files:" line under an item) only after that lane
+ended; lanes sharing no file keep the concurrency. Before any lane starts, each lane that
+waits prints LANE_ORDER: lane=<id> after=<earlier lanes> files=<shared files>.
 "spend_cap_usd" caps the whole crew (every call of every lane, and its earlier runs): a
 call starts only while what was spent, what calls in flight hold ("reserve_usd" each,
 default 0.50) and the calls of unknown cost (counted at "reserve_usd" for good) leave
