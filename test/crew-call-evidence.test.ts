@@ -79,33 +79,38 @@ describe('crew: reviewer and observer calls carry their evidence', () => {
   });
 });
 
-describe('crew: a lane stuck in its review shows its reviewer\'s child', () => {
-  test('should show the running reviewer\'s attempt, pid and lease end in crew status --lane from another shell', async () => {
+describe('crew: a lane stuck in its review or at its observer shows that call\'s child', () => {
+  test('should show the running reviewer\'s attempt and the running observer call, each with its pid and lease end, in crew status --lane from another shell', async () => {
     const dir = join(root, 'stuck');
-    const file = writeDemoCrew({ dir, crew: 'stuck', lanes: 1, broken: 0, concurrency: 4, fixtures, instant: true });
+    const file = writeDemoCrew({ dir, crew: 'stuck', lanes: 2, broken: 0, concurrency: 4, fixtures, instant: true });
     const stall = join(root, 'stall.sh');
     // One admitted mark, then nothing: the lease runs out only after the crew's 90 s budget.
     writeFileSync(stall, "#!/bin/sh\n{ printf '\\001' >&3; } 2>/dev/null\nwhile :; do sleep 1; done\n");
     chmodSync(stall, 0o755);
     const value = JSON.parse(readFileSync(file, 'utf8'));
-    value.runners.native = [stall, '{prompt}', '{result}'];
+    // lane-1 stalls in its review (its native reviewer), lane-2 at its observer's bootstrap.
+    value.lanes[0].runners = { native: [stall, '{prompt}', '{result}'] };
+    value.lanes[1].runners = { observer: [stall, '{prompt}', '{result}'] };
     value.limits.timeout_ms = 90_000;
     writeFileSync(file, JSON.stringify(value));
     const state = join(dir, 'state');
     const crew = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', state], { cwd: dir, stdio: 'ignore' });
     const exited = new Promise<void>((resolve) => crew.once('exit', () => resolve()));
     try {
-      let running: string | undefined;
-      const started = Date.now();
-      while (running === undefined && Date.now() - started < 90_000) {
-        const status = laneward(['crew', 'status', file, '--state', state, '--lane', 'lane-1'], { cwd: dir, timeoutMs: 60_000 });
-        running = lines(status.stdout, 'LANE_RUNNING: ')[0];
+      for (const [lane, call] of [['lane-1', /a\d+/], ['lane-2', /observer:1/]] as const) {
+        let running: string | undefined;
+        const started = Date.now();
+        while (running === undefined && Date.now() - started < 90_000) {
+          const status = laneward(['crew', 'status', file, '--state', state, '--lane', lane], { cwd: dir, timeoutMs: 60_000 });
+          running = lines(status.stdout, 'LANE_RUNNING: ')[0];
+        }
+        const match = /^LANE_RUNNING: call=(\S+) pid=(\d+) since=(\S+) mode=admitted_progress_inactivity deadline_at=- last_mark_at=- lease_deadline_at=(\S+)$/.exec(running ?? '');
+        expect(match, `${lane}: ${running}`).not.toBeNull();
+        const [, named, pid, since, lease] = match!;
+        expect(named).toMatch(new RegExp(`^${call.source}$`));
+        expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain(stall);
+        expect(Date.parse(lease!) - Date.parse(since!)).toBe(90_000);
       }
-      const match = /^LANE_RUNNING: call=(a\d+) pid=(\d+) since=(\S+) mode=admitted_progress_inactivity deadline_at=- last_mark_at=- lease_deadline_at=(\S+)$/.exec(running ?? '');
-      expect(match, running).not.toBeNull();
-      const [, , pid, since, lease] = match!;
-      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain(stall);
-      expect(Date.parse(lease!) - Date.parse(since!)).toBe(90_000);
     } finally {
       crew.kill('SIGTERM');
       await exited;

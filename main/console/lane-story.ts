@@ -6,6 +6,7 @@ import { isOwnerWaiting, isTerminalStage, type LaneProgress } from '../../format
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
+import type { LaneRecord } from '../../formats/qa/record.ts';
 import { readBinding, type RunBinding } from '../plan/run-binding.ts';
 import { readJournal, readLaneJournal, type Store } from '../store/store.ts';
 import { agentStory } from './agent-story.ts';
@@ -84,7 +85,7 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     fix: stage === 'failed' || stage === 'interrupted' ? (calledFix(progress) ?? fixOf(code)) : null,
     retry: stage === 'failed' ? input.retryCommand : null,
     failedCall: stage === 'failed' ? (progress?.failedCall ?? null) : null,
-    running: runningOf(progress, input.callTimeoutMs) ?? reviewerRunning(progress, record, input.callTimeoutMs),
+    running: runningOf(progress, input.callTimeoutMs) ?? reviewerRunning(progress, record, input.callTimeoutMs) ?? observerRunning(progress, store.lanes.get(qaLane), input.callTimeoutMs),
     owner: progress !== undefined && isOwnerWaiting(progress) ? { waiting: true, brief: briefOf(runDir), answer: input.answerCommand ?? null } : null,
     resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
@@ -152,6 +153,20 @@ function reviewerRunning(progress: LaneProgress | undefined, record: RunRecord |
   const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
   const call = first.id.startsWith(`${record.run}-`) ? first.id.slice(record.run.length + 1) : first.id;
   return { call, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
+}
+
+/**
+ * A lane with an observer call running (its bootstrap, a cadence check, its cross-check):
+ * the child its QA record journaled at the spawn, the earliest of its calls still reserved;
+ * null when none runs or the lane ended.
+ */
+function observerRunning(progress: LaneProgress | undefined, qa: LaneRecord | undefined, timeoutMs: number | undefined): NonNullable<LaneStory['running']> | null {
+  if (progress === undefined || qa === undefined || isTerminalStage(progress.stage)) return null;
+  const spawned = (qa.reserved ?? []).filter((r) => r.child !== undefined).sort((a, b) => a.call - b.call)[0];
+  if (spawned === undefined) return null;
+  const child = spawned.child!;
+  const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
+  return { call: `observer:${spawned.call}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
 }
 
 /** When a lease renewed at `from` (ISO) ends, `timeoutMs` later; null for a time that does not parse. */
