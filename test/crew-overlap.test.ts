@@ -8,6 +8,8 @@ import { laneOrder, laneOrderLine } from '../formats/crew/lane-order.ts';
 import { driveParked } from '../main/crew/owner-wait.ts';
 import type { LaneProgress } from '../formats/crew/record.ts';
 import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
+import { CrewView } from '../main/console/view-state.ts';
+import { DEFAULT_UI, renderCrewView } from '../formats/console/view.ts';
 import { killStrays, until } from './helpers/procs.ts';
 import { baseRepo } from './helpers/git.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -77,6 +79,22 @@ describe('lane order', () => {
     ]);
     expect(order.conflicts).toEqual([[2, 3], [3], [0, 3], [0, 1, 2]]);
     expect(order.events.map(laneOrderLine)).toEqual(['LANE_ORDER: lane=c after=a files=x.ts,y.ts', 'LANE_ORDER: lane=d after=a,b,c files=q.ts,x.ts']);
+  });
+});
+
+describe('lane order on the console', () => {
+  test('should keep a lane\'s order on its view through its changes, and say on its row whom it waits for and why', () => {
+    const view = new CrewView('c', () => ({ running: 0, queued: 0, started: 0, finished: 0, marks: 0, renewalLatencyMs: [] }), ['a', 'b']);
+    const [event] = laneOrder([
+      { lane: 'a', files: ['x<y>.ts'] },
+      { lane: 'b', files: ['x<y>.ts'] },
+    ]).events;
+    view.laneOrder(event!);
+    expect(view.snapshot().lanes.map((l) => l.order ?? null)).toEqual([null, { after: ['a'], files: ['x<y>.ts'] }]);
+    expect(renderCrewView(view.snapshot(), DEFAULT_UI)).toContain('<span class="order" data-after="a">waits for a (x&lt;y&gt;.ts)</span>');
+    view.update({ crew: 'c', lane: 'b', stage: 'complete', runDir: '/r', turnsDispatched: 1, turnsDone: 1, lostTurns: [], guidance: null, attempts: 1, stoppedIn: null, code: null, detail: null, updatedAt: new Date().toISOString() });
+    expect(view.snapshot().lanes[1]).toMatchObject({ state: 'complete', order: { after: ['a'], files: ['x<y>.ts'] } });
+    expect(renderCrewView(view.snapshot(), DEFAULT_UI)).toContain('<span class="order" data-after="a">ran after a (x&lt;y&gt;.ts)</span>');
   });
 });
 
@@ -211,7 +229,8 @@ describe('an ordered crew', () => {
   test('should run lane 2 after lane 1 whose plan shares its file, lane 3 beside lane 1, and export each plan\'s files', () => {
     const { dir, file } = orderedCrew('order');
     const state = join(dir, 'state');
-    const ran = laneward(['crew', 'run', file, '--state', state], { cwd: dir, timeoutMs: 240_000 });
+    const report = join(dir, 'report.json');
+    const ran = laneward(['crew', 'run', file, '--state', state, '--report', report], { cwd: dir, timeoutMs: 240_000 });
     expect(ran.code, ran.stdout + ran.stderr).toBe(0);
     const out = ran.stdout.split('\n');
     // Said before any lane ends: lane 2 waits for lane 1, for the file their plans share.
@@ -238,6 +257,9 @@ describe('an ordered crew', () => {
       'LANE_CHECK: lane=lane-2 status=overlap files=shared.txt with=lane-1 planned=2 changed=2',
       'LANE_CHECK: lane=lane-3 status=clear files=- with=- planned=2 changed=1',
     ]);
+    // The report's lanes: the order beside the check.
+    const reported = JSON.parse(readFileSync(report, 'utf8')).lanes as { lane_order?: unknown }[];
+    expect(reported.map((l) => l.lane_order ?? null)).toEqual([null, { after: ['lane-1'], files: ['shared.txt'] }, null]);
     const valid = laneward(['artifact', 'validate', join(dir, 'runs', 'lane-1')], { cwd: dir, timeoutMs: 60_000 });
     expect(valid.code, valid.stderr).toBe(0);
     expect(valid.stdout).toMatch(/^ARTIFACT_VALID: run=\S+ status=complete$/m);
