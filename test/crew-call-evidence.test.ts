@@ -6,6 +6,8 @@ import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { killStrays } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
+import { newLane } from '../formats/crew/record.ts';
+import { laneProgressFrom } from '../main/queue/lane-result.ts';
 
 // Reviewer and observer calls keep their exit status or signal and their stderr's end, as agent turns do.
 
@@ -116,4 +118,12 @@ describe('crew: a lane stuck in its review or at its observer shows that call\'s
       await exited;
     }
   }, 180_000);
+});
+
+describe('a queued lane\'s evidence', () => {
+  test.each([['a3'], ['observer:2'], ['turn:1']])('should take a worker\'s lane that failed on call %s, and refuse a call named otherwise', (call) => {
+    const failed = { ...newLane('c', 'l1', '/w/l1', '2026-12-02T10:00:00.000Z'), stage: 'failed', code: 'CHILD_FAILED', detail: 'x', failedCall: { call, code: 'CHILD_FAILED', exitCode: 3, signal: null, stderr: ['fatal: no key'] } };
+    expect(laneProgressFrom(failed, 'c', 'l1', '/c/l1')?.failedCall).toEqual(failed.failedCall);
+    expect(laneProgressFrom({ ...failed, failedCall: { ...failed.failedCall, call: `${call} x` } }, 'c', 'l1', '/c/l1')).toBeNull();
+  });
 });
