@@ -79,7 +79,9 @@ describe('laneward crew run', () => {
     expect(first.code).toBe(1);
     const failed = lines(first.stdout, 'CREW_LANE: lane=lane-2 ')[0]!;
     expect(failed).toMatch(/ status=failed code=CHILD_FAILED /);
-    const advice = / detail=.*; retry: (laneward crew run .*)$/.exec(failed)?.[1];
+    // The failed call's last stderr line ends the detail, after the advice.
+    expect(failed).toMatch(/; stderr: reviewer\.mjs: crashed on purpose$/);
+    const advice = / detail=.*; retry: (laneward crew run .*?); stderr: [^;]*$/.exec(failed)?.[1];
     expect(advice).toBe(`laneward crew run ${c.file} --retry-failed --state ${c.state}`);
     // Without the retry a failed lane stays failed.
     const again = laneward(['crew', 'run', c.file, '--state', c.state], { cwd: c.dir });

@@ -71,8 +71,8 @@ describe('a finished crew, read from its store', () => {
     expect(needs.map((line) => /lane=(\S+) need=failed state=failed code=(\S+)/.exec(line)?.slice(1).join(' ')).sort()).toEqual(
       failed.map((line) => /lane=(\S+) status=failed code=(\S+)/.exec(line)!.slice(1).join(' ')).sort(),
     );
-    // The retry command is the one the lane lines printed, runnable as written.
-    expect(lines.at(-1)).toBe(`CREW_RETRY: ${/; retry: (.*)$/.exec(failed[0]!)![1]}`);
+    // The retry command is the one the lane lines printed, runnable as written (before the failed call's stderr line, which ends the detail).
+    expect(lines.at(-1)).toBe(`CREW_RETRY: ${/; retry: (.*?)(?:; stderr: [^;]*)?$/.exec(failed[0]!)![1]}`);
   });
 
   test('crew view --serve: the same pages from the store, until interrupted', async () => {

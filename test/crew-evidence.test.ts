@@ -149,7 +149,8 @@ describe('crew: a stuck lane shows its child', () => {
       while (Date.now() - started < 60_000) {
         const story = (await (await fetch(`${url}lanes/lane-1.json`)).json()) as { running?: Running | null };
         running = story.running ?? null;
-        if (running?.lastMarkAt != null) break;
+        // A lane in its review shows its reviewer's child first: the turn is waited for.
+        if (running?.call === 'turn:1' && running.lastMarkAt != null) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect(running).toMatchObject({ call: 'turn:1', mode: 'admitted_progress_inactivity' });

@@ -75,7 +75,8 @@ describe('readLaneStory: a crew that ended', () => {
       ['lane-3', 'failed', 'QA_CROSS_CHECK_FAILED'],
     ]);
     // The command the crew itself printed for its failed lanes.
-    retry = /; retry: (.+)$/.exec(ends.find((l) => l.includes('lane=lane-2'))!)![1]!;
+    // Before the failed reviewer's last stderr line, which ends the detail.
+    retry = /; retry: (.+?)(?:; stderr: [^;]*)?$/.exec(ends.find((l) => l.includes('lane=lane-2'))!)![1]!;
     expect(retry).toBe(retryAdvice(c.file, c.state));
     store = openStore(c.state, { readOnly: true });
   });

@@ -41,6 +41,14 @@ export interface AttemptStory {
   /** Its own cost when recorded (a reviewer's); agent turns' spend is the lane's `agent.costUsd`. */
   readonly costUsd: number | null;
   readonly session: string | null;
+  /**
+   * How its child ended: its own exit status (128 + n for a signal), the signal, and the
+   * last lines of its stderr (escaped, bounded), where its record kept them (absent or
+   * null on records kept before they were, and for a call that never ran a child).
+   */
+  readonly exitCode?: number | null;
+  readonly signal?: string | null;
+  readonly stderr?: readonly string[];
 }
 
 /** Why a run directory file's text is not shown. */

@@ -41,6 +41,8 @@ export interface LaneView {
   readonly check?: { readonly status: 'clear' | 'overlap'; readonly files: readonly string[]; readonly with: readonly string[] };
   /** How the last merge train (crew land) ended for it, once one took it; absent: none yet. */
   readonly land?: LaneLand;
+  /** A crew with `"overlap": "order"`: the earlier lanes it runs after, whose plans name these files too (absent: it waits for none). */
+  readonly order?: { readonly after: readonly string[]; readonly files: readonly string[] };
 }
 
 /** A lane's outcome in the last merge train: landed at `to`, or why not (a LAND status and its code). */

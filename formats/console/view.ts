@@ -281,6 +281,13 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     (Array.isArray(lane.calls) ? (lane.calls as readonly CallCode[]) : [])
       .map((c) => ` <span class="call-code" data-call="${esc(c.call)}" data-code="${esc(c.code)}">${esc(c.call)} ${esc(c.code)}</span>`)
       .join('');
+  // Why an ordered lane waits (`"overlap": "order"`): the earlier lanes whose plans name its files.
+  const orderNote = (lane: LaneView) => {
+    const order = lane.order;
+    if (order === undefined || order === null || !Array.isArray(order.after) || order.after.length === 0) return '';
+    const files = Array.isArray(order.files) ? order.files.map(String) : [];
+    return ` <span class="order" data-after="${esc(order.after.join(','))}">${lane.state === 'queued' ? 'waits for' : 'ran after'} ${esc(order.after.join(', '))} (${esc(files.join(', '))})</span>`;
+  };
   const pageRows = 100;
   const pages = Math.max(1, Math.ceil(ordered.length / pageRows));
   const page = Math.min(Math.max(0, Math.floor(Number(ui.page) || 0)), pages - 1);
@@ -291,7 +298,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
       return (
         `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a>${typeof lane.title === 'string' ? ` <span class="title">${esc(lane.title)}</span>` : ''}</td>` +
         `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
-        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`
+        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}${orderNote(lane)}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`
       );
     })
     .join('');

@@ -115,6 +115,12 @@ export const crewFileSchema = v.pipe(
      * names a branch, else the branch the repository's HEAD is on).
      */
     land: v.optional(v.strictObject({ mode: v.optional(v.picklist(['rebase', 'merge']), 'rebase'), base: v.optional(text) })),
+    /**
+     * Lanes whose plans name one file (`Files:` lines, formats/review/plan-files.ts):
+     * `parallel` (default) runs them side by side, as every lane; `order` runs each after
+     * the earlier ones it overlaps (formats/crew/lane-order.ts). Needs a workspace.
+     */
+    overlap: v.optional(v.picklist(['parallel', 'order']), 'parallel'),
     lanes: v.optional(v.pipe(v.array(lane), v.minLength(1, 'Expected at least one lane'))),
     count: v.optional(count(1, 100_000)),
     template: v.optional(template),

@@ -1,11 +1,13 @@
 import { laneCheckLine, type LaneCheckEvent } from './lane-check.ts';
+import { laneOrderLine, type LaneOrderEvent } from './lane-order.ts';
 
 /**
  * What a lane reports on its way from done to landed, as facts; the crew's lines render
  * them. A pregate: the repository's checks at the lane's head. A receipt: the lane's
  * ship-run.json, bound to that head. A lane check: its files against the other open lanes'.
+ * A lane order: the earlier lanes it waits for, whose plans name its files too.
  */
-export type LandEvent = PregateEvent | ReceiptEvent | LaneCheckEvent;
+export type LandEvent = PregateEvent | ReceiptEvent | LaneCheckEvent | LaneOrderEvent;
 
 export interface PregateEvent {
   readonly kind: 'pregate';
@@ -48,5 +50,6 @@ export function shipReceiptLine(e: ReceiptEvent): string {
 export function landLines(e: LandEvent): string[] {
   if (e.kind === 'pregate') return [pregateLine(e)];
   if (e.kind === 'lane_check') return [laneCheckLine(e)];
+  if (e.kind === 'lane_order') return [laneOrderLine(e)];
   return [shipReceiptLine(e), `GSTACK_RESULT: skill=ship status=complete run=${e.run}`];
 }

@@ -50,7 +50,7 @@ export function laneChecks(lanes: readonly LaneFiles[]): LaneCheckEvent[] {
 }
 
 /** Paths go in one comma-separated field: a comma or whitespace in one is percent-escaped so the field still splits. */
-const pathField = (p: string) => p.replace(/[%,\s]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+export const pathField = (p: string) => p.replace(/[%,\s]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
 
 /** `LANE_CHECK: lane=<id> status=clear|overlap files=<a,b>|- with=<lanes>|- planned=<n> changed=<n>` */
 export function laneCheckLine(e: LaneCheckEvent): string {

@@ -22,6 +22,10 @@ export interface ObserverCallFacts {
      * verdict stands though its provider had to be torn down. Absent on journals kept before.
      */
     readonly code?: string | null;
+    /** The observer's own exit status (128 + n for a signal), its signal, and the last lines of its stderr (escaped, bounded); absent on journals kept before. */
+    readonly exit_code?: number | null;
+    readonly signal?: string | null;
+    readonly stderr?: readonly string[];
   };
 }
 

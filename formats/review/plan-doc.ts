@@ -1,4 +1,5 @@
 import { sha256 } from '../text/sha256.ts';
+import { filesOfLine } from './plan-files.ts';
 
 export const IMPLEMENTATION_HEADING = '## Implementation plan';
 export const RECORD_HEADING = '## Review record';
@@ -45,18 +46,30 @@ export function parsePlan(text: string): PlanParse {
   const implementation = `${section.join('\n')}\n`;
   return {
     ok: true,
-    plan: { implementation, snapshot: sha256(implementation), items: listItems(section.slice(1)) },
+    plan: { implementation, snapshot: sha256(implementation), items: sectionItems(implementation).items },
   };
 }
 
-function listItems(lines: readonly string[]): string[] {
+/**
+ * The top-level items of an implementation section (its heading line first, as a run
+ * record keeps it) and the files each names on its `Files:` lines. A `Files:` line before
+ * the first item belongs to no item and is not read.
+ */
+export function sectionItems(implementation: string): { items: string[]; files: string[][] } {
   const items: string[] = [];
+  const files: string[][] = [];
   let inFence = false;
-  for (const line of lines) {
+  for (const line of implementation.split(/\r?\n/).slice(1)) {
     if (FENCE.test(line)) inFence = !inFence;
     if (inFence) continue;
     const match = ITEM.exec(line);
-    if (match !== null && match[1]!.trim() !== '') items.push(match[1]!.trim());
+    if (match !== null && match[1]!.trim() !== '') {
+      items.push(match[1]!.trim());
+      files.push([]);
+      continue;
+    }
+    const named = files.length === 0 ? null : filesOfLine(line);
+    if (named !== null) for (const path of named) if (!files.at(-1)!.includes(path)) files.at(-1)!.push(path);
   }
-  return items;
+  return { items, files };
 }

@@ -1,15 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { exitStatus } from '../../formats/codes/exit-status.ts';
-import { jsonLine, oneLine } from '../../formats/text/one-line.ts';
-import { crewClean, type CleanedWorktree } from '../crew/crew-clean.ts';
 import { crewRun, type CrewRunResult } from '../crew/crew-run.ts';
 import { crewStatus, crewView } from './crew-console.ts';
 import { crewPrinter } from './crew-lines.ts';
 import { crewWorkerCommand } from './crew-worker.ts';
 import { crewAnswerCommand } from './crew-answer.ts';
 import { crewLandCommand } from './crew-land.ts';
+import { crewCleanCommand } from './crew-clean.ts';
 import { crewCancelCommand, crewRetryCommand, crewStopCommand } from './crew-control.ts';
-import { loadCrew } from '../crew/load-crew.ts';
 import { intOption, minutesOption, usage } from './args.ts';
 import { command, group } from './command.ts';
 import { interruptSignal } from '../interrupt.ts';
@@ -113,7 +111,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "count": N, "template": {"id": "lane-{n}", "plan": "plans/{n}.md", "runners"?},
   "workspace"?: {"repo": DIR, "base"?: REF},
   "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}],
-  "land"?: {"mode"?: "rebase" | "merge", "base"?: BRANCH}}
+  "land"?: {"mode"?: "rebase" | "merge", "base"?: BRANCH},
+  "overlap"?: "parallel" | "order"}
 A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
 {lane} are replaced inside each element, never by a shell. A preset is {"preset":
 "claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
@@ -140,6 +139,10 @@ run directory, bound to its head, and prints
 SHIP_RECEIPT: lane=<id> head=<12> base=<12> tree=<12> branch=<b> spend_usd=<x> session_kind=<k>
 GSTACK_RESULT: skill=ship status=complete run=<run dir>
 before its CREW_LANE line (--json: one object per event, "kind" pregate or receipt).
+"overlap": "order" (needs "workspace"; default "parallel") runs a lane whose plan names
+a file an earlier lane's plan names (a "Files:" line under an item) only after that lane
+ended; lanes sharing no file keep the concurrency. Before any lane starts, each lane that
+waits prints LANE_ORDER: lane=<id> after=<earlier lanes> files=<shared files>.
 "spend_cap_usd" caps the whole crew (every call of every lane, and its earlier runs): a
 call starts only while what was spent, what calls in flight hold ("reserve_usd" each,
 default 0.50) and the calls of unknown cost (counted at "reserve_usd" for good) leave
@@ -157,36 +160,6 @@ fast-forward each (see laneward crew land --help).
 laneward crew clean CREW.json [--force] [--json] removes the worktrees the lanes left,
 and with --queue URL what a queued crew left in Redis (see laneward crew clean --help). laneward crew status CREW.json and laneward crew view
 CREW.json --serve PORT show a crew from its state root, finished or running elsewhere.`;
-
-export const CREW_CLEAN_HELP = `usage: laneward crew clean CREW.json [--force] [--json]
-       laneward crew clean CREW.json --queue redis://HOST:PORT [--state DIR] [--json]
-
-Removes the git worktrees a crew's lanes left under its out (<out>/<lane id>/worktree,
-in the repository the crew file's "workspace" names), whichever way each lane ended,
-leftovers of a killed crew included, then runs git worktree prune. Branches
-(laneward/<crew>/<run id>/<lane id>) are always kept: they hold the lanes' commits. Worktrees
-elsewhere are never touched. A crew running in the same out refuses the clean (CREW_BUSY).
-
-  --force   remove worktrees with uncommitted changes (tracked, deleted or untracked
-            files; ignored files never count) and locked ones too; without it they are kept
-  --json    one JSON object per worktree and a {"summary": ...} object
-
-Lines, sorted by lane: CREW_CLEAN: lane=<id> worktree=<path> status=removed|pruned|kept
-[code=<CODE>] [reason=<why>] (pruned: its directory was already gone), then
-CREW_CLEAN_SUMMARY: worktrees=<n> removed=<n> kept=<n>
-Exit status: 0 every worktree removed (or none left), 1 some kept because git failed
-(WORKSPACE_FAILED), 2 a bad crew file, one naming no workspace, or a bad command line
-(CREW_INVALID, USAGE), 3 some kept for uncommitted changes or a lock (WORKSPACE_DIRTY),
-or a crew running in the same out (CREW_BUSY).
-
-With --queue: removes from that Redis what the crew, as run by crew run --queue on the
-state root --state names, left there: each lane's finished job, its mirror and its
-ledger entry. A job still queued or running is kept (code=CREW_BUSY). The coordinator's
-state root keeps the lanes' results, so the same crew run --queue afterwards starts
-nothing complete. Lines, by lane: CREW_CLEAN: lane=<id> job=<id>
-status=removed|absent|kept state=<job state> [code=CREW_BUSY], then
-CREW_CLEAN_SUMMARY: jobs=<n> removed=<n> kept=<n>. Exit status: 0 nothing kept, 1 Redis
-unreachable (QUEUE_UNAVAILABLE), 3 a job kept or a crew running in the same out (CREW_BUSY).`;
 
 const run = command({
   name: 'run',
@@ -246,49 +219,7 @@ const run = command({
   },
 });
 
-const clean = command({
-  name: 'clean',
-  help: CREW_CLEAN_HELP,
-  options: { force: { type: 'boolean' }, json: { type: 'boolean' }, queue: { type: 'string' }, state: { type: 'string' } },
-  run: async ({ values, positionals }, io) => {
-    if (positionals.length !== 1) throw usage('crew clean takes exactly one CREW.json');
-    if (values.queue === undefined && values.state !== undefined) throw usage('--state goes with --queue');
-    if (values.queue !== undefined && values.force === true) throw usage('--force is for worktrees; --queue never removes a job still queued or running');
-    const loaded = loadCrew(positionals[0]!, process.cwd());
-    const json = values.json === true;
-    if (values.queue !== undefined) {
-      const { cleanQueue } = await import('../queue/queue-clean.ts');
-      const jobs = await cleanQueue(loaded, { queue: values.queue, state: values.state, env: process.env, cwd: process.cwd() });
-      for (const j of jobs) io.out(json ? jsonLine(j) : `CREW_CLEAN: lane=${j.lane} job=${oneLine(j.job)} status=${j.status} state=${j.state}${j.status === 'kept' ? ' code=CREW_BUSY' : ''}`);
-      const kept = jobs.filter((j) => j.status === 'kept').length;
-      const summary = { jobs: jobs.length, removed: jobs.filter((j) => j.status === 'removed').length, kept };
-      io.out(json ? jsonLine({ summary }) : `CREW_CLEAN_SUMMARY: jobs=${summary.jobs} removed=${summary.removed} kept=${summary.kept}`);
-      return exitStatus(kept === 0 ? null : 'CREW_BUSY');
-    }
-    const done = await crewClean(loaded, { force: values.force === true });
-    for (const w of done) io.out(json ? jsonLine(w) : cleanLine(w));
-    const removed = done.filter((w) => w.status !== 'kept').length;
-    const summary = { worktrees: done.length, removed, kept: done.length - removed };
-    io.out(json ? jsonLine({ summary }) : `CREW_CLEAN_SUMMARY: worktrees=${summary.worktrees} removed=${summary.removed} kept=${summary.kept}`);
-    return cleanExit(done);
-  },
-});
-
-function cleanLine(w: CleanedWorktree): string {
-  const code = w.code === null ? '' : ` code=${w.code}`;
-  const reason = w.reason === null ? '' : ` reason=${oneLine(w.reason)}`;
-  return `CREW_CLEAN: lane=${oneLine(w.lane)} worktree=${oneLine(w.worktree)} status=${w.status}${code}${reason}`;
-}
-
-/** From the one exit table: a worktree kept because git failed outranks one kept for its changes. */
-function cleanExit(done: readonly CleanedWorktree[]): number {
-  const kept = done.filter((w) => w.status === 'kept');
-  if (kept.length === 0) return exitStatus(null);
-  const failure = kept.find((w) => w.code !== 'WORKSPACE_DIRTY');
-  return exitStatus(failure === undefined ? 'WORKSPACE_DIRTY' : 'WORKSPACE_FAILED');
-}
-
-export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, clean, crewView, crewStatus, crewAnswerCommand, crewRetryCommand, crewCancelCommand, crewStopCommand, crewLandCommand, crewWorkerCommand], failure: { json: true } });
+export const CREW = group({ name: 'crew', help: CREW_HELP, commands: [run, crewCleanCommand, crewView, crewStatus, crewAnswerCommand, crewRetryCommand, crewCancelCommand, crewStopCommand, crewLandCommand, crewWorkerCommand], failure: { json: true } });
 
 /** From the one exit table: 0 every lane complete, 124 deadline, 128+n a signal, 1 a lane failed. */
 export function crewExit(result: CrewRunResult): number {

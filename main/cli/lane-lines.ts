@@ -12,7 +12,8 @@ export function laneLines(story: LaneStory): string[] {
   for (const a of story.attempts) {
     lines.push(
       `LANE_ATTEMPT: id=${value(a.id)} kind=${a.kind} voice=${value(a.voice)} phase=${value(a.phase)} model=${value(a.model)} outcome=${value(a.outcome)} code=${value(a.code)} ` +
-        `started_at=${value(a.startedAt)} duration_ms=${value(a.durationMs)} marks=${value(a.marks)} cleanup_confirmed=${value(a.cleanupConfirmed)} cost_usd=${value(a.costUsd)} session=${value(a.session)}`,
+        `started_at=${value(a.startedAt)} duration_ms=${value(a.durationMs)} marks=${value(a.marks)} cleanup_confirmed=${value(a.cleanupConfirmed)} cost_usd=${value(a.costUsd)} session=${value(a.session)} ` +
+        `exit=${value(a.exitCode)} signal=${value(a.signal)} stderr=${value(a.stderr?.at(-1))}`,
     );
   }
   for (const p of story.review.phases) lines.push(`LANE_PHASE: phase=${p.phase} state=${p.state} native=${p.native} outside=${p.outside} findings=${p.findings}`);

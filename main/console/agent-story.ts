@@ -48,6 +48,9 @@ function turnAttempt(progress: LaneProgress, n: number): AttemptStory {
     cleanupConfirmed: null,
     costUsd: call?.usd ?? null,
     session: call?.session ?? null,
+    exitCode: call?.exitCode ?? null,
+    signal: call?.signal ?? null,
+    stderr: call === undefined ? [] : [...call.stderr],
   };
 }
 

@@ -6,6 +6,7 @@ import { isOwnerWaiting, isTerminalStage, type LaneProgress } from '../../format
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEvent, RunRecord } from '../../formats/review/run-record.ts';
+import type { LaneRecord } from '../../formats/qa/record.ts';
 import { readBinding, type RunBinding } from '../plan/run-binding.ts';
 import { readJournal, readLaneJournal, type Store } from '../store/store.ts';
 import { agentStory } from './agent-story.ts';
@@ -84,7 +85,7 @@ export function readLaneStory(store: Store, input: LaneStoryInput): LaneStory | 
     fix: stage === 'failed' || stage === 'interrupted' ? (calledFix(progress) ?? fixOf(code)) : null,
     retry: stage === 'failed' ? input.retryCommand : null,
     failedCall: stage === 'failed' ? (progress?.failedCall ?? null) : null,
-    running: runningOf(progress, input.callTimeoutMs),
+    running: runningOf(progress, input.callTimeoutMs) ?? reviewerRunning(progress, record, input.callTimeoutMs) ?? observerRunning(progress, store.lanes.get(qaLane), input.callTimeoutMs),
     owner: progress !== undefined && isOwnerWaiting(progress) ? { waiting: true, brief: briefOf(runDir), answer: input.answerCommand ?? null } : null,
     resume: stopped(stage, input.crewStopped === true) ? (input.resumeCommand ?? null) : null,
   };
@@ -136,6 +137,36 @@ function runningOf(progress: LaneProgress | undefined, timeoutMs: number | undef
   if (progress === undefined || child == null || isTerminalStage(progress.stage) || progress.turnsDispatched <= progress.turnsDone) return null;
   const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
   return { call: `turn:${progress.turnsDispatched}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
+}
+
+/**
+ * A lane in its review with a reviewer's child running: the longest-running one (of its
+ * two voices, the one a stuck lane waits on), as its spawn was journaled in its run;
+ * null when none runs. Named as the lane's story names the attempt (`a3`).
+ */
+function reviewerRunning(progress: LaneProgress | undefined, record: RunRecord | undefined, timeoutMs: number | undefined): NonNullable<LaneStory['running']> | null {
+  if (progress === undefined || record === undefined || progress.stage !== 'review') return null;
+  const open = Object.values(record.attempts).filter((a) => a.state === 'open' && a.child != null);
+  const first = open.sort((a, b) => (a.child!.at < b.child!.at ? -1 : a.child!.at > b.child!.at ? 1 : 0))[0];
+  if (first === undefined) return null;
+  const child = first.child!;
+  const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
+  const call = first.id.startsWith(`${record.run}-`) ? first.id.slice(record.run.length + 1) : first.id;
+  return { call, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
+}
+
+/**
+ * A lane with an observer call running (its bootstrap, a cadence check, its cross-check):
+ * the child its QA record journaled at the spawn, the earliest of its calls still reserved;
+ * null when none runs or the lane ended.
+ */
+function observerRunning(progress: LaneProgress | undefined, qa: LaneRecord | undefined, timeoutMs: number | undefined): NonNullable<LaneStory['running']> | null {
+  if (progress === undefined || qa === undefined || isTerminalStage(progress.stage)) return null;
+  const spawned = (qa.reserved ?? []).filter((r) => r.child !== undefined).sort((a, b) => a.call - b.call)[0];
+  if (spawned === undefined) return null;
+  const child = spawned.child!;
+  const lease = child.mode === 'admitted_progress_inactivity' && timeoutMs !== undefined ? leaseEnd(child.at, timeoutMs) : null;
+  return { call: `observer:${spawned.call}`, pid: child.pid, since: child.at, deadlineAt: child.deadline_at, mode: child.mode, lastMarkAt: null, leaseDeadlineAt: lease };
 }
 
 /** When a lease renewed at `from` (ISO) ends, `timeoutMs` later; null for a time that does not parse. */

@@ -1,6 +1,6 @@
 import type { AttemptStory, QaVerdictStory } from '../../formats/console/lane-story.ts';
 import type { ObserverCallFacts, QaEvent } from '../../formats/qa/events.ts';
-import { boundedLine } from './story-values.ts';
+import { boundedLine, linesOr, numberOr, stringOr } from './story-values.ts';
 
 /** The events that end one observer call. */
 type CallEvent = Extract<QaEvent, { type: 'ready' | 'observer_failed' | 'update' | 'cross_check' }>;
@@ -70,5 +70,8 @@ function observerAttempt(end: CallEnd): AttemptStory {
     cleanupConfirmed: run?.cleanup_confirmed ?? null,
     costUsd: null,
     session: run?.session ?? null,
+    exitCode: numberOr(run?.exit_code, null),
+    signal: stringOr(run?.signal, null),
+    stderr: linesOr(run?.stderr),
   };
 }

@@ -1,6 +1,6 @@
 import type { AttemptStory, GateStory, LaneStory, PhaseStory } from '../../formats/console/lane-story.ts';
 import type { AttemptRecord, AttemptState, CarryCheck, GateRecord, JournalEvent, PhaseRecord, RunRecord } from '../../formats/review/run-record.ts';
-import { boundedLine, numberOr, stringOr } from './story-values.ts';
+import { boundedLine, linesOr, numberOr, stringOr } from './story-values.ts';
 
 /** A reviewer attempt's state, as the lane's page words it. */
 const OUTCOME_OF: Record<AttemptState, string> = {
@@ -64,6 +64,9 @@ function reviewerAttempt(run: string, attempt: AttemptRecord, seen: Supervised |
     cleanupConfirmed: typeof cleanup === 'boolean' ? cleanup : (attempt.orphan?.cleanup_confirmed ?? null),
     costUsd: numberOr(field('cost_usd'), null) ?? attempt.bound?.usage_usd ?? null,
     session: stringOr(field('session'), null),
+    exitCode: numberOr(field('child_exit'), null),
+    signal: stringOr(field('signal'), null),
+    stderr: linesOr(field('stderr')),
   };
 }
 

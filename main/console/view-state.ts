@@ -1,5 +1,6 @@
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { LaneCheckEvent } from '../../formats/crew/lane-check.ts';
+import type { LaneOrderEvent } from '../../formats/crew/lane-order.ts';
 import type { LaneStory } from '../../formats/console/lane-story.ts';
 import type { CallCode, CrewSnapshot, LaneView, ProviderPause, SnapshotSource } from '../../formats/console/snapshot.ts';
 import { countByState, crewFigures, laneViewOf, queuedLane } from './lane-view.ts';
@@ -56,6 +57,7 @@ export class CrewView implements SnapshotSource {
   private readonly progress = new Map<string, LaneProgress>();
   private readonly markAt = new Map<string, number>();
   private readonly checks = new Map<string, NonNullable<LaneView['check']>>();
+  private readonly orders = new Map<string, NonNullable<LaneView['order']>>();
   private readonly listeners = new Set<() => void>();
   private readonly startedAt: string;
   /** Epoch ms the crew ended, once it has: a finished view stays as it was at its end. */
@@ -92,6 +94,16 @@ export class CrewView implements SnapshotSource {
     this.changed();
   }
 
+  /** The crew's lane order for one lane (`"overlap": "order"`): the earlier lanes it runs after, kept on its view. */
+  laneOrder(order: LaneOrderEvent): void {
+    this.orders.set(order.lane, { after: order.after, files: order.files });
+    const progress = this.progress.get(order.lane);
+    const lane = this.lanes.get(order.lane);
+    if (progress !== undefined) this.refresh(progress);
+    else if (lane !== undefined) this.lanes.set(order.lane, { ...lane, order: this.orders.get(order.lane)! });
+    this.changed();
+  }
+
   /** One of the lane's children had admitted progress now. */
   activity(lane: string): void {
     const progress = this.progress.get(lane);
@@ -106,8 +118,9 @@ export class CrewView implements SnapshotSource {
   private refresh(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
     const check = this.checks.get(progress.lane);
+    const order = this.orders.get(progress.lane);
     const view = laneViewOf(progress, this.options.review?.(progress) ?? null, mark === undefined ? undefined : new Date(mark).toISOString(), this.options.callCodes?.(progress) ?? [], this.options.titles?.get(progress.lane));
-    this.lanes.set(progress.lane, check === undefined ? view : { ...view, check });
+    this.lanes.set(progress.lane, { ...view, ...(check === undefined ? {} : { check }), ...(order === undefined ? {} : { order }) });
   }
 
   finish(summary: string): void {

@@ -22,6 +22,8 @@ export interface CrewPlan {
   readonly retryFailed: boolean;
   /** How long the crew waits for the owner's answers once only lanes parked at their gates are left (0: it ends then). */
   readonly ownerWaitMs?: number;
+  /** `"overlap": "order"`: the lanes each lane may not run beside (formats/crew/lane-order.ts); absent: none. */
+  readonly conflicts?: readonly (readonly number[])[];
 }
 
 export interface CrewDeps {
@@ -70,7 +72,7 @@ export async function runLanes(
   };
   // A lane parked for its owner gives up its turn; the crew drives it on once its gate is answered (owner-wait.ts).
   const decided = deps.review.gateDecided === undefined ? () => false : (lane: LaneProgress) => deps.review.gateDecided!(lane.runDir);
-  return driveParked(plan.lanes.length, { lanesAtOnce: plan.lanesAtOnce, ownerWaitMs: plan.ownerWaitMs ?? 0, cancel: options.cancel }, {
+  return driveParked(plan.lanes.length, { lanesAtOnce: plan.lanesAtOnce, ownerWaitMs: plan.ownerWaitMs ?? 0, cancel: options.cancel, ...(plan.conflicts === undefined ? {} : { conflicts: plan.conflicts }) }, {
     drive: (index) => driveLane(ctx, plan.lanes[index]!),
     parked: isOwnerWaiting,
     decided,

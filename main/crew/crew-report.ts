@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { LaneCheckEvent } from '../../formats/crew/lane-check.ts';
+import type { LaneOrderEvent } from '../../formats/crew/lane-order.ts';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
 import { percentile } from '../console/view-state.ts';
@@ -31,6 +32,8 @@ export interface CrewReportFacts {
   readonly lanes: readonly LaneProgress[];
   /** Each open lane's check against the others (a crew with a workspace); a lane with none has no branch to land. */
   readonly laneChecks?: readonly LaneCheckEvent[];
+  /** `"overlap": "order"`: each lane that ran after earlier lanes whose plans share its files. */
+  readonly laneOrders?: readonly LaneOrderEvent[];
   readonly laneFacts: (progress: LaneProgress) => LaneFacts;
   /** Providers that rate limited the crew, and until when their latest pause ran. */
   readonly providers: readonly unknown[];
@@ -50,7 +53,7 @@ export function writeCrewReport(path: string, f: CrewReportFacts): void {
     stopped_by: f.stoppedBy,
     summary: { ...f.counts, attempts: f.attempts },
     stats: { marks: f.stats.marks, renewal_p99_ms: percentile(f.stats.renewalLatencyMs, 0.99) },
-    lanes: f.lanes.map((progress) => ({ ...laneObject(progress, f.laneFacts(progress)), ...laneCheckField(f.laneChecks, progress.lane) })),
+    lanes: f.lanes.map((progress) => ({ ...laneObject(progress, f.laneFacts(progress)), ...laneCheckField(f.laneChecks, progress.lane), ...laneOrderField(f.laneOrders, progress.lane) })),
     providers: f.providers,
   };
   writeFileAtomic(path, `${JSON.stringify(report, null, 2)}\n`, 0o644, true);
@@ -60,6 +63,12 @@ export function writeCrewReport(path: string, f: CrewReportFacts): void {
 function laneCheckField(checks: readonly LaneCheckEvent[] | undefined, lane: string): Record<string, unknown> {
   const check = checks?.find((c) => c.lane === lane);
   return check === undefined ? {} : { lane_check: { status: check.status, files: check.files, with: check.with, planned: check.planned, changed: check.changed } };
+}
+
+/** `lane_order` on a report's lane of an ordered crew: the earlier lanes it ran after and the files they share. */
+function laneOrderField(orders: readonly LaneOrderEvent[] | undefined, lane: string): Record<string, unknown> {
+  const order = orders?.find((o) => o.lane === lane);
+  return order === undefined ? {} : { lane_order: { after: order.after, files: order.files } };
 }
 
 /** The --json summary object, the crew's last line. */

@@ -126,6 +126,11 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
     runLanes(session: CrewSession) {
       const supervise = supervising!;
       const stop = session.stop.signal;
+      // Said before any lane starts: which lanes wait for which, and for what files.
+      for (const event of loaded.order?.events ?? []) {
+        session.view?.laneOrder(event);
+        session.land(event);
+      }
       return runLanes(
         {
           crew: crew.crew,
@@ -135,6 +140,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
           agentTurns: crew.limits.agent_turns,
           ownerWaitMs: options.ownerWaitMs ?? 0,
           retryFailed: options.retryFailed === true,
+          ...(loaded.order === null ? {} : { conflicts: loaded.order.conflicts }),
         },
         {
           store: session.store,

@@ -213,6 +213,7 @@ async function endCrew(base: SessionBase, runner: LaneRunner, shown: Shown, runF
       stats: runner.stats(),
       lanes,
       laneChecks: checks,
+      ...(loaded.order === null ? {} : { laneOrders: loaded.order.events }),
       laneFacts: (progress) => runner.laneFacts(progress),
       providers: runner.providers(),
     });

@@ -73,7 +73,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
     const mark = ctx.cancel.aborted ? null : (ctx.cancels?.mark(lane.id) ?? null);
     if (mark !== null) return cancelled(mark, step.detail);
     if (ctx.cancel.aborted || step.code === 'CANCELLED') return save({ stage: 'interrupted', stoppedIn: progress.stage, code: step.code ?? 'CANCELLED', detail: step.detail });
-    await save({ stage: 'failed', stoppedIn: progress.stage, code: step.code ?? 'INTERNAL', detail: step.detail });
+    // The call it failed on keeps its evidence on the lane (an agent turn's is saved with the turn).
+    await save({ stage: 'failed', stoppedIn: progress.stage, code: step.code ?? 'INTERNAL', detail: step.detail, ...(step.call === undefined ? {} : { failedCall: step.call }) });
     // Automation stops for a failed lane: its QA history is cleared, and diff-bearing turns
     // nobody reviewed get their final review request (a lane never bootstrapped has none).
     if (step.code !== 'QA_NO_OBSERVER') await ctx.qa.stop(qaLane(ctx, lane)).catch(() => undefined);

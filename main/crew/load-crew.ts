@@ -8,6 +8,8 @@ import { jsonSyntaxText, parseJson } from '../../formats/text/json-text.ts';
 import { replyFormProblem } from '../../formats/gate/reply.ts';
 import { tryReadBounded } from '../fs/read-bounded.ts';
 import { checkWorkspace, type LoadedWorkspace } from './check-workspace.ts';
+import { lanePlanOrder } from './plan-order.ts';
+import type { LaneOrder } from '../../formats/crew/lane-order.ts';
 
 const MAX_CREW_BYTES = 4 * 1024 * 1024;
 
@@ -22,6 +24,8 @@ export interface LoadedCrew {
   readonly trustFile: string;
   /** The crew's git workspace, checked and its base resolved to one commit; null when it names none. */
   readonly workspace: LoadedWorkspace | null;
+  /** `"overlap": "order"`: the lanes each lane may not run beside, from their plans' files; null: every lane runs beside every other. */
+  readonly order: LaneOrder | null;
 }
 
 const invalid = (file: string, message: string) => new LanewardError('CREW_INVALID', message, { path: file });
@@ -65,6 +69,8 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
   if (outStat !== undefined && !outStat.isDirectory()) throw invalid(file, `out: ${out} exists and is not a directory`);
   // The checks run in each lane's worktree at its head: a crew without one has neither.
   if (crew.pregate !== undefined && crew.workspace === undefined) throw invalid(file, 'pregate: the checks run in each lane\'s worktree at its head, and the crew file names no workspace');
+  // A plan's files are repository paths: a crew with no repository has none to order by.
+  if (crew.overlap === 'order' && crew.workspace === undefined) throw invalid(file, 'overlap: "order" orders lanes by the repository files their plans name, and the crew file names no workspace');
   const workspace = crew.workspace === undefined ? null : checkWorkspace(file, base, crew.workspace, crew.crew, lanes.map((lane) => lane.id));
   return {
     file,
@@ -74,5 +80,6 @@ export function loadCrew(path: string, cwd: string): LoadedCrew {
     actionsFile: resolve(base, crew.actions.file),
     trustFile: resolve(base, crew.actions.trust),
     workspace,
+    order: crew.overlap === 'order' ? lanePlanOrder(lanes) : null,
   };
 }

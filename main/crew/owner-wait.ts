@@ -18,6 +18,11 @@ export interface DriveLimits {
   /** How long to wait for answers once only parked lanes are left; 0: end then. */
   readonly ownerWaitMs: number;
   readonly cancel: AbortSignal;
+  /**
+   * `conflicts[i]`: the lanes lane i may not run beside (their plans share a file:
+   * formats/crew/lane-order.ts). Absent: every lane may run beside every other.
+   */
+  readonly conflicts?: readonly (readonly number[])[];
 }
 
 export interface DriveSteps {
@@ -56,12 +61,27 @@ export interface DriveHandle {
  * a cancel: lanes in flight stop themselves, no other starts, and parked lanes stay
  * parked (a crew started again continues each one its owner answered). Returns the lanes
  * driven, in file order.
+ *
+ * With `conflicts`, a lane starts only while none it conflicts with is in flight and every
+ * earlier one it conflicts with has been started: overlapping lanes run one after another
+ * in file order, and a later lane without conflicts is started past one that waits. A
+ * lane parked at its gate holds nothing (its agent has not run), so a later overlapping
+ * lane may run meanwhile; once answered, it waits for that one to end.
  */
 export async function driveParked(count: number, limits: DriveLimits, steps: DriveSteps): Promise<LaneProgress[]> {
   const results: (LaneProgress | undefined)[] = new Array(count);
   const parked = new Set<number>();
   const answered: number[] = [];
+  const conflicts = limits.conflicts;
+  const started = new Array<boolean>(count).fill(false);
+  // Per lane, kept as lanes start and end so a look is O(1) (2,000 lanes naming one file
+  // would otherwise make each look O(lanes²)): conflicting lanes in flight, and earlier
+  // conflicting lanes never started.
+  const near = new Array<number>(count).fill(0);
+  const earlier = (conflicts ?? []).map((others, i) => others.filter((j) => j < i).length);
+  // The lowest index never started: every lane before it has been.
   let next = 0;
+  let unstarted = count;
   let inFlight = 0;
   let idleSince: number | null = null;
   let lastLook = performance.now();
@@ -80,9 +100,29 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
       return true;
     },
   });
+  /** Whether lane `index` may start now (see above); always, without conflicts. */
+  const free = (index: number) => conflicts === undefined || (near[index] === 0 && (earlier[index] ?? 0) === 0);
+  /** The lane to start next: an answered one first, then the first never started, each only when free. */
+  const pick = (): number | undefined => {
+    const ready = answered.findIndex(free);
+    if (ready >= 0) return answered.splice(ready, 1)[0];
+    while (next < count && started[next]) next += 1;
+    // Hint: without conflicts the first never-started lane is free at once; only an ordered crew scans past it.
+    for (let i = next; i < count; i++) if (!started[i] && free(i)) return i;
+    return undefined;
+  };
   const start = (index: number) => {
     inFlight += 1;
     running.add(index);
+    const first = !started[index];
+    if (first) {
+      started[index] = true;
+      unstarted -= 1;
+    }
+    for (const j of conflicts?.[index] ?? []) {
+      near[j]! += 1;
+      if (first && j > index) earlier[j]! -= 1;
+    }
     void steps
       .drive(index)
       .then((progress) => {
@@ -93,6 +133,7 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
       .finally(() => {
         inFlight -= 1;
         running.delete(index);
+        for (const j of conflicts?.[index] ?? []) near[j]! -= 1;
         wake();
       });
   };
@@ -108,11 +149,11 @@ export async function driveParked(count: number, limits: DriveLimits, steps: Dri
   try {
     for (;;) {
       while (inFlight < limits.lanesAtOnce && !limits.cancel.aborted) {
-        const index = answered.shift() ?? (next < count ? next++ : undefined);
+        const index = pick();
         if (index === undefined) break;
         start(index);
       }
-      const idle = inFlight === 0 && answered.length === 0 && (next >= count || limits.cancel.aborted);
+      const idle = inFlight === 0 && answered.length === 0 && (unstarted === 0 || limits.cancel.aborted);
       if (idle && (parked.size === 0 || limits.cancel.aborted)) break;
       if (idle) {
         // Before the crew ends (or waits on), a last look: an answer given while the other lanes ran is taken now.

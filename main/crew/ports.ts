@@ -1,5 +1,6 @@
 import type { RunnerConfig } from '../../formats/providers/runner.ts';
 import type { LaneSpec } from '../../formats/crew/file.ts';
+import type { CallEvidence } from '../../formats/crew/record.ts';
 
 /**
  * What a lane needs from the review runs and from the QA service, as plain data: the
@@ -13,6 +14,8 @@ export interface StepResult {
   readonly detail: string | null;
   /** Supervised children the step started. */
   readonly attempts: number;
+  /** The supervised call it failed on (a reviewer's or an observer's), with its exit status or signal and stderr's end; absent: none. */
+  readonly call?: CallEvidence;
 }
 
 export interface ReviewStep extends StepResult {

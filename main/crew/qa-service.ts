@@ -12,6 +12,7 @@ import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec
 import { qaFinish, qaStart, qaStatus, qaStop, qaTurn, type QaConfig, type QaReport } from '../qa/index.ts';
 import { openStore, type Store } from '../store/store.ts';
 import type { QaStep } from './ports.ts';
+import { stderrSuffix, type CallEvidence } from '../../formats/crew/record.ts';
 import { costOf, type Prices } from '../providers/cost.ts';
 
 /** How the crew's lanes call their observer: one action, one budget, for every lane. */
@@ -54,11 +55,14 @@ async function step(body: (supervise: SuperviseFn) => Promise<QaReport>): Promis
   let attempts = 0;
   let usd = 0;
   let unpriced = 0;
+  // The last call's end: a step that failed on it keeps its exit status and stderr's end.
+  let last: Outcome | undefined;
   const supervise: SuperviseFn = async (spec, options) => {
     // Only plain data crosses back to the coordinator (a cancel does not: the crew's own
     // stop cancels its children), and the spawn's report, proxied.
     const onSpawn = options?.onSpawn;
     const outcome = await coordinatorSupervise(spec, onSpawn === undefined ? undefined : Comlink.proxy(async (child: SpawnedChild) => onSpawn(child)));
+    last = outcome;
     // A lane counts the children that started, not those cancelled while they waited, and
     // is charged what they cost: an observer call is paid like any other.
     if (outcome.providerStarted) {
@@ -71,7 +75,10 @@ async function step(body: (supervise: SuperviseFn) => Promise<QaReport>): Promis
   };
   try {
     const report = await body(supervise);
-    return { ...toStep(report, attempts), usd, unpriced };
+    const stepped = toStep(report, attempts);
+    const call = stepped.ok ? null : failedCall(report, last);
+    // The detail ends with the call's last stderr line, as an agent turn's does: the lane's line shows it last.
+    return { ...stepped, usd, unpriced, ...(call === null ? {} : { call, detail: `${stepped.detail ?? stepped.code}${stderrSuffix(call)}` }) };
   } catch (error) {
     return { ok: false, code: isLanewardError(error) ? error.code : 'INTERNAL', detail: toError(error).message, attempts, guidance: null, lines: [], usd, unpriced };
   }
@@ -82,6 +89,19 @@ function toStep(report: QaReport, attempts: number): QaStep {
   const failed = report.events.find((e) => e.type === 'observer_failed' || e.type === 'completion_refused');
   const detail = report.message !== '' ? report.message : failed === undefined ? null : 'detail' in failed ? failed.detail : failed.code;
   return { ok: report.code === null, code: report.code, detail: report.code === null ? null : detail, attempts, guidance, lines: report.events.map(renderQaLine) };
+}
+
+/**
+ * The observer call a failed step ended on, when the call itself gave no usable verdict
+ * (a bootstrap that answered `fail` is a verdict, not a failed call), with the exit status
+ * or signal and the end of stderr its supervision kept; named as the lane's story names it.
+ */
+function failedCall(report: QaReport, outcome: Outcome | undefined): CallEvidence | null {
+  if (outcome === undefined) return null;
+  const failed = report.events.findLast((e) => (e.type === 'observer_failed' && e.code !== 'QA_BOOTSTRAP_FAILED') || (e.type === 'cross_check' && e.verdict === 'error'));
+  if (failed === undefined || !('call' in failed)) return null;
+  const code = 'code' in failed ? failed.code : null;
+  return { call: `observer:${failed.call}`, code: code ?? outcome.code, exitCode: outcome.childExitCode, signal: outcome.signal, stderr: [...outcome.stderrTail] };
 }
 
 function guidanceOf(event: QaEvent): string | null {

@@ -8,6 +8,8 @@ import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { ReviewPort, ReviewStep } from './ports.ts';
 import { OWNER_ANSWERS } from '../../formats/crew/file.ts';
 import { gateDecided, ownerGate } from './owner-gate.ts';
+import { stderrSuffix, type CallEvidence } from '../../formats/crew/record.ts';
+import type { AttemptEnd } from '../plan/run-types.ts';
 
 /** Who answers a crew's gates: the crew itself, on the authority of its file's answer policy. */
 export const CREW_ANSWERER = 'agent:laneward-crew';
@@ -83,7 +85,9 @@ export function crewReviewPort(context: {
           if (EXPORTABLE.has(report.status)) await planExport({ out: runDir }, planEnv);
           // The plan run's own advice (plan next --redispatch, plan run) is not a crew's: the
           // crew's line says how to retry the lane.
-          return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})`, attempts, status: report.status };
+          const call = failedCall(failure);
+          // The detail ends with its stderr's last line: the lane's line shows it last, after the retry command.
+          return { ok: false, code: failure.code, detail: `${failure.phase} ${failure.voice} voice ${failure.state} (${failure.code})${stderrSuffix(call)}`, attempts, status: report.status, ...(call === null ? {} : { call }) };
         }
         if (report.stopped !== null) return { ok: false, code: 'PLAN_RUN_STOPPED', detail: context.stopDetail(report.stopped), attempts, status: report.status };
         return reviewStep(report, () => attempts);
@@ -129,6 +133,22 @@ async function redispatchCancelled(runDir: string, planEnv: PlanEnv, retry: bool
   const id = phaseOf(review, review.current).native.attempt;
   const attempt = id === null ? undefined : attemptOf(review, id);
   if (attempt?.state === 'failed' && (retry || attempt.code === 'CANCELLED')) await planNext({ out: runDir, redispatch: attempt.id }, planEnv);
+}
+
+/**
+ * The reviewer call a lane failed on, with what its supervision kept: its exit status or
+ * signal and the end of its stderr. Named as the lane's story names it (`a3`). Null for an
+ * attempt this run did not supervise (resumed from an earlier run: its facts are in its journal).
+ */
+function failedCall(end: AttemptEnd): CallEvidence | null {
+  if (end.outcome === null) return null;
+  return {
+    call: end.attempt.slice(end.attempt.lastIndexOf('-') + 1),
+    code: end.code,
+    exitCode: end.outcome.child_exit,
+    signal: end.outcome.signal ?? null,
+    stderr: [...(end.outcome.stderr ?? [])],
+  };
 }
 
 function reviewStep(report: PlanReport, attempts: () => number): ReviewStep {

@@ -17,6 +17,8 @@ export function outcomeFacts(outcome: Outcome, usd: number | null = null): Outco
     status: outcome.status,
     code: outcome.code,
     child_exit: outcome.childExitCode,
+    signal: outcome.signal,
+    stderr: [...outcome.stderrTail],
     provider_started: outcome.providerStarted,
     marks: outcome.marks,
     duration_ms: Math.round(outcome.durationMs),

@@ -50,6 +50,9 @@ export function callFacts(result: ObserverResult, at: string): Required<Observer
       cleanup_confirmed: outcome.cleanupConfirmed,
       session: outcome.provider?.sessionId ?? null,
       code: outcome.code,
+      exit_code: outcome.childExitCode,
+      signal: outcome.signal,
+      stderr: [...outcome.stderrTail],
     },
   };
 }

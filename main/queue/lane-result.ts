@@ -19,7 +19,7 @@ const progressSchema = v.looseObject({
   failedCall: v.optional(
     v.nullable(
       v.object({
-        call: v.pipe(v.string(), v.regex(/^turn:\d{1,9}$/)),
+        call: v.pipe(v.string(), v.regex(/^(?:turn:\d{1,9}|observer:\d{1,9}|a\d{1,9})$/)),
         code: v.nullable(v.pipe(v.string(), v.regex(/^[A-Z][A-Z0-9_]{0,63}$/))),
         exitCode: v.nullable(v.pipe(v.number(), v.integer())),
         signal: v.nullable(v.pipe(v.string(), v.regex(/^SIG[A-Z0-9]{1,16}$/))),

@@ -10,6 +10,10 @@ export interface OutcomeFacts {
   readonly status: string;
   readonly code: string | null;
   readonly child_exit: number | null;
+  /** The signal that ended the provider, if one did (absent on journals kept before it was). */
+  readonly signal?: string | null;
+  /** The last lines of its stderr, escaped and bounded (workers/supervise/stderr-tail.ts); absent on journals kept before. */
+  readonly stderr?: readonly string[];
   readonly provider_started: boolean;
   readonly marks: number;
   readonly duration_ms: number;

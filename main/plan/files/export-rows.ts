@@ -7,6 +7,7 @@ import { checkVerdict } from './gate-document.ts';
 import type { FindingRow } from '../../../formats/schemas/findings.ts';
 import type { TaskRow } from '../../../formats/schemas/tasks.ts';
 import type { TimingDocument } from '../../../formats/schemas/timing.ts';
+import { sectionItems } from '../../../formats/review/plan-doc.ts';
 
 type Bound = RunFinding & { attempt: string };
 
@@ -138,6 +139,7 @@ function dispositions(gate: GateRecord | null): Map<string, FindingRow['disposit
 export function taskRows(review: RunRecord, decisions: readonly DecisionRow[], findings: readonly Bound[]): TaskRow[] {
   const pending = decisions.filter((d) => d.status === 'pending').map((d) => d.id);
   const status = pending.length > 0 ? 'blocked_on_decision' : 'ready';
+  const planned = plannedFiles(review);
   const rows: TaskRow[] = review.plan_items.map((item, i) => ({
     schema_version: 2,
     run: review.run,
@@ -149,6 +151,7 @@ export function taskRows(review: RunRecord, decisions: readonly DecisionRow[], f
     blocked_by: pending,
     acceptance: `the plan item is built and verified: ${item}`,
     item: String(i + 1),
+    ...(planned[i] === undefined || planned[i]!.length === 0 ? {} : { files: [...planned[i]!] }),
   }));
   const gate = review.gate;
   if (gate === null) return rows;
@@ -172,6 +175,18 @@ export function taskRows(review: RunRecord, decisions: readonly DecisionRow[], f
     });
   }
   return rows;
+}
+
+/**
+ * Each plan item's files, from the implementation section the run reviewed (the record
+ * keeps it, so a plan file edited since changes nothing). Read again from the section
+ * rather than kept beside the items: records written before files were read have it too.
+ * None when the section's items are not the record's (never, unless a parser changed).
+ */
+function plannedFiles(review: RunRecord): readonly (readonly string[])[] {
+  const listed = sectionItems(review.implementation);
+  const same = listed.items.length === review.plan_items.length && listed.items.every((item, i) => item === review.plan_items[i]);
+  return same ? listed.files : [];
 }
 
 /** timing.json from the phases' open and close times and the attempts' bind times. */
