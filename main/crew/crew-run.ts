@@ -26,6 +26,7 @@ import { readPlanEnv } from '../plan/index.ts';
 import { crewSupervise } from './crew-supervise.ts';
 import { runCrewSession, type CrewOutput, type CrewRunOptions, type CrewRunResult, type CrewSession, type LaneRunner } from './crew-session.ts';
 import type { LoadedCrew } from './load-crew.ts';
+import { crewHasContainable, crewSandbox, sandboxFor } from '../sandbox/crew-sandbox.ts';
 
 export type { CrewOutput, CrewRunOptions, CrewRunResult } from './crew-session.ts';
 
@@ -46,6 +47,8 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
 function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, io: CrewOutput): LaneRunner {
   const { crew } = loaded;
   const actions = verifyCrewActions(loaded);
+  // Probed once, before any lane starts: `required` without it refuses the crew here.
+  const sandbox = crewHasContainable(loaded) ? sandboxFor(crew.sandbox, options.env, loaded.file) : null;
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
   const qaConfig = qaConfigFromEnv(options.env);
   // Plan settings are read once, here, for every lane; the lanes' runs live in this root.
@@ -68,6 +71,8 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
     reportWhere: {},
     async start(session) {
       store = session.store;
+      // The crew's first word on stderr: whether its agents are contained, and why not.
+      if (sandbox !== null) io.event({ type: 'sandbox', state: sandbox });
       const stop = session.stop.signal;
       // One cap over every call of every lane; what earlier runs of the crew spent counts too.
       ledger = reviewLedger(store);
@@ -137,6 +142,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
           review: crewReviewPort({ crew: loaded, actions, planEnv, supervise, cancel: stop, stopDetail: io.words.stop, ...(orphans === undefined ? {} : { orphans }) }),
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
           ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => session.land(event)),
+          ...(sandbox === null ? {} : { sandbox: crewSandbox(loaded, sandbox, crew.crew, session.runId)! }),
         },
         { cancel: stop, onChange: (progress) => session.laneChanged(progress), onLaneEnd: (progress) => session.laneEnded(progress) },
       );
