@@ -50,6 +50,8 @@ describe('real CLIs: the lane record is the repository', () => {
       lanes: 3,
       roles: { native: 'claude-code', outside: 'codex', observer: 'claude-code', agent: 'claude-code' },
       workspace: repo,
+      // What an uncontained agent does with git: under the sandbox its own commits are refused (test/real-sandbox.test.ts).
+      sandbox: 'off',
     });
     const ran = await lanewardAsync(['crew', 'run', crew.file, '--state', crew.state], { cwd: root, timeoutMs: 280_000 }).done;
     const lanes = Object.fromEntries(laneLines(ran.stdout).map((l) => [l['lane']!, l]));
