@@ -29,6 +29,9 @@ export interface SandboxPlan {
   readonly cwd: string;
 }
 
+/** A path as bwrap gets it: normalized, no trailing separator (`/a/b/` and `/a/b` are one mount). */
+const clean = (path: string) => normalize(path).replace(/(?<=.)\/+$/, '');
+
 /** How deep a path is: a deeper mount is bound later, so it wins inside the shallower one. */
 function depth(path: string): number {
   return normalize(path).split(sep).filter((part) => part !== '').length;
@@ -49,7 +52,7 @@ function depth(path: string): number {
 export function bwrapArgv(plan: SandboxPlan, argv: readonly string[]): string[] {
   for (const mount of plan.mounts) if (!isAbsolute(mount.path)) throw new Error(`sandbox mount ${JSON.stringify(mount.path)} is not absolute`);
   const ordered = plan.mounts
-    .map((mount, i) => ({ ...mount, path: normalize(mount.path), i }))
+    .map((mount, i) => ({ ...mount, path: clean(mount.path), i }))
     .sort((a, b) => depth(a.path) - depth(b.path) || Number(b.write) - Number(a.write) || a.i - b.i);
   const binds = ordered.flatMap((mount) => [mount.write ? '--bind' : '--ro-bind', mount.path, mount.path]);
   return [plan.program, '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', ...binds, '--cap-drop', 'ALL', '--chdir', plan.cwd, '--', ...argv];
