@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { bwrapArgv } from '../formats/sandbox/bwrap-argv.ts';
 import { containedSpec, laneMounts } from '../main/sandbox/agent-sandbox.ts';
 import { findBwrap, probeBwrap } from '../main/sandbox/bwrap-probe.ts';
@@ -11,8 +11,16 @@ import { supervise } from '../workers/supervise/supervise.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../workers/supervise/spec.ts';
 import { canRun, pidsIn, sleep } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
+import { codesOf, ensureBuilt } from './helpers/cli.ts';
+import { codeOf } from './helpers/thrown.ts';
+import { CLI_BIN, gitRepo, lanewardAsync, realCrew } from './helpers/real-crew.ts';
+import { sandboxFor } from '../main/sandbox/crew-sandbox.ts';
+import { crewEventLine } from '../main/cli/crew-lines.ts';
+import { exitStatus } from '../formats/codes/exit-status.ts';
+import type { SandboxState } from '../formats/sandbox/bwrap-argv.ts';
 
 const root = tempRoot('sandbox');
+beforeAll(() => ensureBuilt());
 const BWRAP = findBwrap(process.env['PATH']);
 
 /** The bind options of an argv, as [option, path] pairs in order. */
@@ -175,6 +183,36 @@ describe('containedSpec', () => {
     while (Date.now() < deadline && pids.some(canRun)) await sleep(50);
     expect(pids.filter(canRun)).toEqual([]);
   }, 20_000);
+});
+
+describe('the crew\'s sandbox', () => {
+  test('should be off as asked, none with the reason where bwrap is missing, and refuse a crew that requires it (SANDBOX_UNAVAILABLE)', () => {
+    const nothing = { PATH: join(root, 'nothing') };
+    expect(sandboxFor('off', nothing, 'crew.json')).toEqual({ kind: 'off' });
+    expect(sandboxFor('auto', nothing, 'crew.json')).toEqual({ kind: 'none', reason: 'bwrap is not on PATH (install bubblewrap)' });
+    expect([codeOf(() => sandboxFor('required', nothing, 'crew.json')), exitStatus('SANDBOX_UNAVAILABLE')]).toEqual(['SANDBOX_UNAVAILABLE', 3]);
+    expect(sandboxFor('required', process.env, 'crew.json')).toEqual({ kind: 'bwrap', program: BWRAP });
+  });
+
+  test('should say on the crew\'s stderr whether its agents are contained, and why not', () => {
+    const line = (state: SandboxState) => crewEventLine({ type: 'sandbox', state }, false);
+    expect(line({ kind: 'bwrap', program: '/usr/bin/bwrap' })).toEqual({ to: 'err', text: 'CREW_SANDBOX: sandbox=bwrap program=/usr/bin/bwrap' });
+    expect(line({ kind: 'none', reason: 'bwrap is not on PATH (install bubblewrap)' })).toEqual({ to: 'err', text: 'CREW_SANDBOX: sandbox=none reason=bwrap is not on PATH (install bubblewrap); agents run uncontained' });
+    expect(line({ kind: 'off' })).toEqual({ to: 'err', text: 'CREW_SANDBOX: sandbox=off reason=the crew file sets "sandbox": "off"; agents run uncontained' });
+  });
+
+  test('should refuse `crew run` of a crew that requires the sandbox where bwrap is not on PATH: exit 3, one error line, no lane started', async () => {
+    const dir = join(root, 'required');
+    const repo = gitRepo(join(dir, 'repo'));
+    const crew = realCrew(dir, 'http://127.0.0.1:9', { crew: 'req', lanes: 1, roles: { native: 'claude-code', outside: 'claude-code', observer: 'claude-code', agent: 'claude-code' }, workspace: repo, sandbox: 'required' });
+    // PATH with git and sh but no bwrap (the CLIs come first on it, as lanewardAsync puts them).
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    for (const tool of ['git', 'sh']) symlinkSync(spawnSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim(), join(bin, tool));
+    const ran = await lanewardAsync(['crew', 'run', crew.file, '--state', crew.state], { cwd: dir, env: { PATH: `${CLI_BIN}:${bin}` }, timeoutMs: 60_000 }).done;
+    expect([ran.code, codesOf(ran.stderr), ran.stdout]).toEqual([3, ['SANDBOX_UNAVAILABLE'], '']);
+    expect(ran.stderr).toMatch(/^laneward crew run: .*sandbox: the crew file requires the agent sandbox, and bwrap is not on PATH \(install bubblewrap\).*\(SANDBOX_UNAVAILABLE\)$/m);
+  }, 60_000);
 });
 
 describe('the probe and the turn evidence', () => {
