@@ -201,7 +201,7 @@ describe('the crew\'s sandbox', () => {
     expect(line({ kind: 'off' })).toEqual({ to: 'err', text: 'CREW_SANDBOX: sandbox=off reason=the crew file sets "sandbox": "off"; agents run uncontained' });
   });
 
-  test('should refuse `crew run` of a crew that requires the sandbox where bwrap is not on PATH: exit 3, one error line, no lane started', async () => {
+  test('should refuse crew run of a crew that requires the sandbox where bwrap is not on PATH: exit 3, one error line, no lane started', async () => {
     const dir = join(root, 'required');
     const repo = gitRepo(join(dir, 'repo'));
     const crew = realCrew(dir, 'http://127.0.0.1:9', { crew: 'req', lanes: 1, roles: { native: 'claude-code', outside: 'claude-code', observer: 'claude-code', agent: 'claude-code' }, workspace: repo, sandbox: 'required' });
