@@ -86,23 +86,27 @@ function layout(name: string) {
 }
 
 describe('laneMounts', () => {
-  test('should make writable the home, a private tmp in the run directory and the worktree; read-only the repo, its git dir, the out and the .git file', () => {
+  test('should make writable the CLI\'s own directories, a private tmp in the run directory and the worktree; read-only the repo, its git dir, the out and the .git file', () => {
     const l = layout('mounts');
-    const { mounts, tmp } = laneMounts({ worktree: l.worktree, repo: l.repo, commonDir: l.commonDir, out: l.out, runDir: l.runDir }, { HOME: l.home, CODEX_HOME: join(l.home, 'missing') }, undefined);
-    expect(tmp).toBe(join(l.runDir, 'agent', 'tmp'));
-    expect(existsSync(tmp)).toBe(true);
-    // A home variable naming no directory is not bound (bwrap would refuse to start).
-    expect(mounts.map((m) => `${m.write ? 'rw' : 'ro'} ${m.path}`)).toEqual([
-      `rw ${l.home}`,
-      `rw ${tmp}`,
-      `ro ${l.repo}`,
-      `ro ${l.commonDir}`,
-      `ro ${l.out}`,
-      `rw ${l.worktree}`,
-      `ro ${join(l.worktree, '.git')}`,
-    ]);
-    // The runner's own TMPDIR is its tmp.
-    expect(laneMounts({ worktree: l.worktree, repo: l.repo, commonDir: l.commonDir, out: l.out, runDir: l.runDir }, { HOME: l.home }, l.home).tmp).toBe(l.home);
+    const paths = { worktree: l.worktree, repo: l.repo, commonDir: l.commonDir, out: l.out, runDir: l.runDir };
+    const shown = (mounts: readonly { path: string; write: boolean }[]) => mounts.map((m) => `${m.write ? 'rw' : 'ro'} ${m.path}`);
+    const tail = [`ro ${l.repo}`, `ro ${l.commonDir}`, `ro ${l.out}`, `rw ${l.worktree}`, `ro ${join(l.worktree, '.git')}`];
+    const tmp = join(l.runDir, 'agent', 'tmp');
+    // codex: its CODEX_HOME (made when missing), never HOME itself.
+    const codex = laneMounts(paths, 'codex', { HOME: l.home, CODEX_HOME: join(l.home, 'codex') }, undefined);
+    expect([codex.tmp, existsSync(tmp), existsSync(join(l.home, 'codex'))]).toEqual([tmp, true, true]);
+    expect(shown(codex.mounts)).toEqual([`rw ${join(l.home, 'codex')}`, `rw ${tmp}`, ...tail]);
+    expect(shown(laneMounts(paths, 'codex', { HOME: l.home }, undefined).mounts)[0]).toBe(`rw ${join(l.home, '.codex')}`);
+    // claude: ~/.claude, and ~/.claude.json once it exists (a file bound as itself).
+    expect(shown(laneMounts(paths, 'claude-code', { HOME: l.home }, undefined).mounts)).toEqual([`rw ${join(l.home, '.claude')}`, `rw ${tmp}`, ...tail]);
+    writeFileSync(join(l.home, '.claude.json'), '{}\n');
+    expect(shown(laneMounts(paths, 'claude-code', { HOME: l.home }, undefined).mounts)).toEqual([`rw ${join(l.home, '.claude')}`, `rw ${tmp}`, `rw ${join(l.home, '.claude.json')}`, ...tail]);
+    // gemini: <GEMINI_CLI_HOME or HOME>/.gemini, and the runner's own TMPDIR is its tmp.
+    const gemini = laneMounts(paths, 'gemini-cli', { HOME: l.home, GEMINI_CLI_HOME: l.home }, join(l.home, 'tmp'));
+    expect(gemini.tmp).toBe(join(l.home, 'tmp'));
+    expect(shown(gemini.mounts)).toEqual([`rw ${join(l.home, '.gemini')}`, `rw ${join(l.home, 'tmp')}`, ...tail]);
+    // An argv agent has no CLI directories.
+    expect(shown(laneMounts(paths, undefined, { HOME: l.home }, undefined).mounts)).toEqual([`rw ${tmp}`, ...tail]);
   });
 });
 
@@ -128,7 +132,7 @@ describe('containedSpec', () => {
   test('should leave the spec as it is with no sandbox, and wrap it with a private TMPDIR under bwrap', () => {
     const l = layout('wrap');
     const paths = { worktree: l.worktree, repo: l.repo, commonDir: l.commonDir, out: l.out, runDir: l.runDir };
-    const plain = spec(['claude', '-p'], { HOME: l.home });
+    const plain: SupervisionSpec = { ...spec(['claude', '-p'], { HOME: l.home }), provider: 'claude-code' };
     expect(containedSpec(plain, { kind: 'none', reason: 'r' }, paths)).toBe(plain);
     expect(containedSpec(plain, { kind: 'off' }, paths)).toBe(plain);
     const wrapped = containedSpec(plain, { kind: 'bwrap', program: '/usr/bin/bwrap' }, paths);
@@ -137,10 +141,10 @@ describe('containedSpec', () => {
     expect(wrapped.argv.slice(-3)).toEqual(['--', 'claude', '-p']);
     expect(wrapped.env).toEqual({ HOME: l.home, TMPDIR: tmp, TMP: tmp, TEMP: tmp });
     // A runner that sets its own TMPDIR keeps it.
-    expect(containedSpec(spec(['gemini'], { HOME: l.home, TMPDIR: l.home }), { kind: 'bwrap', program: '/usr/bin/bwrap' }, paths).env).toEqual({ HOME: l.home, TMPDIR: l.home });
+    expect(containedSpec({ ...spec(['gemini'], { HOME: l.home, TMPDIR: l.home }), provider: 'gemini-cli' }, { kind: 'bwrap', program: '/usr/bin/bwrap' }, paths).env).toEqual({ HOME: l.home, TMPDIR: l.home });
   });
 
-  test('should, under the real bwrap, refuse writes outside the worktree and its home and every ref move, and let the worktree and tmp be written', () => {
+  test("should, under the real bwrap, refuse writes outside the worktree and the CLI's directories and every ref move, and let the worktree, the CLI's directory and tmp be written", () => {
     expect(BWRAP, 'bubblewrap is installed (apt-get install bubblewrap)').not.toBeNull();
     const l = layout('real');
     const paths = { worktree: l.worktree, repo: l.repo, commonDir: l.commonDir, out: l.out, runDir: l.runDir };
@@ -153,15 +157,16 @@ describe('containedSpec', () => {
       ['branch', 'git branch hostile'],
       ['update-ref', 'git update-ref refs/heads/main HEAD'],
       ['index', 'git add -A'],
+      ['gitconfig', `echo x > ${join(l.home, '.gitconfig')}`],
       ['worktree', 'echo ok > NOTES.md'],
-      ['home', `echo ok > ${join(l.home, 'settings.json')}`],
+      ['cli-home', `echo ok > ${join(l.home, '.claude', 'settings.json')}`],
       ['tmp', 'echo ok > "$TMPDIR/t"'],
     ]
       .map(([name, command]) => `{ ${command}; } 2>/dev/null && echo ${name}=done || echo ${name}=refused`)
       .join('; ');
-    const wrapped = containedSpec(spec(['bash', '-c', script], { HOME: l.home }), { kind: 'bwrap', program: BWRAP! }, paths);
+    const wrapped = containedSpec({ ...spec(['bash', '-c', script], { HOME: l.home }), provider: 'claude-code' }, { kind: 'bwrap', program: BWRAP! }, paths);
     const ran = spawnSync(wrapped.argv[0]!, wrapped.argv.slice(1), { encoding: 'utf8', env: { ...process.env, ...wrapped.env } });
-    expect(ran.stdout.trim().split('\n')).toEqual(['up=refused', 'repo=refused', 'other-lane=refused', 'git-file=refused', 'branch=refused', 'update-ref=refused', 'index=refused', 'worktree=done', 'home=done', 'tmp=done']);
+    expect(ran.stdout.trim().split('\n')).toEqual(['up=refused', 'repo=refused', 'other-lane=refused', 'git-file=refused', 'branch=refused', 'update-ref=refused', 'index=refused', 'gitconfig=refused', 'worktree=done', 'cli-home=done', 'tmp=done']);
     expect(l.git(l.repo, 'for-each-ref', '--format=%(refname) %(objectname)')).toBe(refs);
     expect(readFileSync(join(l.repo, 'README.md'), 'utf8')).toBe('x\n');
     expect(readFileSync(join(l.worktree, '.git'), 'utf8')).toMatch(/^gitdir: /);

@@ -119,8 +119,8 @@ laneward/<crew>/<run id>/<lane id>, made at that commit: the run id is minted at
 crew's first start on its state root and kept there, so a crew started again continues
 its own branches and the same crew on another state root starts new ones from its base.
 "sandbox" (default "auto") keeps a preset agent in a worktree to its lane: its calls run
-under bubblewrap, writable only its worktree, its CLI's home (HOME and the runner's
-CODEX_HOME, GEMINI_CLI_HOME, CLAUDE_CONFIG_DIR, XDG_* directories) and a private TMPDIR
+under bubblewrap, writable only its worktree, its CLI's own directories (~/.claude,
+CODEX_HOME or ~/.codex, ~/.gemini; HOME itself read-only) and a private TMPDIR
 (<out>/<lane>/agent/tmp unless the runner sets one), the repository, its git dir (refs,
 index, objects), the crew's out and everything else read-only; laneward commits each turn
 itself. The crew's first stderr line says CREW_SANDBOX: sandbox=bwrap program=<path>, or
