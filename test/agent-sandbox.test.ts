@@ -9,7 +9,7 @@ import { changedRefs, readOnlyWrites } from '../main/sandbox/turn-refusals.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import { supervise } from '../workers/supervise/supervise.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../workers/supervise/spec.ts';
-import { canRun, pidsIn, sleep } from './helpers/procs.ts';
+import { canRun, killQuietly, pidsIn, sleep } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { codesOf, ensureBuilt } from './helpers/cli.ts';
 import { codeOf } from './helpers/thrown.ts';
@@ -186,7 +186,10 @@ describe('containedSpec', () => {
     expect(pids).toHaveLength(2);
     const deadline = Date.now() + 5_000;
     while (Date.now() < deadline && pids.some(canRun)) await sleep(50);
-    expect(pids.filter(canRun)).toEqual([]);
+    const left = pids.filter(canRun);
+    // A failure leaves nothing running either (with --new-session the tree escapes the group kill).
+    for (const pid of left) killQuietly(pid);
+    expect(left).toEqual([]);
   }, 20_000);
 });
 
