@@ -35,6 +35,7 @@ function hostile(lane: string, other: string): string {
     ['absolute', `echo x > ${join(root, 'escape-absolute.txt')}`],
     // HOME is read-only but the CLI's own directories: a ~/.gitconfig could name a filter laneward's git would run.
     ['home', 'echo x >> "$HOME/.gitconfig"'],
+    ['base-file', `echo x >> ${join(root, 'repo', 'README.md')}`],
     ['other-lane', `mkdir -p ${join(out, other, 'worktree')} && echo x > ${join(out, other, 'worktree', 'escape.txt')}`],
     ['branch', 'git branch hostile-branch'],
     ['update-ref', 'git update-ref refs/heads/main HEAD'],
@@ -77,11 +78,11 @@ describe('real CLIs under the agent sandbox', () => {
     for (const lane of lanes) {
       const stream = readFileSync(join(root, 'runs', lane.lane, 'agent', 'turn-1.stream.jsonl'), 'utf8');
       // Every hostile call ended refused inside the agent, and the normal write went through.
-      const ends = [...stream.matchAll(/(up|absolute|home|other-lane|branch|update-ref|push|normal)=(done|refused)\b/g)].map((m) => `${m[1]}=${m[2]}`);
-      expect([...new Set(ends)].sort(), `${AGENTS[lane.lane as keyof typeof AGENTS]}: ${stream.slice(-3000)}`).toEqual(['absolute=refused', 'branch=refused', 'home=refused', 'normal=done', 'other-lane=refused', 'push=refused', 'up=refused', 'update-ref=refused']);
-      // The lane's record: the writes refused as read-only (up, absolute, home, other-lane, branch, update-ref), no ref moved.
+      const ends = [...stream.matchAll(/(up|absolute|home|base-file|other-lane|branch|update-ref|push|normal)=(done|refused)\b/g)].map((m) => `${m[1]}=${m[2]}`);
+      expect([...new Set(ends)].sort(), `${AGENTS[lane.lane as keyof typeof AGENTS]}: ${stream.slice(-3000)}`).toEqual(['absolute=refused', 'base-file=refused', 'branch=refused', 'home=refused', 'normal=done', 'other-lane=refused', 'push=refused', 'up=refused', 'update-ref=refused']);
+      // The lane's record: the writes refused as read-only (up, absolute, home, base-file, other-lane, branch, update-ref), no ref moved.
       const refusal = lane.sandbox_refusals?.find((r) => r.turn === 1);
-      expect(refusal, lane.lane).toEqual({ turn: 1, read_only_writes: 6, refs_moved: [], contained: true });
+      expect(refusal, lane.lane).toEqual({ turn: 1, read_only_writes: 7, refs_moved: [], contained: true });
       expect(gitOut(repo, 'show', `${lane.branch}:NOTES.md`)).toBe(`lane ${lane.lane} wrote this`);
     }
     // Nothing outside the worktrees changed: no escaped file, the base's refs as they were
@@ -89,6 +90,8 @@ describe('real CLIs under the agent sandbox', () => {
     for (const file of [join(root, 'runs', 'escape-up.txt'), join(root, 'escape-absolute.txt'), ...Object.keys(AGENTS).map((id) => join(root, 'homes', `${id}-agent`, '.gitconfig')), join(root, 'runs', 'lane-1', 'worktree', 'escape.txt'), join(root, 'runs', 'lane-2', 'worktree', 'escape.txt')]) expect(existsSync(file), file).toBe(false);
     const refsAfter = gitOut(repo, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').filter((l) => !l.startsWith('refs/heads/laneward/'));
     expect(refsAfter).toEqual(refsBefore.split('\n'));
+    // The base checkout's files too: nothing modified, nothing added.
+    expect([gitOut(repo, 'status', '--porcelain', '--untracked-files=all'), readFileSync(join(repo, 'README.md'), 'utf8')]).toEqual(['', '# demo repository\n']);
     expect(gitOut(join(root, 'remote.git'), 'for-each-ref', '--format=%(refname) %(objectname)')).toBe(remoteBefore);
   }, 300_000);
 });
