@@ -255,6 +255,9 @@ describe('presets', () => {
     expect(codex.args(call('agent'))).toEqual(['exec', ...common('workspace-write'), '-']);
     expect(codex.args(call('agent', 'th-1'))).toEqual(['exec', 'resume', ...common('workspace-write'), 'th-1', '-']);
     expect(codex.args(call('observer', null, ['read', 'shell']))).toEqual(['exec', ...common('workspace-write'), '-']);
+    // Inside laneward's sandbox codex's own is off: nested, its bwrap fails every command.
+    expect(codex.args({ ...call('agent'), contained: true })).toEqual(['exec', ...common('danger-full-access'), '-']);
+    expect(codex.args({ ...call('agent', 'th-1'), contained: true })).toEqual(['exec', 'resume', ...common('danger-full-access'), 'th-1', '-']);
   });
 
   test('should pin gemini-cli argv for each role and resume', () => {

@@ -107,6 +107,9 @@ function providers(args: readonly string[], options: { cwd: string; path: readon
 const line = (pin: (typeof PROVIDER_PINS)[number], cli: string | null, found: string, version: string | null, key = 'unset') =>
   `PROVIDER: preset=${pin.preset} cli=${cli ?? 'missing'} found=${found} version=${version ?? 'unknown'} pinned=${pin.version} key=${key}`;
 
+/** The last line when PATH holds no bwrap (these tests' PATH never does unless they put one there). */
+const NO_SANDBOX = 'SANDBOX: sandbox=none reason=bwrap is not on PATH (install bubblewrap); agents run uncontained';
+
 const npmArgvOf = (log: string) =>
   existsSync(log)
     ? readFileSync(log, 'utf8')
@@ -136,7 +139,7 @@ describe('laneward providers: the report', () => {
     const run = await providers([], { cwd: fresh('cwd'), path: [bin, sysBin] });
     expect(run).toEqual({
       code: 0,
-      stdout: `${[line(CLAUDE, claude, 'path', '2.1.328'), line(CODEX, codex, 'path', '0.170.1'), line(GEMINI, null, 'missing', null)].join('\n')}\n`,
+      stdout: `${[line(CLAUDE, claude, 'path', '2.1.328'), line(CODEX, codex, 'path', '0.170.1'), line(GEMINI, null, 'missing', null), NO_SANDBOX].join('\n')}\n`,
       stderr: '',
     });
   });
@@ -160,7 +163,7 @@ describe('laneward providers: the report', () => {
     const env = { ANTHROPIC_API_KEY: SECRET, CODEX_API_KEY: SECRET, GEMINI_API_KEY: '' };
     const text = await providers([], { cwd: fresh('cwd'), path: [bin, sysBin], env });
     expect(text.stdout).toBe(
-      `${[line(CLAUDE, claude, 'path', '2.1.328', 'set'), line(CODEX, null, 'missing', null, 'set'), line(GEMINI, null, 'missing', null, 'unset')].join('\n')}\n`,
+      `${[line(CLAUDE, claude, 'path', '2.1.328', 'set'), line(CODEX, null, 'missing', null, 'set'), line(GEMINI, null, 'missing', null, 'unset'), NO_SANDBOX].join('\n')}\n`,
     );
     const json = await providers(['--json'], { cwd: fresh('cwd'), path: [bin, sysBin], env });
     for (const run of [text, json]) {
@@ -229,6 +232,22 @@ describe('laneward providers: the report', () => {
   });
 });
 
+describe('laneward providers: the sandbox line', () => {
+  test('should say sandbox=none with the probe failure for a bwrap that fails, and sandbox=bwrap for one that works', async () => {
+    const bin = fresh('bin');
+    const failing = writeScript(join(bin, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
+    const bad = await providers([], { cwd: fresh('cwd'), path: [bin, sysBin] });
+    expect([bad.code, bad.stdout.trimEnd().split('\n').at(-1)]).toEqual([0, `SANDBOX: sandbox=none reason=${failing} failed its probe (exit 1: bwrap: No permissions to create new namespace); agents run uncontained`]);
+    // The real one (the CI installs bubblewrap), by a link on PATH: its probe runs bwrap --version inside.
+    const real = spawnSync('/bin/sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).stdout.trim();
+    expect(real, 'bubblewrap is installed (apt-get install bubblewrap)').not.toBe('');
+    const good = fresh('bin');
+    symlinkSync(real, join(good, 'bwrap'));
+    const ok = await providers([], { cwd: fresh('cwd'), path: [good, sysBin] });
+    expect([ok.code, ok.stdout.trimEnd().split('\n').at(-1)]).toEqual([0, `SANDBOX: sandbox=bwrap program=${join(good, 'bwrap')}`]);
+  });
+});
+
 describe('laneward providers --install', () => {
   test('should install the missing presets into the cache with one npm run, then find them there', async () => {
     const cwd = fresh('cwd');
@@ -243,7 +262,7 @@ describe('laneward providers --install', () => {
     expect(run.code).toBe(0);
     const cached = (pin: (typeof PROVIDER_PINS)[number]) => join(cacheDir, 'node_modules', '.bin', pin.binary);
     expect(run.stdout).toBe(
-      `${[line(CLAUDE, claude, 'path', '2.1.328'), line(CODEX, cached(CODEX), 'cache', '0.169.0', 'set'), line(GEMINI, cached(GEMINI), 'cache', '0.61.0')].join('\n')}\n`,
+      `${[line(CLAUDE, claude, 'path', '2.1.328'), line(CODEX, cached(CODEX), 'cache', '0.169.0', 'set'), line(GEMINI, cached(GEMINI), 'cache', '0.61.0'), NO_SANDBOX].join('\n')}\n`,
     );
     expect(npmArgvOf(log)).toEqual([['install', '--no-audit', '--no-fund', '--ignore-scripts', '--save-exact', '--prefix', cacheDir, packageSpec(CODEX), packageSpec(GEMINI)]]);
     expect(JSON.parse(readFileSync(join(cacheDir, 'package.json'), 'utf8'))).toMatchObject({ private: true });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -29,7 +29,7 @@ const ELEVEN_MIB = 11 * 1024 * 1024;
 
 /** What each lane's agent runs in its turn `n` (one shell command). */
 function command(lane: string, n: number): string {
-  if (lane === 'lane-1') return n === 1 ? `printf 'one\\n' >> NOTES.md && git add -A && ${AS_AGENT} commit -qm 'the agent commits'` : `${AS_AGENT} commit --amend -qm 'the agent amended'`;
+  if (lane === 'lane-1') return n === 1 ? `printf 'one\\n' >> NOTES.md && git add -A && ${AS_AGENT} commit -qm 'the agent commits' && git branch agent-side` : `${AS_AGENT} commit --amend -qm 'the agent amended'`;
   if (lane === 'lane-2') return `mkdir -p data/deep && head -c ${ELEVEN_MIB} /dev/zero > data/deep/big.bin && printf 'two\\n' >> NOTES.md`;
   return `head -c ${ELEVEN_MIB} /dev/zero > big.bin && git add -A && ${AS_AGENT} commit -qm 'the agent commits a big file'`;
 }
@@ -50,8 +50,11 @@ describe('real CLIs: the lane record is the repository', () => {
       lanes: 3,
       roles: { native: 'claude-code', outside: 'codex', observer: 'claude-code', agent: 'claude-code' },
       workspace: repo,
+      // What an uncontained agent does with git: under the sandbox its own commits are refused (test/real-sandbox.test.ts).
+      sandbox: 'off',
     });
-    const ran = await lanewardAsync(['crew', 'run', crew.file, '--state', crew.state], { cwd: root, timeoutMs: 280_000 }).done;
+    const report = join(root, 'report.json');
+    const ran = await lanewardAsync(['crew', 'run', crew.file, '--state', crew.state, '--report', report], { cwd: root, timeoutMs: 280_000 }).done;
     const lanes = Object.fromEntries(laneLines(ran.stdout).map((l) => [l['lane']!, l]));
     const out = ran.stdout + ran.stderr;
     expect(ran.code, out).toBe(1);
@@ -61,6 +64,9 @@ describe('real CLIs: the lane record is the repository', () => {
     // The agent's amend moved the branch without changing a file: head= follows it.
     expect(one['head']).toBe(gitOut(repo, 'rev-parse', one['branch']!));
     expect(gitOut(repo, 'log', '--format=%s', `${base}..${one['branch']}`)).toBe('the agent amended');
+    // Uncontained, the agent's branch of its own is the lane's record too (its own lane branch moving is not).
+    const record = JSON.parse(readFileSync(report, 'utf8')).lanes.find((l: { lane: string }) => l.lane === 'lane-1');
+    expect(record.sandbox_refusals).toEqual([{ turn: 1, read_only_writes: 0, refs_moved: ['refs/heads/agent-side'], contained: false }]);
 
     for (const [id, file] of [['lane-2', 'data/deep/big.bin'], ['lane-3', 'big.bin']] as const) {
       const lane = lanes[id]!;

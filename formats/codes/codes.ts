@@ -531,6 +531,10 @@ export const RESULT_CODES = {
     summary: 'a git command on a lane\'s worktree failed: creating, reading, committing or removing it',
     fix: 'read the git message the line carries, fix the repository (permissions, a branch checked out elsewhere, a full disk), then run the crew again: the worktree and branch are found and reused',
   },
+  SANDBOX_UNAVAILABLE: {
+    summary: 'the crew file requires the agent sandbox ("sandbox": "required") and bubblewrap is missing or failed its probe',
+    fix: 'install bubblewrap (apt-get install bubblewrap) and check that `laneward providers` prints SANDBOX: sandbox=bwrap, or set "sandbox": "auto" to run uncontained where it cannot be had',
+  },
   WORKSPACE_DIRTY: {
     summary: 'a lane worktree has uncommitted changes or is locked, so it was kept',
     fix: 'commit or copy the changes out of the worktree the line names, or pass --force to remove it with them; its branch is kept either way',

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { pregateChecksSchema } from './pregate-checks.ts';
+import { SANDBOX_MODES } from '../sandbox/bwrap-argv.ts';
 import { fillPlaceholders, isPresetRunner, pricesSchema, runnerSchema, type RunnerConfig } from '../providers/runner.ts';
 
 /** The crew file version this laneward reads. */
@@ -106,6 +107,12 @@ export const crewFileSchema = v.pipe(
      * is relative to the crew file.
      */
     workspace: v.optional(v.strictObject({ repo: text, base: v.optional(text) })),
+    /**
+     * Whether lanes' preset agents in worktrees run under laneward's sandbox (bubblewrap):
+     * `auto` where it works, saying so when it does not; `required` refuses the crew without
+     * it (SANDBOX_UNAVAILABLE); `off` never (formats/sandbox/bwrap-argv.ts).
+     */
+    sandbox: v.optional(v.picklist(SANDBOX_MODES), 'auto'),
     /** The repository's checks, run at each lane's head before it reports done (formats/crew/pregate-checks.ts); needs a workspace. */
     pregate: v.optional(pregateChecksSchema),
     /**

@@ -61,6 +61,12 @@ export interface LaneProgress {
    */
   turnCalls?: TurnCall[];
   /**
+   * Agent turns whose sandbox refused writes, or during which the repository's refs moved
+   * (other than the crew run's own lane branches): what each turn was refused or did.
+   * Absent while none was.
+   */
+  sandboxRefusals?: SandboxRefusal[];
+  /**
    * The call the lane failed on, with its evidence (exit status or signal, the end of its
    * stderr): what the lane's line, page and JSON show beside its code. Null once retried.
    */
@@ -118,6 +124,23 @@ export interface CallEvidence {
   readonly signal: string | null;
   /** The last lines of its stderr, oldest first, escaped and bounded (workers/supervise/stderr-tail.ts). */
   readonly stderr: readonly string[];
+}
+
+/** What one agent turn had refused by the sandbox, or did to the repository's refs. */
+export interface SandboxRefusal {
+  readonly turn: number;
+  /** Writes the agent's tools reported refused as read-only (EROFS) in its stream. */
+  readonly readOnlyWrites: number;
+  /** The repository's refs added, removed or moved during the turn, by full name (HEAD as HEAD). */
+  readonly refsMoved: readonly string[];
+  /** Whether the turn ran under laneward's sandbox. */
+  readonly contained: boolean;
+}
+
+/** The lane's sandbox refusals with `refusal` added (a turn ingested again replaces its own). */
+export function withSandboxRefusal(progress: Pick<LaneProgress, 'sandboxRefusals'>, refusal: SandboxRefusal): Pick<LaneProgress, 'sandboxRefusals'> {
+  const list = [...(progress.sandboxRefusals ?? []).filter((r) => r.turn !== refusal.turn), refusal];
+  return { sandboxRefusals: list.slice(-TURN_CALLS) };
 }
 
 /** One agent turn's call as it ended. */

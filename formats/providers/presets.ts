@@ -13,6 +13,11 @@ export interface PresetCall {
   readonly resume: string | null;
   /** The tool classes the call may use (an observer's mode policy); null: the role's default. */
   readonly allow: readonly ToolClass[] | null;
+  /**
+   * Whether laneward's own sandbox (bubblewrap) holds the call: a CLI's own sandbox is then
+   * turned off inside it, where it would only fail (codex's nests a bwrap of its own).
+   */
+  readonly contained?: boolean;
 }
 
 export interface Preset {
@@ -83,6 +88,10 @@ const claudeCode: Preset = {
 /**
  * `codex exec --json`, prompt on stdin (`-`; its stdin is a file, so it ends). A call that
  * only reads runs in the read-only sandbox, an agent in workspace-write; approvals never.
+ * A call laneward's sandbox holds runs with codex's own off (danger-full-access): codex
+ * 0.169.0's sandbox runs the bwrap on PATH and, inside ours or with its home under /tmp
+ * (where it refuses to make its helper's alias), every command fails
+ * (`bwrap: execvp codex-linux-sandbox`) while the turn still ends well.
  */
 const codex: Preset = {
   name: 'codex',
@@ -95,10 +104,15 @@ const codex: Preset = {
   sessionTotals: true,
   args(call) {
     // As config overrides: `exec resume` takes no --sandbox flag (0.169.0), and -c works for both.
-    const common = ['--json', '--skip-git-repo-check', '-m', call.model, '-c', `sandbox_mode="${writes(call) ? 'workspace-write' : 'read-only'}"`, '-c', 'approval_policy="never"'];
+    const common = ['--json', '--skip-git-repo-check', '-m', call.model, '-c', `sandbox_mode="${codexSandbox(call)}"`, '-c', 'approval_policy="never"'];
     return call.resume === null ? ['exec', ...common, '-'] : ['exec', 'resume', ...common, call.resume, '-'];
   },
 };
+
+function codexSandbox(call: PresetCall): string {
+  if (call.contained === true) return 'danger-full-access';
+  return writes(call) ? 'workspace-write' : 'read-only';
+}
 
 /**
  * Gemini CLI, prompt on stdin, stream-json. Without --yolo it offers no write or shell

@@ -9,6 +9,7 @@ import { summaryObject } from '../crew/crew-report.ts';
 import { laneObject, type LaneFacts } from '../crew/lane-line.ts';
 import { stopSummary } from './plan-stop-lines.ts';
 import type { Io } from './io.ts';
+import { sandboxWords } from './sandbox-words.ts';
 
 /** A lane's typed call ends the CREW_LANE: line names at most (the report and the lane's story have them all). */
 const CALLS_IN_LINE = 8;
@@ -78,6 +79,8 @@ export function crewEventLine(event: CrewEvent, json: boolean): { readonly to: '
       return { to: 'err', text: `CREW_VIEW: ${event.url}` };
     case 'control':
       return { to: 'out', text: json ? JSON.stringify({ control: controlObject(event.taken) }) : controlLine(event.taken) };
+    case 'sandbox':
+      return { to: 'err', text: `CREW_SANDBOX: ${sandboxWords(event.state)}` };
     case 'requeued':
       return { to: 'err', text: `CREW_REQUEUED: lane=${event.lane} records=${event.records}` };
   }

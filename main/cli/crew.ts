@@ -91,7 +91,8 @@ state, attempts running and queued, lanes/min and ETA, spend against the cap, pr
 paused by rate limits, marks/s and renewal p99, then failed, stuck and interrupted
 lanes (and, for a crew that ends interrupted, the command that continues it).
 Exit status: 0 every lane complete, 1 a lane failed (its line names the code), 2 a bad
-crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor, or
+crew file or command line (CREW_INVALID, USAGE), 3 a refused action descriptor, a
+required sandbox that cannot be had (SANDBOX_UNAVAILABLE), or
 lanes waiting for their owner and none failed (CREW_OWNER_PENDING),
 124 --deadline, 128+n stopped by signal n (143 stopped by laneward crew stop).
 While it runs, an operator acts on it from any shell through its state root: laneward
@@ -112,7 +113,8 @@ The crew file (JSON): {"schema_version": 1, "crew": NAME, "out": DIR,
   "workspace"?: {"repo": DIR, "base"?: REF},
   "pregate"?: [{"argv": ARGV, "id"?: ID, "tier"?: TEXT, "timeout_ms"?: N}],
   "land"?: {"mode"?: "rebase" | "merge", "base"?: BRANCH},
-  "overlap"?: "parallel" | "order"}
+  "overlap"?: "parallel" | "order",
+  "sandbox"?: "auto" | "required" | "off"}
 A RUNNER is an ARGV or a provider preset. ARGV is an array; {prompt}, {result} and
 {lane} are replaced inside each element, never by a shell. A preset is {"preset":
 "claude-code" | "codex" | "gemini-cli", "model"?: M, "args"?: [..], "env"?: {NAME: VALUE},
@@ -129,6 +131,14 @@ loaded, and each lane gets the worktree <out>/<lane id>/worktree on branch
 laneward/<crew>/<run id>/<lane id>, made at that commit: the run id is minted at the
 crew's first start on its state root and kept there, so a crew started again continues
 its own branches and the same crew on another state root starts new ones from its base.
+"sandbox" (default "auto") keeps a preset agent in a worktree to its lane: its calls run
+under bubblewrap, writable only its worktree, its CLI's own directories (~/.claude,
+CODEX_HOME or ~/.codex, ~/.gemini; HOME itself read-only) and a private TMPDIR
+(<out>/<lane>/agent/tmp unless the runner sets one), the repository, its git dir (refs,
+index, objects), the crew's out and everything else read-only; laneward commits each turn
+itself. The crew's first stderr line says CREW_SANDBOX: sandbox=bwrap program=<path>, or
+sandbox=none|off reason=<why>; agents run uncontained. "required" refuses a crew without
+it (SANDBOX_UNAVAILABLE, exit 3); "off" never uses it. Argv agents run as written.
 "pregate" (needs "workspace") names the repository's checks: when a lane's agent reports
 finish, before its cross-check, each argv runs (never by a shell) in its worktree at its head under a deadline
 ("timeout_ms", default limits.timeout_ms), into <out>/<lane>/pregate.json and a line

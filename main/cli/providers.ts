@@ -4,6 +4,8 @@ import { oneLine } from '../../formats/text/one-line.ts';
 import { installClis } from '../providers/install.ts';
 import { CACHE_ENV, cacheDirOf, cliVersion, keyIsSet, locateCli, type FoundWhere } from '../providers/locate.ts';
 import { command } from './command.ts';
+import { probeBwrap } from '../sandbox/bwrap-probe.ts';
+import { sandboxWords } from './sandbox-words.ts';
 
 export const PROVIDERS_HELP = `usage: laneward providers [--install] [--json]
 
@@ -17,6 +19,9 @@ finished and was checked): $${CACHE_ENV} if set, else $XDG_CACHE_HOME/laneward, 
 ~/.cache/laneward, the same from every directory. version is what <program> --version
 prints (run for at most 5 s, without the API keys in its environment); unknown when it
 prints none. key says whether the key variable is set; its value is never printed.
+A last line says whether crews can keep their agents to their worktrees:
+  SANDBOX: sandbox=bwrap program=<path>   or   SANDBOX: sandbox=none reason=<why>; agents run uncontained
+(bubblewrap on PATH that passed a probe run; see "sandbox" in docs/crews.md).
 
 --install first installs the presets found nowhere into the cache, at their pinned versions
 (npm install --ignore-scripts --prefix CACHE; npm must be on PATH), saying so in one
@@ -52,7 +57,10 @@ export const PROVIDERS = command({
     }
     const reports = await Promise.all(PROVIDER_PINS.map((pin) => report(pin, cwd, env, cacheDir)));
     if (values.json) io.out(JSON.stringify(reports));
-    else for (const one of reports) io.out(reportLine(one));
+    else {
+      for (const one of reports) io.out(reportLine(one));
+      io.out(`SANDBOX: ${sandboxWords(probeBwrap(env))}`);
+    }
     return EXIT.ok;
   },
 });

@@ -10,7 +10,7 @@ import { turnFiles, turnSpec } from './turn-spec.ts';
 import { costOf } from '../providers/cost.ts';
 import { PRESETS } from '../../formats/providers/presets.ts';
 import { existsSync } from 'node:fs';
-import { exitText, stderrSuffix, withTurnCall, withTurnEnd, type LaneProgress } from '../../formats/crew/record.ts';
+import { exitText, stderrSuffix, withSandboxRefusal, withTurnCall, withTurnEnd, type LaneProgress, type SandboxRefusal } from '../../formats/crew/record.ts';
 import { turnCallOf } from './turn-evidence.ts';
 import type { Outcome } from '../../workers/supervise/outcome.ts';
 import type { SpawnedChild, SupervisionSpec } from '../../workers/supervise/spec.ts';
@@ -24,6 +24,8 @@ import { tryReadBounded } from '../fs/read-bounded.ts';
 import type { LaneContext } from './lane-context.ts';
 import type { StepResult } from './ports.ts';
 import { observerCharge } from './lane-cost.ts';
+import { containsAgent, laneContained, refsBefore, turnRefusal } from '../sandbox/lane-sandbox.ts';
+import type { Refs } from '../sandbox/turn-refusals.ts';
 
 const MAX_TURN_BYTES = 256 * 1024;
 
@@ -56,7 +58,8 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
     // with proof) before its result is read and before another turn starts in the worktree.
     const settled = await settleTurnOrphan(ctx, lane, progress);
     if (!settled.ok) return end(settled);
-    return settle(await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null));
+    // What its sandbox refused is read from its stream; the refs it found are not known.
+    return settle(withRefusal(progress, await ingestTurn(ctx, lane, qaId, progress, progress.turnsDispatched, null), await turnRefusal(ctx.workspace === undefined ? undefined : ctx.sandbox, progress.turnsDispatched, null, turnFiles(progress, progress.turnsDispatched).stream)));
   }
   if (progress.turnsDone - (progress.turnBase ?? 0) >= ctx.agentTurns) {
     await end({ ok: false, code: 'AGENT_TURNS_EXHAUSTED', detail: `${progress.turnsDone} turns without a finish that passed its cross-check`, attempts: 0 });
@@ -68,18 +71,27 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
     if (progress.worktree !== made.worktree) await save({ worktree: made.worktree, branch: made.branch, head: await ctx.workspace.head(made.worktree) });
   }
   const n = progress.turnsDispatched + 1;
-  const turn = turnSpec(ctx.actions, lane, progress, n);
+  // A preset agent in a worktree runs under the crew's sandbox, its CLI's own sandbox off inside it.
+  const contained = containsAgent(ctx.sandbox, lane, ctx.workspace === undefined ? null : progress.worktree);
+  const turn = turnSpec(ctx.actions, lane, progress, n, contained);
   const files = turn.files;
   makeDirs(join(progress.runDir, 'agent'));
   writeFileAtomic(files.prompt, agentPrompt(lane, n, progress.guidance, files.result), 0o644, false);
   // Journaled once the slot is granted, right before the agent starts: a turn still queued
   // when the crew was killed never started, and runs when the crew is started again. Its
   // child is journaled (and counted) at its spawn, for a crew started after this one died.
-  const spec: SupervisionSpec = {
+  const open: SupervisionSpec = {
     ...turn.spec,
     ...(ctx.workspace === undefined || progress.worktree == null ? {} : { cwd: progress.worktree }),
   };
-  const onSlot = () => save({ turnsDispatched: n, turnChild: null });
+  const spec = contained ? laneContained(ctx.sandbox!, open, progress.worktree!, progress.runDir) : open;
+  // The repository's refs as the turn found them at its slot, right before its agent
+  // starts: what moved while it ran goes in the lane's record.
+  let refs: Refs | null = null;
+  const onSlot = async () => {
+    if (ctx.workspace !== undefined) refs = await refsBefore(ctx.sandbox);
+    await save({ turnsDispatched: n, turnChild: null });
+  };
   const onSpawn = (child: SpawnedChild) => save({ turnChild: childRecord(spec, child), attempts: progress.attempts + 1 });
   // The crew's cap is charged this turn's own cost: a resumed session's running total less
   // what the lane's earlier turns of it were charged.
@@ -88,7 +100,13 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
   if (progress.turnsDispatched < n) return end({ ok: false, code: outcome.code ?? 'CANCELLED', detail: `agent turn ${n} never started`, attempts: 0 });
   // Saved behind: a crash before its commit leaves the turn dispatched and not done, and
   // the crew started again ingests it anew (its QA turns are keyed, never recorded twice).
-  return settle(await ingestTurn(ctx, lane, qaId, progress, n, outcome));
+  const refused = await turnRefusal(ctx.workspace === undefined ? undefined : ctx.sandbox, n, refs, files.stream);
+  return settle(withRefusal(progress, await ingestTurn(ctx, lane, qaId, progress, n, outcome), refused));
+}
+
+/** An ingested turn with what its sandbox refused added to the lane's record. */
+function withRefusal(progress: LaneProgress, ingested: Ingested, refused: SandboxRefusal | null): Ingested {
+  return refused === null ? ingested : { ...ingested, changes: { ...ingested.changes, ...withSandboxRefusal(progress, refused) } };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { RunStop } from '../plan/index.ts';
 import type { CrewTally } from './coordinator.ts';
 import type { LaneFacts } from './lane-line.ts';
 import type { ControlTaken } from './crew-control-apply.ts';
+import type { SandboxState } from '../../formats/sandbox/bwrap-argv.ts';
 
 /** What a crew's summary says: its lanes' counts, the attempts, how long, and why it stopped early (or null). */
 export interface CrewSummaryFacts {
@@ -31,6 +32,8 @@ export type CrewEvent =
   | { readonly type: 'served'; readonly url: string }
   /** An operator's request the crew took (crew retry|cancel|stop, the console), applied or refused. */
   | { readonly type: 'control'; readonly taken: ControlTaken }
+  /** The crew's sandbox, said before any lane starts (a crew whose preset agents work in worktrees). */
+  | { readonly type: 'sandbox'; readonly state: SandboxState }
   | { readonly type: 'requeued'; readonly lane: string; readonly records: number }
   | { readonly type: 'land'; readonly event: LandEvent }
   | ({ readonly type: 'summary'; readonly answerArgv?: readonly string[] } & CrewSummaryFacts);

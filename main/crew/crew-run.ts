@@ -28,6 +28,7 @@ import { runCrewSession, type CrewOutput, type CrewRunOptions, type CrewRunResul
 import type { LoadedCrew } from './load-crew.ts';
 import { LaneCancels } from './lane-cancels.ts';
 import { laneControlPort } from './lane-control-port.ts';
+import { crewHasContainable, crewSandbox, sandboxFor } from '../sandbox/crew-sandbox.ts';
 
 export type { CrewOutput, CrewRunOptions, CrewRunResult } from './crew-session.ts';
 
@@ -48,6 +49,8 @@ export async function crewRun(options: CrewRunOptions, io: CrewOutput): Promise<
 function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, io: CrewOutput): LaneRunner {
   const { crew } = loaded;
   const actions = verifyCrewActions(loaded);
+  // Probed once, before any lane starts: `required` without it refuses the crew here.
+  const sandbox = crewHasContainable(loaded) ? sandboxFor(crew.sandbox, options.env, loaded.file) : null;
   // A bad knob is a usage error before any lane starts, not 50 lane failures.
   const qaConfig = qaConfigFromEnv(options.env);
   // Plan settings are read once, here, for every lane; the lanes' runs live in this root.
@@ -74,6 +77,8 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
     laneControl,
     async start(session) {
       store = session.store;
+      // The crew's first word on stderr: whether its agents are contained, and why not.
+      if (sandbox !== null) io.event({ type: 'sandbox', state: sandbox });
       const stop = session.stop.signal;
       cancels = new LaneCancels(stop);
       // One cap over every call of every lane; what earlier runs of the crew spent counts too.
@@ -152,6 +157,7 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
           ...(crew.prices === undefined ? {} : { prices: crew.prices }),
           ...(cancels === undefined ? {} : { cancels }),
           ...laneWorkspace(loaded, session.runId, stop, (progress) => laneCost(progress, ledger!(progress)).usd, (event) => session.land(event)),
+          ...(sandbox === null ? {} : { sandbox: crewSandbox(loaded, sandbox, crew.crew, session.runId)! }),
         },
         { cancel: stop, onChange: (progress) => session.laneChanged(progress), onLaneEnd: (progress) => session.laneEnded(progress), bind: (handle) => laneControl.bind(handle) },
       );

@@ -6,6 +6,7 @@ import type { OrphanSettlements } from './orphan-sweep.ts';
 import type { QaPort, ReviewPort } from './ports.ts';
 import type { Prices } from '../providers/cost.ts';
 import type { LaneCancels } from './lane-cancels.ts';
+import type { LaneSandbox } from '../sandbox/lane-sandbox.ts';
 
 /** The git side of agent lanes on a real repository (a crew file's `workspace`). */
 export interface WorkspacePort {
@@ -57,6 +58,8 @@ export interface LaneContext {
   readonly workspace?: WorkspacePort;
   /** The crew's pregate and receipts (a crew file with a workspace and a `pregate`); absent: lanes end at their export. */
   readonly land?: LandPort;
+  /** The crew's sandbox for its agents in worktrees (a crew with a workspace); absent: none is asked about. */
+  readonly sandbox?: LaneSandbox;
   /** USD per million tokens by model, for presets whose stream reports no cost. */
   readonly prices?: Prices;
   /** Failed lanes run again (crew run --retry-failed); else a failed lane is left as it is. */

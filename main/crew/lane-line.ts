@@ -29,6 +29,8 @@ export function laneObject(p: LaneProgress, facts: LaneFacts): Record<string, un
     unpriced: facts.cost.unpriced,
     ...(facts.calls === undefined ? {} : { call_codes: facts.calls.map((c) => ({ call: c.call, kind: c.kind, code: c.code })) }),
     // The call the lane failed on, with what it left: its exit status or signal and its stderr's end.
+    // What the agent sandbox refused of each turn, and refs that moved during it.
+    ...(p.sandboxRefusals === undefined ? {} : { sandbox_refusals: p.sandboxRefusals.map((r) => ({ turn: r.turn, read_only_writes: r.readOnlyWrites, refs_moved: [...r.refsMoved], contained: r.contained })) }),
     ...(p.failedCall == null ? {} : { failed_call: { call: p.failedCall.call, code: p.failedCall.code, exit_code: p.failedCall.exitCode, signal: p.failedCall.signal, stderr: [...p.failedCall.stderr] } }),
   };
 }

@@ -25,9 +25,9 @@ export function turnFiles(progress: LaneProgress, n: number): TurnFiles {
  * for a crew started after this one died, and the agent, orphaned, is adopted by
  * following them. The same spec adopts it (nothing of it but the files is used then).
  */
-export function turnSpec(actions: CrewActions, lane: LaneSpec, progress: LaneProgress, n: number): { readonly spec: SupervisionSpec; readonly launch: Launch; readonly files: TurnFiles } {
+export function turnSpec(actions: CrewActions, lane: LaneSpec, progress: LaneProgress, n: number, contained = false): { readonly spec: SupervisionSpec; readonly launch: Launch; readonly files: TurnFiles } {
   const files = turnFiles(progress, n);
-  const launch = launchOf(lane.runners.agent, { role: 'agent', prompt: files.prompt, result: files.result, lane: lane.id, resume: progress.session ?? null });
+  const launch = launchOf(lane.runners.agent, { role: 'agent', prompt: files.prompt, result: files.result, lane: lane.id, resume: progress.session ?? null, contained });
   const base = actions.spec('agent', launch.argv);
   // The result file names the turn: a crew started after this one died finds the agent by it.
   const spec: SupervisionSpec = {

@@ -30,6 +30,8 @@ export interface LaunchCall {
   readonly resume?: string | null;
   /** The tool classes the call may use (an observer's mode); default: the role's. */
   readonly allow?: readonly ToolClass[] | null;
+  /** laneward's sandbox holds the call (a preset turns its CLI's own sandbox off inside it). */
+  readonly contained?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export function launchOf(runner: RunnerConfig, call: LaunchCall): Launch {
   }
   const preset = PRESETS[runner.preset];
   const model = runner.model ?? preset.defaultModel;
-  const args = preset.args({ role: call.role, model, resume: call.resume ?? null, allow: call.allow ?? null });
+  const args = preset.args({ role: call.role, model, resume: call.resume ?? null, allow: call.allow ?? null, contained: call.contained === true });
   return {
     argv: [runner.bin ?? preset.binary, ...args, ...(runner.args ?? [])],
     env: { ...preset.env, ...(runner.env ?? {}) },

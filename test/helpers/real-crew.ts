@@ -60,6 +60,8 @@ export function realCrew(
     readonly planText?: (i: number) => string;
     /** USD per million tokens by model, over the default (gpt-5.5 at $1 in, $10 out). */
     readonly prices?: Record<string, { input: number; output: number }>;
+    /** The crew file's "sandbox" (default: absent, which is auto). */
+    readonly sandbox?: 'required' | 'auto' | 'off';
   },
 ): CrewFiles {
   mkdirSync(join(root, 'plans'), { recursive: true });
@@ -84,6 +86,7 @@ export function realCrew(
       agent: runner(options.roles.agent, 'agent'),
     },
     ...(options.workspace === undefined ? {} : { workspace: { repo: options.workspace } }),
+    ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
     // codex reports tokens, not dollars: $1 in, $10 out per million (0.0015 per fake reply).
     prices: { 'gpt-5.5': { input: 1, output: 10 }, ...options.prices },
     limits: { concurrency: 4, agent_turns: 4, timeout_ms: 20_000, ...options.limits },
