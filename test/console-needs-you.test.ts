@@ -53,6 +53,10 @@ describe('the needs-you box', () => {
     expect([...box.matchAll(/<tr data-lane="([^"]*)"[^>]*><td class="id"><a[^>]*>[^<]*<\/a><\/td><td>([a-z]+)<\/td>/g)].map((m) => `${m[1]} ${m[2]}`)).toEqual(['held stuck', 'asks waiting']);
     expect(box).toContain(`<code id="answer">${ANSWER}</code>`);
     expect(box).toContain(`<code id="retry">${RETRY}</code>`);
+    // The lane table says the same: the lane at its gate waits (it is stored interrupted, to be continued).
+    const table = html.slice(html.indexOf('<table id="lanes">'));
+    expect(/<tr data-lane="asks"[^>]*>.*?<td class="state">([a-z]+)<\/td>/.exec(table)?.[1]).toBe('waiting');
+    expect(/<tr data-lane="child-0"[^>]*>.*?<td class="state">([a-z]+)<\/td>/.exec(table)?.[1]).toBe('failed');
   });
 });
 

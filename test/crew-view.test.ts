@@ -78,7 +78,7 @@ describe('renderCrewView', () => {
     const html = renderCrewView(crewSnapshot([{ id: HOSTILE, state: HOSTILE, attempts: 1, code: HOSTILE, detail: HOSTILE }]), UI);
     const escaped = '&lt;img src=x onerror=alert(1)&gt;&quot;&#39;&amp;';
     expect(html).not.toContain('<img');
-    expect(html).toContain(`<tr data-lane="${escaped}" class="s-${escaped}"><td class="id"><a href="/lanes/%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%22&#39;%26">${escaped}</a></td><td>${escaped}</td>`);
+    expect(html).toContain(`<tr data-lane="${escaped}" class="s-${escaped}"><td class="id"><a href="/lanes/%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%22&#39;%26">${escaped}</a></td><td class="state">${escaped}</td>`);
     expect(html).toContain(`<td class="detail">${escaped}</td>`);
     expect(html).toContain(`data-state="${escaped}" data-filter-state="${escaped}">${escaped} <b>1</b></a>`);
   });

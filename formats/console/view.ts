@@ -297,7 +297,8 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
       const quiet = lane.state === 'queued' || lane.state === 'complete' || laneAttention(lane, s) === 'interrupted' ? '' : formatSpan(quietSeconds(lane, s));
       return (
         `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a>${typeof lane.title === 'string' ? ` <span class="title">${esc(lane.title)}</span>` : ''}</td>` +
-        `<td>${esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
+        // A lane parked at its gate is stored interrupted (the next crew run continues it); the operator reads that it waits.
+        `<td class="state">${laneAttention(lane, s) === 'waiting' ? 'waiting' : esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
         `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}${orderNote(lane)}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`
       );
     })
