@@ -1,8 +1,8 @@
 // Bundles main and each worker into ESM files runnable by node and deno: the CLI as a
 // launcher and one whole bundle per command (dist/laneward-<command>.mjs), each worker and
 // the bench as one file apiece.
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 import { buildId } from './build-id.mjs';
 import { bundleOptions } from './bundle-options.mjs';
@@ -20,6 +20,10 @@ const whole = {
   bench: 'bench/main.ts',
 };
 const common = {
+  // Written below, each file whole: a command started while dist/ is rebuilt (a test file
+  // beside one that builds) reads the old bundle or the new one, never an empty one that
+  // ends with exit 0 and no line.
+  write: false,
   outExtension: { '.js': '.mjs' },
   ...bundleOptions(id),
   legalComments: 'none',
@@ -56,31 +60,39 @@ const oneCommand = (entries) => ({
 const commandBuilds = [...table.map((entry) => ({ name: entry.name, entries: [entry] })), { name: 'main', entries: [] }].map(({ name, entries }) =>
   build({ ...common, entryPoints: [join(root, 'main/cli/entry.ts')], outfile: join(dist, `laneward-${name}.mjs`), plugins: [oneCommand(entries)] }),
 );
-await Promise.all([
+const built = await Promise.all([
   ...commandBuilds,
   build({ ...common, outdir: dist, entryPoints: Object.fromEntries(Object.entries(whole).map(([name, file]) => [name, join(root, file)])) }),
 ]);
 // The launcher loads the one bundle its command needs. The names are checked against the
-// table, so argv never names a file.
+// table, so argv never names a file. Beside the launcher's real path: run through a
+// symlink (npm's bin link), deno keeps the link's own path as import.meta.url.
 const names = table.map((e) => e.name);
-const launcher = `const commands = new Set(${JSON.stringify(names)});
+const launcher = `import { realpathSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+const commands = new Set(${JSON.stringify(names)});
 const name = process.argv[2];
-await import(commands.has(name) ? \`./laneward-\${name}.mjs\` : './laneward-main.mjs');
+const here = pathToFileURL(realpathSync(fileURLToPath(import.meta.url)));
+await import(new URL(commands.has(name) ? \`./laneward-\${name}.mjs\` : './laneward-main.mjs', here).href);
 `;
+const writeWhole = (file, text, mode = 0o644) => {
+  const temp = join(dist, `.${basename(file)}.${process.pid}.tmp`);
+  writeFileSync(temp, text, { mode });
+  chmodSync(temp, mode);
+  renameSync(temp, file);
+};
 // The require banner loads node:module at every start; a file that never calls require
 // (no inlined CommonJS) starts without it.
 const BANNER = `${bundleOptions(id).banner.js}\n`;
-const outputs = [...Object.keys(whole), ...names.map((n) => `laneward-${n}`), 'laneward-main'];
-for (const name of outputs) {
-  const file = join(dist, `${name}.mjs`);
-  const text = readFileSync(file, 'utf8');
+mkdirSync(dist, { recursive: true });
+for (const output of built.flatMap((result) => result.outputFiles)) {
+  const text = output.text;
   const body = text.startsWith(BANNER) && !/\brequire\b/.test(text.slice(BANNER.length)) ? text.slice(BANNER.length) : text;
-  if (body !== text) writeFileSync(file, body);
+  writeWhole(output.path, body);
 }
 // The CLI is the package's `laneward` binary: run by path (npx, npm's bin link), it needs
 // its interpreter named, or a shell reads it as a script. Node and Deno skip the line.
-writeFileSync(join(dist, 'laneward.mjs'), `#!/usr/bin/env node\n${launcher}`);
-chmodSync(join(dist, 'laneward.mjs'), 0o755);
+writeWhole(join(dist, 'laneward.mjs'), `#!/usr/bin/env node\n${launcher}`, 0o755);
 // Written last: a dist/ whose build-id matches the sources is complete.
 writeFileSync(join(dist, 'build-id'), `${id}\n`);
 process.stdout.write(`built dist/ (build ${id})\n`);

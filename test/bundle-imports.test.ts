@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -7,7 +8,7 @@ import { COMMANDS } from '../main/cli/commands.ts';
 import { ROOT, ensureBuilt } from './helpers/cli.ts';
 
 const staticImports = (bundle: string) =>
-  [...bundle.matchAll(/import\s*(?:\{[^}]*\}|\*\s+as\s+\w+|\w+)\s*from\s*"([^"]+)"/g)].map((m) => m[1]);
+  [...bundle.matchAll(/import\s*(?:\{[^}]*\}|\*\s+as\s+\w+|\w+)\s*from\s*["']([^"']+)["']/g)].map((m) => m[1]);
 
 beforeAll(() => ensureBuilt());
 
@@ -34,7 +35,7 @@ describe('dist/laneward.mjs', () => {
   test('should load one command bundle per start, named from the table and never from argv', () => {
     const launcher = distText('laneward.mjs');
     expect(launcher.length).toBeLessThan(1000);
-    expect(staticImports(launcher)).toEqual([]);
+    expect(staticImports(launcher)).toEqual(['node:fs', 'node:url']);
     const names = JSON.parse(/new Set\((\[[^\]]*\])\)/.exec(launcher)![1]!) as string[];
     expect(names).toEqual(Object.keys(COMMANDS));
     expect(cliBundles().sort()).toEqual(['laneward.mjs', 'laneward-main.mjs', ...names.map((name) => `laneward-${name}.mjs`)].sort());
@@ -88,5 +89,24 @@ describe('the laneward binary', () => {
     const ran = spawnSync(bin, ['--help'], { encoding: 'utf8' });
     expect(ran.status).toBe(0);
     expect(ran.stdout).toMatch(/^laneward \d+\.\d+\.\d+: /);
+  });
+
+  // npm's bin link is a symlink; deno keeps a symlink's own path as import.meta.url, so the
+  // launcher finds its command bundles beside its real path.
+  test.each(['node', 'deno'] as const)('should find its command bundles when run through a symlink elsewhere, under %s', (runtime) => {
+    ensureBuilt();
+    const dir = mkdtempSync(join(tmpdir(), 'laneward-bin-'));
+    try {
+      const link = join(dir, 'laneward');
+      symlinkSync(join(ROOT, 'dist', 'laneward.mjs'), link);
+      const command = runtime === 'deno' ? [join(ROOT, 'node_modules', '.bin', 'deno'), 'run', '-A', '--quiet', link] : [process.execPath, link];
+      for (const [args, out] of [[['--version'], /^\d+\.\d+\.\d+\n$/], [['gate', '--help'], /^usage: laneward gate /]] as const) {
+        const ran = spawnSync(command[0]!, [...command.slice(1), ...args], { encoding: 'utf8', env: { ...process.env, DENO_NO_UPDATE_CHECK: '1' } });
+        expect({ code: ran.status, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(ran.stdout).toMatch(out);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
