@@ -36,7 +36,10 @@ const tableFile = join(root, 'main/cli/commands.ts');
 const table = [...readFileSync(tableFile, 'utf8').matchAll(/^\s+([a-z]+): async \(\) => \(await import\('(\.\/[a-z-]+\.ts)'\)\)\.([A-Z_]+),$/gm)].map(
   ([, name, file, exported]) => ({ name, file, exported }),
 );
-if (table.length === 0) throw new Error(`build: no command entries read from ${tableFile}`);
+// An entry of another shape would be left out of the launcher's table and answer as an
+// unknown command: the build stops instead.
+const entryLines = readFileSync(tableFile, 'utf8').split('\n').filter((text) => text.includes('async () =>')).length;
+if (table.length === 0 || table.length !== entryLines) throw new Error(`build: read ${table.length} of ${entryLines} command entries in ${tableFile}; keep each as name: async () => (await import('./file.ts')).EXPORT,`);
 // One bundle of every command was 980 KB that node compiled at every start (30 ms of a
 // start's CPU, the largest frame of its profile) for a command that runs a tenth of it. So
 // each command is its own bundle of the whole CLI with a table of that one command, and
