@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { generateRun, readManifest, recount, writeManifest } from '../fixtures/generate-run.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
@@ -145,16 +145,10 @@ describe('batch reports what it cannot reach (5)', () => {
     const asUser = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
     // Nobody must be able to read the program it runs, and a checkout may sit in a private
     // directory (a fresh clone under mktemp -d): a copy of the bundle in this readable root.
-    // With --jobs 1 the batch starts no pool, so the CLI needs nothing beside it but its
-    // launcher's command bundles.
-    const copy = join(root, 'laneward-copy');
-    mkdirSync(copy);
-    chmodSync(copy, 0o755);
-    for (const name of readdirSync(dirname(BUNDLE)).filter((file) => file.startsWith('laneward'))) {
-      copyFileSync(join(dirname(BUNDLE), name), join(copy, name));
-      chmodSync(join(copy, name), 0o644);
-    }
-    const bundle = join(copy, 'laneward.mjs');
+    // With --jobs 1 the batch starts no pool, so the bundle needs nothing beside it.
+    const bundle = join(root, 'laneward-copy.mjs');
+    copyFileSync(BUNDLE, bundle);
+    chmodSync(bundle, 0o644);
     try {
       const result = spawnSync(process.execPath, [bundle, 'artifact', 'validate', archive, '--jobs', '1'], { cwd: '/', encoding: 'utf8', ...asUser });
       expect(result.status).toBe(1);

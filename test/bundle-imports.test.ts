@@ -4,60 +4,50 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { COMMANDS } from '../main/cli/commands.ts';
-import { ROOT, ensureBuilt } from './helpers/cli.ts';
+import { BUNDLE, ROOT, ensureBuilt } from './helpers/cli.ts';
 
 const staticImports = (bundle: string) =>
   [...bundle.matchAll(/import\s*(?:\{[^}]*\}|\*\s+as\s+\w+|\w+)\s*from\s*["']([^"']+)["']/g)].map((m) => m[1]);
+// Every specifier the bundle can load: static imports, `import "x"`, `import("x")` and `require("x")`.
+const loadedSpecifiers = (bundle: string) => [
+  ...staticImports(bundle),
+  ...[...bundle.matchAll(/(?:\bimport\s*\(\s*|\brequire\s*\(\s*|\bimport\s*)["'`]([^"'`]+)["'`]/g)].map((m) => m[1]),
+];
 
 beforeAll(() => ensureBuilt());
-
-// The CLI is a launcher (dist/laneward.mjs) and one bundle per command
-// (dist/laneward-<command>.mjs, laneward-main.mjs for help and unknown names).
-const cliBundles = () => readdirSync(join(ROOT, 'dist')).filter((name) => /^laneward(-[a-z]+)?\.mjs$/.test(name));
-const distText = (name: string) => readFileSync(join(ROOT, 'dist', name), 'utf8');
 
 describe('dist/laneward.mjs', () => {
   // A static import of an external package runs at every start of every command: the
   // store's native addon and the pool load on first use only (deadline, lease, gate and a
   // single validate need neither, and lease's fd accounting depends on it).
-  test('should import no package but node built-ins at start-up, in the launcher and every command bundle', () => {
-    const bundles = cliBundles();
-    expect(bundles).toEqual(expect.arrayContaining(['laneward.mjs', 'laneward-main.mjs', 'laneward-artifact.mjs', 'laneward-plan.mjs', 'laneward-crew.mjs']));
-    for (const name of bundles) {
-      const statics = staticImports(distText(name));
-      expect({ name, statics: statics.filter((spec) => !spec!.startsWith('node:') && spec !== 'module') }).toEqual({ name, statics: [] });
-    }
+  test('should import no package but node built-ins at start-up', () => {
+    const statics = staticImports(readFileSync(BUNDLE, 'utf8'));
+    expect(statics.filter((name) => !name!.startsWith('node:') && name !== 'module')).toEqual([]);
   });
 
-  // The launcher compiles in no time and loads the one bundle its command needs: a start
-  // once compiled all 980 KB of every command (the largest frame of a start's profile).
-  test('should load one command bundle per start, named from the table and never from argv', () => {
-    const launcher = distText('laneward.mjs');
-    expect(launcher.length).toBeLessThan(1000);
-    expect(staticImports(launcher)).toEqual(['node:fs', 'node:url']);
-    const names = JSON.parse(/new Set\((\[[^\]]*\])\)/.exec(launcher)![1]!) as string[];
-    expect(names).toEqual(Object.keys(COMMANDS));
-    expect(cliBundles().sort()).toEqual(['laneward.mjs', 'laneward-main.mjs', ...names.map((name) => `laneward-${name}.mjs`)].sort());
-    // A name outside the table (a path, an option) is laneward-main's usage error.
-    for (const name of ['../dist/laneward-plan', 'nope', '--version']) {
-      const ran = spawnSync(process.execPath, [join(ROOT, 'dist', 'laneward.mjs'), name], { encoding: 'utf8' });
-      expect(ran.status === 0 ? ran.stdout : ran.stderr).toMatch(name === '--version' ? /^\d+\.\d+\.\d+\n$/ : /\(USAGE\)\n$/);
-    }
+  // The design runs main as one single-file bundle on node and deno: every module of ours
+  // is inside it, so a start imports nothing beside it (another bundle, a chunk); the
+  // workers' own bundles run only as threads or children, never imported.
+  test('should be the whole CLI in one file that imports no file beside it', () => {
+    const bundle = readFileSync(BUNDLE, 'utf8');
+    const specifiers = loadedSpecifiers(bundle);
+    expect(specifiers).toContain('node:fs');
+    expect(specifiers.filter((name) => name!.startsWith('.') || name!.startsWith('/') || name!.includes('.mjs'))).toEqual([]);
+    // An import of a name computed at run time could load any file: there is none.
+    expect(bundle.match(/\bimport\s*\(\s*[^"'`\s]/g)).toBeNull();
+    expect(readdirSync(join(ROOT, 'dist')).filter((name) => /^laneward.*\.mjs$/.test(name))).toEqual(['laneward.mjs']);
   });
 
   test('should leave bullmq and ioredis in node_modules, imported only when a --queue command runs', () => {
-    for (const name of ['laneward-crew.mjs', 'laneward-artifact.mjs']) {
-      const bundle = distText(name);
-      expect(bundle).toContain('import("bullmq")');
-      expect(bundle).toContain('import("ioredis")');
-    }
+    const bundle = readFileSync(BUNDLE, 'utf8');
+    expect(bundle).toContain('import("bullmq")');
+    expect(bundle).toContain('import("ioredis")');
     // Inlined, their 1.5 MB would be parsed at every start of every command.
-    for (const name of cliBundles()) expect(distText(name)).not.toContain('maxRetriesPerRequest must be null');
+    expect(bundle).not.toContain('maxRetriesPerRequest must be null');
   });
 
   test('should not load the HTTP stack at start-up', () => {
-    for (const name of cliBundles()) expect(staticImports(distText(name))).not.toContain('node:http');
+    expect(staticImports(readFileSync(BUNDLE, 'utf8'))).not.toContain('node:http');
   });
 });
 
@@ -91,9 +81,8 @@ describe('the laneward binary', () => {
     expect(ran.stdout).toMatch(/^laneward \d+\.\d+\.\d+: /);
   });
 
-  // npm's bin link is a symlink; deno keeps a symlink's own path as import.meta.url, so the
-  // launcher finds its command bundles beside its real path.
-  test.each(['node', 'deno'] as const)('should find its command bundles when run through a symlink elsewhere, under %s', (runtime) => {
+  // npm's bin link is a symlink elsewhere: the bundle runs through it under node and deno.
+  test.each(['node', 'deno'] as const)('should run through a symlink elsewhere, under %s', (runtime) => {
     ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), 'laneward-bin-'));
     try {
