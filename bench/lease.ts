@@ -1,5 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -12,7 +12,6 @@ import { SUPERVISION_DEFAULTS, type SupervisionHooks, type SupervisionSpec } fro
 import { supervise } from '../workers/supervise/supervise.ts';
 import { line, measure, ratio } from './measure.ts';
 
-const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
 const PROVIDER = new URL('../fixtures/providers/provider.mjs', import.meta.url).pathname;
 
 // In-process supervisions here run as a long-lived coordinator runs them: one /proc
@@ -56,7 +55,7 @@ export async function benchLease(options: { samples: number; fleet: number }): P
   await fleetExpiry(options.fleet);
   await termIgnoringTree(Math.max(5, Math.round(options.samples / 4)));
   await sessionFleetExpiry(options.fleet);
-  await cliStart();
+  // deadline status's start-up is figure (d) of the validate suite, beside the other commands'.
 }
 
 /** Mark written by the child (its monotonic stamp) to the lease renewed, against a bare pipe read. */
@@ -203,25 +202,4 @@ async function sessionFleetExpiry(count: number): Promise<void> {
     `${count} concurrent expiries, session coverage`,
     `to SIGTERM ${pair(signal)}; to gone ${pair(gone)} (target p50 < 25 ms); ${expired.length}/${count} expired, ${outcomes.filter((o) => o.cleanupConfirmed).length} proven gone, ${((nowMs() - started) / 1000).toFixed(1)} s`,
   );
-}
-
-/** Start-up of `deadline status` against node running an empty file. */
-async function cliStart(): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'laneward-bench-lease-'));
-  try {
-    const receipt = join(root, 'deadline.json');
-    spawnSync(process.execPath, [CLI, 'deadline', 'start', receipt, '3600'], { stdio: 'ignore' });
-    const empty = join(root, 'empty.mjs');
-    writeFileSync(empty, '');
-    const run = (args: string[]) => () => {
-      const child = spawnSync(process.execPath, args, { stdio: 'ignore' });
-      if (child.status !== 0) throw new Error(`${args.join(' ')} exited ${child.status}`);
-    };
-    const result = await measure({ empty: run([empty]), status: run([CLI, 'deadline', 'status', receipt]) }, { iterations: 20, warmupIterations: 2 });
-    const base = result['empty']!.p50;
-    const ours = result['status']!.p50;
-    line('deadline status start-up', `${ms(ours)} vs node empty file ${ms(base)} = +${ms(ours - base)} (target <= +30 ms)`);
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
 }

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const SOURCE_DIRS = ['main', 'workers', 'formats', 'fixtures', 'bench'];
+const BUILD_FILES = ['scripts/build.mjs', 'scripts/bundle-options.mjs'];
 
 /** Same sources, same id. */
 export function buildId(root) {
@@ -18,5 +19,7 @@ export function buildId(root) {
     }
   };
   for (const dir of SOURCE_DIRS) walk(join(root, dir));
+  // The recipe too: a dist/ laid out by another build script is stale.
+  for (const file of BUILD_FILES) hash.update(file).update(readFileSync(join(root, file)));
   return hash.digest('hex').slice(0, 16);
 }

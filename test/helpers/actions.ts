@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
-import { laneward } from './cli.ts';
+import { readPrivateKey, writeKeyPair } from '../../main/actions/keys.ts';
+import { signatureFileOf, signatureText } from '../../main/actions/signature.ts';
 
 export interface SignedActions {
   /** The signed descriptor (its signature beside it, `<file>.sig`). */
@@ -15,13 +15,14 @@ export interface SignedActions {
 /**
  * Makes a key pair under `<root>/keys` and a descriptor `<root>/actions.json` of
  * `{ schema_version: 1, actions }` (two-space JSON, one trailing newline), signed with it.
+ * In-process, with the functions `actions keygen` and `actions sign` run: these are the
+ * fixtures of other tests, and two CLI starts each cost more than the test's own work
+ * (the commands' output is pinned in actions-cli.test.ts).
  */
 export function signedActions(root: string, actions: Record<string, unknown>): SignedActions {
-  const keys = join(root, 'keys');
-  expect(laneward(['actions', 'keygen', '--out', keys]).code).toBe(0);
-  const key = join(keys, 'actions.key');
+  const { key, pub } = writeKeyPair(join(root, 'keys'));
   const file = join(root, 'actions.json');
   writeFileSync(file, `${JSON.stringify({ schema_version: 1, actions }, null, 2)}\n`);
-  expect(laneward(['actions', 'sign', file, '--key', key]).code).toBe(0);
-  return { file, trust: join(keys, 'actions.pub'), key };
+  writeFileSync(signatureFileOf(file), signatureText(readFileSync(file), readPrivateKey(key)));
+  return { file, trust: pub, key };
 }
