@@ -14,7 +14,7 @@ import type { HeadlessBrowser } from './helpers/chromium.ts';
 import { ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { FakeSource, crewSnapshot } from './helpers/crew-source.ts';
 import { baseRepo, git } from './helpers/git.ts';
-import { killStrays, until } from './helpers/procs.ts';
+import { canRun, killStrays, until } from './helpers/procs.ts';
 import { served } from './helpers/served.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -264,6 +264,81 @@ describe.skipIf(CHROMIUM_SKIP !== undefined)('the gate inbox of a running crew i
       expect(run.out()).toMatch(/^CREW_SUMMARY: lanes=3 complete=3 failed=0 interrupted=0 /m);
       const answeredBy = (lane: string) => [...new Set(readFileSync(join(dir, 'runs', lane, 'decisions.jsonl'), 'utf8').split('\n').filter((l) => l !== '').map((l) => `${JSON.parse(l).answered_role} ${JSON.parse(l).answered_by}`))];
       expect([answeredBy('lane-1'), answeredBy('lane-2'), answeredBy('lane-3')]).toEqual([['human human:ann'], ['human human:ann'], ['human human:bob']]);
+    } finally {
+      if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGTERM');
+      await run.exited;
+      expect(await under.close()).toEqual([]);
+      expect(killStrays(root)).toEqual([]);
+    }
+  }, 240_000);
+});
+
+describe.skipIf(CHROMIUM_SKIP !== undefined)('a stuck lane and a failed child on their pages, in headless Chromium', () => {
+  beforeAll(() => ensureBuilt());
+
+  test('should cancel a stuck lane\'s running call from its page, its child torn down, retry it there to completion, and show a failed child\'s stderr line on its page and in its CREW_LANE line', async () => {
+    const dir = join(root, 'stuck');
+    mkdirSync(dir);
+    const file = writeDemoCrew({ dir, crew: 'stuck', lanes: 3, broken: 0, concurrency: 3, fixtures: join(ROOT, 'fixtures') });
+    const crew = JSON.parse(readFileSync(file, 'utf8'));
+    // A two-minute lease: nothing but the operator ends the stalled call within the test.
+    crew.limits.timeout_ms = 120_000;
+    const agent = (mode: string) => [process.execPath, join(ROOT, 'fixtures', 'agents', 'agent.mjs'), '{prompt}', '{result}', mode, '3'];
+    crew.lanes[0].runners = { agent: agent('stall-through-1') };
+    crew.lanes[1].runners = { agent: agent('no-key') };
+    // lane-3's agent holds its first turn until the test lets it go: the crew runs on while
+    // lane-1 is cancelled and retried (a crew whose last lane ends, ends; a retry then waits for its next run).
+    const go = join(dir, 'go');
+    crew.lanes[2].runners = { agent: ['bash', '-c', 'while [ ! -e "$0" ]; do sleep 0.1; done; exec "$@"', go, ...agent('healthy')] };
+    writeFileSync(file, JSON.stringify(crew));
+    const state = join(dir, 'state');
+    const run = served(['crew', 'run', file, '--state', state, '--serve', '0', '--stuck-after', '1s'], dir);
+    const under = await launchBrowser('console-stuck');
+    const { browser } = under;
+    try {
+      const url = await run.openUrl;
+      const base = url.replace(/\?token=.*$/, '');
+      await open(browser, url);
+      // lane-2's agent wrote `fatal: OPENAI_API_KEY is not set` and exited 7: the line says so, and so does its page.
+      await until(() => /^CREW_LANE: lane=lane-2 .*status=failed/m.test(run.out()), 120_000, 'lane-2 to fail');
+      expect(/^CREW_LANE: lane=lane-2 .*$/m.exec(run.out())?.[0]).toMatch(/ detail=.*fatal: OPENAI_API_KEY is not set$/);
+      await open(browser, `${base}lanes/lane-2`);
+      expect(await browser.evaluate(`document.getElementById('stderr')?.textContent ?? ''`)).toMatch(/fatal: OPENAI_API_KEY is not set$/);
+      expect(await browser.evaluate(`document.getElementById('failed-call')?.textContent ?? ''`)).toMatch(/exit 7/);
+      // lane-1's agent is stuck in turn 1: its page names the child, and cancelling its call tears it down.
+      const story = async () => (await (await fetch(`${base}lanes/lane-1.json`)).json()) as LaneStory;
+      let running = (await story()).running;
+      for (const end = Date.now() + 120_000; running?.call !== 'turn:1'; running = (await story()).running) {
+        if (Date.now() > end) throw new Error('timed out waiting for lane-1 inside its first turn');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const pid = running.pid;
+      expect(canRun(pid)).toBe(true);
+      await open(browser, `${base}lanes/lane-1`);
+      await browser.waitFor(`document.getElementById('lane-actions')?.hidden === false`);
+      expect(await browser.evaluate(`document.getElementById('running')?.textContent ?? ''`)).toMatch(new RegExp(`^turn:1 pid ${pid} since \\S+, admitted_progress_inactivity, deadline none \\(a lease\\), last mark \\S+, lease ends \\S+`));
+      expect(await browser.evaluate(texts('#lane-actions button'))).toEqual(['cancel its running call', 'cancel this lane']);
+      await typeName(browser, 'ops');
+      await browser.evaluate(`document.querySelector('#lane-actions button[data-action="cancel-call"]').click()`);
+      await browser.waitFor(`/^cancel-call lane-1: requested \\(#\\d+\\)$/.test(document.getElementById('act-result').textContent)`);
+      await until(() => /^CREW_LANE: lane=lane-1 .*status=failed .*code=CALL_CANCELLED/m.test(run.out()), 60_000, 'lane-1 to end CALL_CANCELLED');
+      expect(run.out()).toMatch(/^CREW_CONTROL: seq=\d+ action=cancel_call lane=lane-1 by=human:ops status=applied/m);
+      await until(() => !canRun(pid), 15_000, 'the stalled agent to be gone');
+      // Retried from its page: turn 2 does not stall, and the lane completes in this crew.
+      await open(browser, `${base}lanes/lane-1`);
+      await browser.waitFor(`document.getElementById('lane-actions')?.hidden === false`);
+      expect(await browser.evaluate(texts('#lane-actions button'))).toEqual(['retry this lane']);
+      await browser.evaluate(`document.querySelector('#lane-actions button[data-action="retry"]').click()`);
+      await browser.waitFor(`/^retry lane-1: requested \\(#\\d+\\)$/.test(document.getElementById('act-result').textContent)`);
+      await until(() => /^CREW_CONTROL: seq=\d+ action=retry lane=lane-1 by=human:ops status=applied/m.test(run.out()), 30_000, 'the retry to be applied');
+      await until(() => /^CREW_LANE: lane=lane-1 .*status=complete/m.test(run.out()), 120_000, 'lane-1 to complete');
+      await open(browser, url.replace(/\?token=.*$/, ''));
+      await browser.screenshot(join(shots, 'console-stuck-retry.png'));
+      writeFileSync(go, '');
+      const code = await run.exited;
+      expect(run.out(), run.out()).toMatch(/^CREW_LANE: lane=lane-1 .*status=complete/m);
+      expect(code).toBe(1);
+      expect(run.out()).toMatch(/^CREW_SUMMARY: lanes=3 complete=2 failed=1 /m);
     } finally {
       if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGTERM');
       await run.exited;
