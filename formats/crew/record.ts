@@ -92,6 +92,12 @@ export interface LaneProgress {
    * still running by it (whether or not its spawn was ever seen) and tears it down.
    */
   pregateTag?: string | null;
+  /**
+   * Why a complete lane went back to its agent (`crew run` after a merge train refused or
+   * could not bring it onto the base), and how far its way back got; kept once it is
+   * complete again, until the next reopen. Absent: never reopened.
+   */
+  reopen?: LaneReopen | null;
   /** The tree id the lane's last pregate passed at (its head's tree), for its receipt; absent: none passed. */
   pregateTree?: string | null;
   /** The stages it entered, in order, each with when (the last {@link STAGE_HISTORY} kept; absent on lanes saved before it was kept). */
@@ -100,6 +106,21 @@ export interface LaneProgress {
   code: string | null;
   detail: string | null;
   updatedAt: string;
+}
+
+/** A lane taken back to its agent after the merge train: what the train said and what laneward brought in. */
+export interface LaneReopen {
+  /** The train's code: RECEIPT_CARRY_PRODUCT_CHANGED or LAND_CONFLICT. */
+  readonly code: string;
+  /** The base branch's name, and its tip when the lane was reopened: what is merged into the lane. */
+  readonly branch: string;
+  readonly base: string;
+  /** The lane's head the train refused (its receipt's). */
+  readonly from: string;
+  /** True once the base is merged into the worktree (uncommitted, conflicts marked) and the guidance saved. */
+  readonly merged: boolean;
+  /** The files the merge left in conflict (LAND_CONFLICT), as git named them. */
+  readonly conflicts: readonly string[];
 }
 
 /** One agent turn's typed end. */
@@ -202,6 +223,31 @@ export function retryLane(progress: LaneProgress, now: string): LaneProgress | n
     // The turn the lane failed on is closed: a retry starts new turns, never ingests it again.
     turnsDone: progress.turnsDispatched,
     turnBase: progress.turnsDispatched,
+    updatedAt: now,
+  };
+}
+
+/**
+ * A complete lane made ready to go back to its agent after the merge train: from its
+ * observer's bootstrap (its QA closed when its cross-check passed) straight to work (its
+ * review is done), with the whole agent turn budget again, a new pregate and receipt at
+ * its end. Its turns keep their numbers, so the first turn back is a new prompt, never one
+ * sent before. Null for a lane that is not complete.
+ */
+export function reopenLane(progress: LaneProgress, reopen: Omit<LaneReopen, 'merged' | 'conflicts'>, now: string): LaneProgress | null {
+  if (progress.stage !== 'complete') return null;
+  return {
+    ...progress,
+    stage: 'bootstrap',
+    stoppedIn: null,
+    code: null,
+    detail: null,
+    failedCall: null,
+    guidance: null,
+    turnsDone: progress.turnsDispatched,
+    turnBase: progress.turnsDispatched,
+    pregateTree: null,
+    reopen: { ...reopen, merged: false, conflicts: [] },
     updatedAt: now,
   };
 }

@@ -7,6 +7,7 @@ import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { randomBytes } from 'node:crypto';
 import { PREGATE_VAR, pregateGuidance, runPregate, sweepChecks } from './pregate.ts';
 import { writeShipReceipt } from './ship-receipt.ts';
+import { bringBase, reopenable, reopenGuidance } from '../land/reopen.ts';
 
 /**
  * A crew's way from done to landed for its lanes: the pregate at a lane's head, and the
@@ -52,11 +53,23 @@ export function landPort(options: {
         repo: options.workspace.repo,
         branch: progress.branch,
         head: progress.head,
-        base: options.workspace.commit,
+        // A lane back from the train was merged with the base's tip of then: that is its base now.
+        base: progress.reopen?.base ?? options.workspace.commit,
         tree: progress.pregateTree ?? null,
         spendUsd: options.spentUsd(progress),
       });
       options.onEvent(event);
+    },
+    async reopenable(_lane, progress) {
+      if (progress.branch == null || progress.head == null) return null;
+      return reopenable(options.workspace.repo, progress.runDir, progress.branch);
+    },
+    reopened(lane, reopen) {
+      options.onEvent({ kind: 'reopen', lane, code: reopen.code, branch: reopen.branch, base: reopen.base, from: reopen.from });
+    },
+    async bringBase(worktree, reopen) {
+      const brought = await bringBase(worktree, reopen);
+      return { conflicts: brought.conflicts, guidance: reopenGuidance(reopen, brought) };
     },
   };
 }

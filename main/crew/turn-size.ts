@@ -31,12 +31,12 @@ const failed = (message: string, path: string) => new LanewardError('WORKSPACE_F
  * would still be in the branch's history). A symlink is what git stores of it, its target
  * path, never the size of what it points to.
  */
-export async function turnBlobs(worktree: string, since: string): Promise<TurnBlob[]> {
+export async function turnBlobs(worktree: string, since: string, known: readonly string[] = []): Promise<TurnBlob[]> {
   return withStagedWorktree(worktree, 'reading the turn', async (env) => {
     const tree = await git(['write-tree'], { cwd: worktree, env });
     if (tree.status !== 0) throw failed(`reading the turn in ${worktree}: ${gitFailure(['write-tree'], tree)}`, worktree);
     // The root tree and commits print without a path; blobs print with theirs.
-    const args = ['rev-list', '--objects', '--filter=object:type=blob', 'HEAD', tree.stdout.trim(), '--not', since, `${since}^{tree}`, '--'];
+    const args = ['rev-list', '--objects', '--filter=object:type=blob', 'HEAD', tree.stdout.trim(), '--not', since, `${since}^{tree}`, ...known, '--'];
     const listed = await git(args, { cwd: worktree });
     if (listed.status !== 0) throw failed(`reading the turn in ${worktree}: ${gitFailure(args, listed)}`, worktree);
     const named = new Map<string, string>();
@@ -78,8 +78,8 @@ export function tooLarge(blobs: readonly TurnBlob[], limits: TurnLimits): TooLar
  * head, the worktree's files untouched, for the operator to inspect), so none of the turn
  * ends up on the branch. Precondition: the agent's turn has ended.
  */
-export async function guardTurn(worktree: string, turn: { readonly lane: string; readonly turn: number; readonly since: string }, limits: TurnLimits): Promise<void> {
-  const problem = tooLarge(await turnBlobs(worktree, turn.since), limits);
+export async function guardTurn(worktree: string, turn: { readonly lane: string; readonly turn: number; readonly since: string; readonly known?: readonly string[] }, limits: TurnLimits): Promise<void> {
+  const problem = tooLarge(await turnBlobs(worktree, turn.since, turn.known), limits);
   if (problem === null) return;
   await serialized(`worktree:${canonical(worktree)}`, async () => {
     // A crew killed inside this reset leaves git's locks: the turn is refused again, not stuck.

@@ -1,0 +1,156 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
+import { killStrays } from './helpers/procs.ts';
+import { baseRepo, git } from './helpers/git.ts';
+import { tempRoot } from './helpers/tmp.ts';
+
+// A lane the merge train turned away (a conflict, a changed product diff) goes back to its
+// agent on the next crew run: the base merged into its worktree by laneward, one new turn
+// in its own session, its pregate and a new receipt; the next train lands it.
+
+const root = tempRoot('crew-reopen');
+const fixtures = join(import.meta.dirname, '..', 'fixtures');
+
+beforeAll(() => ensureBuilt());
+afterEach(() => {
+  expect(killStrays(root)).toEqual([]);
+});
+
+const twenty = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
+
+/** lane-1 and lane-2 edit the same line (lane-2 conflicts); lane-3 and lane-4 three lines apart (lane-4's hunk context changes). */
+const EDITS: Record<string, [string, number]> = {
+  'lane-1': ['p1.txt', 5],
+  'lane-2': ['p1.txt', 5],
+  'lane-3': ['p2.txt', 5],
+  'lane-4': ['p2.txt', 8],
+};
+
+describe('crew run takes a lane the merge train turned away back to its agent', () => {
+  test('should reopen the conflicting and the refused lane once each, with the base merged in, a new pregate and receipt, and land them as a fast-forward', () => {
+    const r = baseRepo(join(root, 'repo'));
+    for (const f of ['p1.txt', 'p2.txt']) writeFileSync(join(r.dir, f), twenty);
+    git(r.dir, 'add', '.');
+    git(r.dir, 'commit', '-qm', 'pairs');
+    const turns = join(root, 'turns.log');
+    const agent = join(root, 'agent.sh');
+    const cases = Object.entries(EDITS)
+      .map(([lane, [file, line]]) => `  ${lane}) sed -i '${line}s/.*/${lane}/' ${file} ;;`)
+      .join('\n');
+    // A first turn edits; a turn back (its own file already there) resolves what git marked, keeping both sides.
+    writeFileSync(
+      agent,
+      [
+        '#!/bin/sh',
+        "{ printf '\\001' >&3; } 2>/dev/null",
+        'lane=$(basename "$(dirname "$PWD")")',
+        `echo "$lane" >> '${turns}'`,
+        'if [ -e "own-$lane.txt" ]; then',
+        "  for f in p1.txt p2.txt; do sed -i -e '/^<<<<<<< /d' -e '/^=======$/d' -e '/^>>>>>>> /d' \"$f\"; done",
+        'else',
+        '  case "$lane" in',
+        cases,
+        '  esac',
+        '  echo x > "own-$lane.txt"',
+        'fi',
+        'printf \'{"text":"done","diff":true,"finish":true}\' > "$2"',
+        '',
+      ].join('\n'),
+    );
+    chmodSync(agent, 0o755);
+    // The repository's check refuses any conflict marker: the pregate of a lane back from the train runs at its new head.
+    const check = join(root, 'check.sh');
+    writeFileSync(check, "#!/bin/sh\nif grep -qE '^(<<<<<<<|>>>>>>>) ' p1.txt p2.txt; then echo 'conflict markers' >&2; exit 3; fi\nexit 0\n");
+    chmodSync(check, 0o755);
+
+    const dir = join(root, 'crew');
+    const file = writeDemoCrew({ dir, crew: 'back', lanes: 4, broken: 0, concurrency: 4, fixtures, instant: true });
+    const value = JSON.parse(readFileSync(file, 'utf8'));
+    value.workspace = { repo: r.dir, base: 'main' };
+    value.runners.agent = [agent, '{prompt}', '{result}'];
+    value.pregate = [{ id: 'markers', argv: [check] }];
+    writeFileSync(file, JSON.stringify(value));
+    const state = join(dir, 'state');
+    const run = () => laneward(['crew', 'run', file, '--state', state], { cwd: dir, timeoutMs: 240_000 });
+    const land = () => laneward(['crew', 'land', file, '--state', state], { cwd: dir, timeoutMs: 120_000 });
+    const branchOf = (lane: string) => git(r.dir, 'for-each-ref', '--format=%(refname:short)', `refs/heads/laneward/back/*/${lane}`);
+    const at = (lane: string) => git(r.dir, 'rev-parse', branchOf(lane));
+    const s12 = (sha: string) => sha.slice(0, 12);
+    const receiptOf = (lane: string) => JSON.parse(readFileSync(join(dir, 'runs', lane, 'ship-run.json'), 'utf8')) as Record<string, unknown>;
+    const lanes = Object.keys(EDITS);
+    const turnLog = () => readFileSync(turns, 'utf8').trim().split('\n').sort();
+
+    const first = run();
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).not.toMatch(/^LANE_REOPEN: /m);
+    const heads = Object.fromEntries(lanes.map((l) => [l, at(l)]));
+    git(r.dir, 'checkout', '-q', '--detach');
+
+    const train = land();
+    expect(train.code, train.stdout + train.stderr).toBe(1);
+    expect(train.stdout.split('\n').filter((l) => l.startsWith('LAND: ')).map((l) => l.replace(/ from=\S+ to=\S+/, ''))).toEqual([
+      'LAND: lane=lane-1 status=landed',
+      'LAND: lane=lane-2 status=conflict code=LAND_CONFLICT',
+      'LAND: lane=lane-3 status=landed',
+      'LAND: lane=lane-4 status=refused code=RECEIPT_CARRY_PRODUCT_CHANGED',
+    ]);
+    const base = git(r.dir, 'rev-parse', 'refs/heads/main');
+    expect(base).toBe(at('lane-3'));
+
+    // The crew run again: the two lanes the train turned away go back to their agents, once each.
+    const again = run();
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const lines = again.stdout.split('\n');
+    expect(lines.filter((l) => l.startsWith('LANE_REOPEN: ')).sort()).toEqual([
+      `LANE_REOPEN: lane=lane-2 code=LAND_CONFLICT base=${s12(base)} from=${s12(heads['lane-2']!)} branch=main`,
+      `LANE_REOPEN: lane=lane-4 code=RECEIPT_CARRY_PRODUCT_CHANGED base=${s12(base)} from=${s12(heads['lane-4']!)} branch=main`,
+    ]);
+    expect(turnLog()).toEqual(['lane-1', 'lane-2', 'lane-2', 'lane-3', 'lane-4', 'lane-4']);
+    for (const lane of ['lane-2', 'lane-4']) {
+      const tip = at(lane);
+      // The base came in by a merge: the refused head and the base's tip are the new head's parents.
+      expect(git(r.dir, 'rev-list', '--parents', '-n', '1', tip).split(' ').slice(1)).toEqual([heads[lane], base]);
+      expect(lines).toContain(`PREGATE: lane=${lane} status=pass head=${s12(tip)} tree=${s12(git(r.dir, 'rev-parse', `${tip}^{tree}`))} checks=1 failed=- ms=${lines.find((l) => l.startsWith(`PREGATE: lane=${lane} `))?.match(/ ms=(\d+)/)?.[1]} file=${join(dir, 'runs', lane, 'pregate.json')}`);
+      expect(lines.find((l) => l.startsWith(`SHIP_RECEIPT: lane=${lane} `))).toMatch(new RegExp(`^SHIP_RECEIPT: lane=${lane} head=${s12(tip)} base=${s12(base)} `));
+      expect(lines.find((l) => l.startsWith(`CREW_LANE: lane=${lane} `))).toMatch(/ status=complete /);
+      expect([receiptOf(lane).head, receiptOf(lane).base, receiptOf(lane).carried_from]).toEqual([tip, base, undefined]);
+      expect(existsSync(join(dir, 'runs', lane, 'worktree'))).toBe(false);
+    }
+    // Their first turn back is a new prompt that says what the train said.
+    const prompt = (lane: string) => readFileSync(join(dir, 'runs', lane, 'agent', 'turn-2.prompt.md'), 'utf8');
+    expect(prompt('lane-2')).toMatch(/LAND_CONFLICT.*Files in conflict, with git's conflict markers: p1\.txt\./s);
+    expect(prompt('lane-4')).toMatch(/RECEIPT_CARRY_PRODUCT_CHANGED.*in or around this lane's change in: p2\.txt\./s);
+    expect(existsSync(join(dir, 'runs', 'lane-1', 'agent', 'turn-2.prompt.md'))).toBe(false);
+    // The conflict resolved as the agent wrote it: both sides (the lane's own first, then the base's), no marker.
+    expect(git(r.dir, 'show', `${at('lane-2')}:p1.txt`).split('\n').slice(3, 7)).toEqual(['line 4', 'lane-2', 'lane-1', 'line 6']);
+
+    // Nothing to take back now: a third run sends no lane back, runs no turn.
+    const third = run();
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    expect(third.stdout).not.toMatch(/^LANE_REOPEN: /m);
+    expect(turnLog()).toHaveLength(6);
+
+    // Their receipts are current again: the train lands both, the base moving forward only.
+    const tips = { 'lane-2': at('lane-2'), 'lane-4': at('lane-4') };
+    const second = land();
+    expect(second.code, second.stdout + second.stderr).toBe(0);
+    expect(codesOf(second.stderr)).toEqual([]);
+    const landed = second.stdout.split('\n').filter((l) => l.startsWith('LAND: ') || l.startsWith('CARRY: ') || l.startsWith('LAND_SUMMARY: '));
+    const main = git(r.dir, 'rev-parse', 'refs/heads/main');
+    expect(landed).toEqual([
+      `LAND: lane=lane-1 status=landed from=${s12(heads['lane-1']!)} to=${s12(at('lane-1'))}`,
+      'CARRY: current',
+      `LAND: lane=lane-2 status=landed from=${s12(tips['lane-2'])} to=${s12(tips['lane-2'])}`,
+      `LAND: lane=lane-3 status=landed from=${s12(heads['lane-3']!)} to=${s12(at('lane-3'))}`,
+      expect.stringMatching(new RegExp(`^CARRY: carried from ${s12(tips['lane-4'])} to ${s12(main)} \\(rebase onto main at ${s12(tips['lane-2'])}, patch id unchanged\\)$`)),
+      `LAND: lane=lane-4 status=landed from=${s12(tips['lane-4'])} to=${s12(main)}`,
+      `LAND_SUMMARY: lanes=4 landed=4 conflict=0 refused=0 check_failed=0 base=${s12(main)}`,
+    ]);
+    // A fast-forward chain: the base before, lane-2's head, then lane-4's, each the next's ancestor.
+    for (const [a, b] of [[base, tips['lane-2']], [tips['lane-2'], main]] as const) expect(git(r.dir, 'merge-base', '--is-ancestor', a, b)).toBe('');
+    expect(git(r.dir, 'show', `${main}:p2.txt`).split('\n').slice(4, 8)).toEqual(['lane-3', 'line 6', 'line 7', 'lane-4']);
+  });
+});
