@@ -2,6 +2,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { openStore, readCrewRun } from '../main/store/store.ts';
 import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
 import { killStrays } from './helpers/procs.ts';
 import { baseRepo, git } from './helpers/git.ts';
@@ -30,7 +31,7 @@ const EDITS: Record<string, [string, number]> = {
 };
 
 describe('crew run takes a lane the merge train turned away back to its agent', () => {
-  test('should reopen the conflicting and the refused lane once each, with the base merged in, a new pregate and receipt, and land them as a fast-forward', () => {
+  test('should reopen the conflicting and the refused lane once each, with the base merged in, a new pregate and receipt, and land them as a fast-forward', async () => {
     const r = baseRepo(join(root, 'repo'));
     for (const f of ['p1.txt', 'p2.txt']) writeFileSync(join(r.dir, f), twenty);
     git(r.dir, 'add', '.');
@@ -82,11 +83,19 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
     const receiptOf = (lane: string) => JSON.parse(readFileSync(join(dir, 'runs', lane, 'ship-run.json'), 'utf8')) as Record<string, unknown>;
     const lanes = Object.keys(EDITS);
     const turnLog = () => readFileSync(turns, 'utf8').trim().split('\n').sort();
+    // The crew's record (the console of a finished crew) is the last run's that ran lanes.
+    // lmdb renews a read transaction once per event-loop turn: a turn passes first, so the read sees what the crew committed since.
+    const fresh = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return openStore(state, { readOnly: true });
+    };
+    const recorded = async () => readCrewRun(await fresh(), 'back')?.startedAt;
 
     const first = run();
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(first.stdout).not.toMatch(/^LANE_REOPEN: /m);
     const heads = Object.fromEntries(lanes.map((l) => [l, at(l)]));
+    const firstStarted = await recorded();
     git(r.dir, 'checkout', '-q', '--detach');
 
     const train = land();
@@ -109,6 +118,10 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
       `LANE_REOPEN: lane=lane-4 code=RECEIPT_CARRY_PRODUCT_CHANGED base=${s12(base)} from=${s12(heads['lane-4']!)} branch=main`,
     ]);
     expect(turnLog()).toEqual(['lane-1', 'lane-2', 'lane-2', 'lane-3', 'lane-4', 'lane-4']);
+    const againStarted = await recorded();
+    expect(againStarted! > firstStarted!).toBe(true);
+    const reopened = (await fresh()).crewLanes.get(['back', 'lane-2'])!;
+    expect([reopened.stage, reopened.turnsDone, reopened.turnBase, reopened.reopen]).toEqual(['complete', 2, 1, { code: 'LAND_CONFLICT', branch: 'main', base, from: heads['lane-2'], merged: true, conflicts: ['p1.txt'] }]);
     for (const lane of ['lane-2', 'lane-4']) {
       const tip = at(lane);
       // The base came in by a merge: the refused head and the base's tip are the new head's parents.
@@ -132,6 +145,7 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
     expect(third.code, third.stdout + third.stderr).toBe(0);
     expect(third.stdout).not.toMatch(/^LANE_REOPEN: /m);
     expect(turnLog()).toHaveLength(6);
+    expect(await recorded()).toBe(againStarted);
 
     // Their receipts are current again: the train lands both, the base moving forward only.
     const tips = { 'lane-2': at('lane-2'), 'lane-4': at('lane-4') };

@@ -28,6 +28,21 @@ export type Reopen = Omit<LaneReopen, 'merged' | 'conflicts'>;
  * anyone else is stale, not laneward's to rework), and the base has moved past it.
  */
 export async function reopenable(repo: string, runDir: string, branch: string): Promise<Reopen | null> {
+  const said = trainSaid(runDir);
+  if (said === null) return null;
+  const { code, base, head } = said;
+  const tip = await commitOf(repo, `refs/heads/${branch}`);
+  if (tip !== head) return null;
+  const baseTip = await commitOf(repo, `refs/heads/${base}`);
+  if (baseTip === null || (await isAncestor(repo, baseTip, tip))) return null;
+  return { code, branch: base, base: baseTip, from: tip };
+}
+
+/**
+ * What the lane's last train said, when it sends the lane back: read from its run
+ * directory alone (no git), so a crew can tell before its lanes run that one will.
+ */
+export function trainSaid(runDir: string): { readonly code: string; readonly from: string; readonly base: string; readonly head: string } | null {
   const read = tryReadBounded(join(runDir, LAND_DIR, LAND_RECORD), 64 * 1024);
   if (!read.ok) return null;
   let record: { status?: unknown; code?: unknown; from?: unknown; base?: unknown };
@@ -40,11 +55,7 @@ export async function reopenable(repo: string, runDir: string, branch: string): 
   if (typeof status !== 'string' || typeof code !== 'string' || REOPENED[status] !== code || typeof from !== 'string' || typeof base !== 'string') return null;
   const receipt = readReceipt(runDir);
   if (receipt === null || (receipt.carriedFrom ?? receipt.head) !== from) return null;
-  const tip = await commitOf(repo, `refs/heads/${branch}`);
-  if (tip !== receipt.head) return null;
-  const baseTip = await commitOf(repo, `refs/heads/${base}`);
-  if (baseTip === null || (await isAncestor(repo, baseTip, tip))) return null;
-  return { code, branch: base, base: baseTip, from: tip };
+  return { code, from, base, head: receipt.head };
 }
 
 /**
