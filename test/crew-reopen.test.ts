@@ -1,8 +1,10 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore, readCrewRun } from '../main/store/store.ts';
+import { bringBase, reopenable } from '../main/land/reopen.ts';
+import { LanewardError } from '../formats/codes/error.ts';
 import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
 import { killStrays } from './helpers/procs.ts';
 import { baseRepo, git } from './helpers/git.ts';
@@ -166,5 +168,75 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
     // A fast-forward chain: the base before, lane-2's head, then lane-4's, each the next's ancestor.
     for (const [a, b] of [[base, tips['lane-2']], [tips['lane-2'], main]] as const) expect(git(r.dir, 'merge-base', '--is-ancestor', a, b)).toBe('');
     expect(git(r.dir, 'show', `${main}:p2.txt`).split('\n').slice(4, 8)).toEqual(['lane-3', 'line 6', 'line 7', 'lane-4']);
+  });
+});
+
+describe('which lane goes back, and the base brought in', () => {
+  test('should reopen only a conflict or a changed product diff at the head its receipt names on its branch, and merge the base once however often asked', async () => {
+    const r = baseRepo(join(root, 'unit'));
+    git(r.dir, 'checkout', '-q', '-b', 'lane');
+    writeFileSync(join(r.dir, 'a.txt'), 'lane\n');
+    git(r.dir, 'commit', '-qam', 'lane');
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+    git(r.dir, 'checkout', '-q', 'main');
+    writeFileSync(join(r.dir, 'a.txt'), 'base\n');
+    git(r.dir, 'commit', '-qam', 'base');
+    const base = git(r.dir, 'rev-parse', 'HEAD');
+    git(r.dir, 'checkout', '-q', '--detach');
+    const runDir = join(root, 'unit-run');
+    mkdirSync(join(runDir, 'land'), { recursive: true });
+    const said = (status: string, code: string | null, from = head) => writeFileSync(join(runDir, 'land', 'land.json'), JSON.stringify({ lane: 'l', status, from, to: null, code, already: false, branch: 'lane', base: 'main', at: '2026-01-01T00:00:00Z' }));
+    const receipt = (over: Record<string, unknown> = {}) => writeFileSync(join(runDir, 'ship-run.json'), JSON.stringify({ schema_version: 1, head, base: r.base, repo: r.dir, branch: 'lane', ...over }));
+    const ask = () => reopenable(r.dir, runDir, 'lane');
+    receipt();
+    expect(await ask()).toBeNull();
+    const back = { code: 'LAND_CONFLICT', branch: 'main', base, from: head };
+    said('conflict', 'LAND_CONFLICT');
+    expect(await ask()).toEqual(back);
+    said('refused', 'RECEIPT_CARRY_PRODUCT_CHANGED');
+    expect(await ask()).toEqual({ ...back, code: 'RECEIPT_CARRY_PRODUCT_CHANGED' });
+    // Other outcomes are not the agent's to rework: a failed check, a rejected lease, a stale or missing receipt.
+    for (const [status, code] of [['check_failed', 'LAND_CHECK_FAILED'], ['refused', 'LAND_LEASE_REJECTED'], ['refused', 'QUEUE_RECEIPT_STALE'], ['refused', 'LAND_NOT_READY'], ['landed', null]] as const) {
+      said(status, code);
+      expect(await ask()).toBeNull();
+    }
+    // The train refused another head than the receipt's (a receipt written since: the lane came back already).
+    said('conflict', 'LAND_CONFLICT', r.base);
+    expect(await ask()).toBeNull();
+    said('conflict', 'LAND_CONFLICT');
+    // The branch moved past its receipt: stale, never reworked.
+    git(r.dir, 'update-ref', 'refs/heads/lane', base);
+    expect(await ask()).toBeNull();
+    git(r.dir, 'update-ref', 'refs/heads/lane', head);
+    expect(await ask()).toEqual(back);
+
+    // The base comes in once: asked again (a crew killed after the merge, before it saved), the merge under way is taken as it stands.
+    const wt = join(root, 'unit-wt');
+    git(r.dir, 'worktree', 'add', '-q', wt, 'lane');
+    expect(await bringBase(wt, back)).toEqual({ conflicts: ['a.txt'], touched: ['a.txt'] });
+    expect(git(wt, 'rev-parse', 'MERGE_HEAD')).toBe(base);
+    expect(readFileSync(join(wt, 'a.txt'), 'utf8')).toMatch(/^<<<<<<< HEAD\nlane\n=======\nbase\n>>>>>>> /);
+    writeFileSync(join(wt, 'a.txt'), 'lane and base\n');
+    expect(await bringBase(wt, back)).toEqual({ conflicts: ['a.txt'], touched: ['a.txt'] });
+    expect(readFileSync(join(wt, 'a.txt'), 'utf8')).toBe('lane and base\n');
+    git(wt, 'add', 'a.txt');
+    git(wt, 'commit', '-qm', 'merged');
+    // Once committed the base is in the head: nothing to merge, nothing in conflict.
+    expect(await bringBase(wt, back)).toEqual({ conflicts: [], touched: ['a.txt'] });
+    expect(git(wt, 'rev-list', '--parents', '-n', '1', 'HEAD').split(' ').slice(1)).toEqual([head, base]);
+    // Someone else's merge in the worktree is not aborted for it.
+    git(wt, 'reset', '-q', '--hard', head);
+    git(r.dir, 'branch', 'side', r.base);
+    const side = join(root, 'unit-side');
+    git(r.dir, 'worktree', 'add', '-q', side, 'side');
+    writeFileSync(join(side, 'b.txt'), 'side\n');
+    git(side, 'add', 'b.txt');
+    git(side, 'commit', '-qm', 'side');
+    git(wt, 'merge', '--no-commit', '--no-ff', '-q', 'side');
+    const other = await bringBase(wt, back).catch((error: unknown) => error);
+    expect(other instanceof LanewardError ? other.code : other).toBe('WORKSPACE_FAILED');
+    expect(git(wt, 'rev-parse', 'MERGE_HEAD')).toBe(git(r.dir, 'rev-parse', 'side'));
+    git(wt, 'merge', '--abort');
+    for (const w of [wt, side]) git(r.dir, 'worktree', 'remove', '--force', w);
   });
 });
