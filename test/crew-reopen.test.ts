@@ -51,7 +51,9 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
         "{ printf '\\001' >&3; } 2>/dev/null",
         'lane=$(basename "$(dirname "$PWD")")',
         `echo "$lane" >> '${turns}'`,
-        'if [ -e "own-$lane.txt" ]; then',
+        // lane-2's first turn back leaves the markers as git wrote them; laneward sends it back once more.
+        `if [ "$lane" = lane-2 ] && [ -e own-lane-2.txt ] && [ ! -e '${root}/left' ]; then touch '${root}/left'`,
+        'elif [ -e "own-$lane.txt" ]; then',
         "  for f in p1.txt p2.txt; do sed -i -e '/^<<<<<<< /d' -e '/^=======$/d' -e '/^>>>>>>> /d' \"$f\"; done",
         'else',
         '  case "$lane" in',
@@ -64,9 +66,10 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
       ].join('\n'),
     );
     chmodSync(agent, 0o755);
-    // The repository's check refuses any conflict marker: the pregate of a lane back from the train runs at its new head.
+    // The repository's check knows nothing of conflict markers (laneward looks for them itself); it logs each head it ran at.
     const check = join(root, 'check.sh');
-    writeFileSync(check, "#!/bin/sh\nif grep -qE '^(<<<<<<<|>>>>>>>) ' p1.txt p2.txt; then echo 'conflict markers' >&2; exit 3; fi\nexit 0\n");
+    const checked = join(root, 'checked.log');
+    writeFileSync(check, `#!/bin/sh\ngit rev-parse HEAD >> '${checked}'\nexit 0\n`);
     chmodSync(check, 0o755);
 
     const dir = join(root, 'crew');
@@ -119,15 +122,17 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
       `LANE_REOPEN: lane=lane-2 code=LAND_CONFLICT base=${s12(base)} from=${s12(heads['lane-2']!)} branch=main`,
       `LANE_REOPEN: lane=lane-4 code=RECEIPT_CARRY_PRODUCT_CHANGED base=${s12(base)} from=${s12(heads['lane-4']!)} branch=main`,
     ]);
-    expect(turnLog()).toEqual(['lane-1', 'lane-2', 'lane-2', 'lane-3', 'lane-4', 'lane-4']);
+    expect(turnLog()).toEqual(['lane-1', 'lane-2', 'lane-2', 'lane-2', 'lane-3', 'lane-4', 'lane-4']);
     const againStarted = await recorded();
     expect(againStarted! > firstStarted!).toBe(true);
     const reopened = (await fresh()).crewLanes.get(['back', 'lane-2'])!;
-    expect([reopened.stage, reopened.turnsDone, reopened.turnBase, reopened.reopen]).toEqual(['complete', 2, 1, { code: 'LAND_CONFLICT', branch: 'main', base, from: heads['lane-2'], merged: true, conflicts: ['p1.txt'] }]);
+    expect([reopened.stage, reopened.turnsDone, reopened.turnBase, reopened.reopen]).toEqual(['complete', 3, 1, { code: 'LAND_CONFLICT', branch: 'main', base, from: heads['lane-2'], merged: true, conflicts: ['p1.txt'] }]);
     for (const lane of ['lane-2', 'lane-4']) {
       const tip = at(lane);
-      // The base came in by a merge: the refused head and the base's tip are the new head's parents.
-      expect(git(r.dir, 'rev-list', '--parents', '-n', '1', tip).split(' ').slice(1)).toEqual([heads[lane], base]);
+      // The base came in by a merge: the refused head and the base's tip are its parents.
+      const merge = git(r.dir, 'rev-list', '--merges', '-n', '1', tip);
+      expect(git(r.dir, 'rev-list', '--parents', '-n', '1', merge).split(' ').slice(1)).toEqual([heads[lane], base]);
+      expect(merge === tip).toBe(lane === 'lane-4');
       expect(lines).toContain(`PREGATE: lane=${lane} status=pass head=${s12(tip)} tree=${s12(git(r.dir, 'rev-parse', `${tip}^{tree}`))} checks=1 failed=- ms=${lines.find((l) => l.startsWith(`PREGATE: lane=${lane} `))?.match(/ ms=(\d+)/)?.[1]} file=${join(dir, 'runs', lane, 'pregate.json')}`);
       expect(lines.find((l) => l.startsWith(`SHIP_RECEIPT: lane=${lane} `))).toMatch(new RegExp(`^SHIP_RECEIPT: lane=${lane} head=${s12(tip)} base=${s12(base)} `));
       expect(lines.find((l) => l.startsWith(`CREW_LANE: lane=${lane} `))).toMatch(/ status=complete /);
@@ -139,6 +144,12 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
     expect(prompt('lane-2')).toMatch(/LAND_CONFLICT.*Files in conflict, with git's conflict markers: p1\.txt\./s);
     expect(prompt('lane-4')).toMatch(/RECEIPT_CARRY_PRODUCT_CHANGED.*in or around this lane's change in: p2\.txt\./s);
     expect(existsSync(join(dir, 'runs', 'lane-1', 'agent', 'turn-2.prompt.md'))).toBe(false);
+    // lane-2's first turn back committed the merge with git's markers in it: no check ran there, the agent was told where they are.
+    const marked = git(r.dir, 'rev-list', '--merges', '-n', '1', at('lane-2'));
+    expect(git(r.dir, 'show', `${marked}:p1.txt`)).toMatch(/^<<<<<<< HEAD$/m);
+    expect(readFileSync(join(dir, 'runs', 'lane-2', 'agent', 'turn-3.prompt.md'), 'utf8')).toContain('committed with conflict markers left at p1.txt:5, p1.txt:9: resolve each conflict there');
+    expect(readFileSync(checked, 'utf8').split('\n')).not.toContain(marked);
+    expect(readFileSync(checked, 'utf8').split('\n')).toContain(at('lane-2'));
     // The conflict resolved as the agent wrote it: both sides (the lane's own first, then the base's), no marker.
     expect(git(r.dir, 'show', `${at('lane-2')}:p1.txt`).split('\n').slice(3, 7)).toEqual(['line 4', 'lane-2', 'lane-1', 'line 6']);
 
@@ -146,7 +157,7 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
     const third = run();
     expect(third.code, third.stdout + third.stderr).toBe(0);
     expect(third.stdout).not.toMatch(/^LANE_REOPEN: /m);
-    expect(turnLog()).toHaveLength(6);
+    expect(turnLog()).toHaveLength(7);
     expect(await recorded()).toBe(againStarted);
 
     // Their receipts are current again: the train lands both, the base moving forward only.

@@ -7,7 +7,8 @@ import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { randomBytes } from 'node:crypto';
 import { PREGATE_VAR, pregateGuidance, runPregate, sweepChecks } from './pregate.ts';
 import { writeShipReceipt } from './ship-receipt.ts';
-import { bringBase, reopenable, reopenGuidance } from '../land/reopen.ts';
+import { treeOf } from '../land/land-git.ts';
+import { bringBase, markersLeft, reopenable, reopenGuidance } from '../land/reopen.ts';
 
 /**
  * A crew's way from done to landed for its lanes: the pregate at a lane's head, and the
@@ -37,6 +38,15 @@ export function landPort(options: {
       }
       // Found again (or added back at the branch's tip) when a crew started again finds it gone.
       const made = await options.port.prepare(lane, progress.branch ?? null);
+      // A lane back from the train whose conflict still shows git's markers goes back to its agent before any check runs.
+      const reopen = progress.reopen;
+      if (reopen?.merged === true && progress.head != null) {
+        const left = await markersLeft(options.workspace.repo, progress.head, reopen.conflicts);
+        if (left.length > 0) {
+          const tree = await treeOf(options.workspace.repo, progress.head);
+          return { passed: false, head: progress.head, tree, guidance: `The merge of ${reopen.branch} is committed with conflict markers left at ${left.join(', ')}: resolve each conflict there (remove every <<<<<<< ======= >>>>>>> marker, keep what both sides meant).`, detail: `conflict markers left at ${left.join(', ')} (${reopen.code})` };
+        }
+      }
       const result = await runPregate({ lane, worktree: made.worktree, runDir: progress.runDir, checks: options.checks, cancel: options.cancel, tag });
       const failed = result.checks.filter((c) => c.status !== 'pass').map((c) => c.id);
       options.onEvent({ kind: 'pregate', lane, status: result.passed ? 'pass' : 'fail', head: result.head, tree: result.tree, checks: result.checks.length, failed, ms: result.ms, file: result.file });

@@ -86,6 +86,22 @@ export async function bringBase(worktree: string, reopen: Reopen): Promise<{ rea
   return { conflicts: await unmerged(worktree), touched: (await names(since, reopen.base)).filter((f) => lane.has(f)) };
 }
 
+/**
+ * The lines of `files` at `head` that still open or close a conflict (`<<<<<<< ` or
+ * `>>>>>>> ` at a line's start), as `path:line`: a lane back from the train that left one
+ * has not resolved its conflict, whatever its checks say (a `=======` line alone is
+ * ordinary text, a heading's underline say, and not looked for).
+ */
+export async function markersLeft(repo: string, head: string, files: readonly string[]): Promise<string[]> {
+  if (files.length === 0) return [];
+  const args = ['grep', '-n', '-I', '--no-color', '-E', '^(<<<<<<<|>>>>>>>)( |$)', head, '--', ...files.map((f) => `:(literal)${f}`)];
+  const found = await git(args, { cwd: repo });
+  if (found.status === 1) return [];
+  if (found.status !== 0) throw new LanewardError('WORKSPACE_FAILED', `looking for conflict markers at ${head.slice(0, 12)}: ${gitFailure(args, found)}`, { path: repo });
+  // `<head>:<path>:<line>:<text>`
+  return found.stdout.split('\n').filter((l) => l !== '').map((l) => l.slice(head.length + 1).split(':').slice(0, 2).join(':'));
+}
+
 async function unmerged(worktree: string): Promise<string[]> {
   const out = await gitOk(`listing the conflicts in ${worktree}`, ['diff', '--name-only', '--diff-filter=U', '-z', '--'], worktree);
   return [...new Set(out.split('\0').filter((f) => f !== ''))].sort();
