@@ -5,6 +5,7 @@ import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore, readCrewRun } from '../main/store/store.ts';
 import { bringBase, reopenable } from '../main/land/reopen.ts';
 import { LanewardError } from '../formats/codes/error.ts';
+import { turnBlobs } from '../main/crew/turn-size.ts';
 import { codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
 import { killStrays } from './helpers/procs.ts';
 import { baseRepo, git } from './helpers/git.ts';
@@ -191,7 +192,9 @@ describe('which lane goes back, and the base brought in', () => {
     const head = git(r.dir, 'rev-parse', 'HEAD');
     git(r.dir, 'checkout', '-q', 'main');
     writeFileSync(join(r.dir, 'a.txt'), 'base\n');
-    git(r.dir, 'commit', '-qam', 'base');
+    writeFileSync(join(r.dir, 'base-only.txt'), 'from the base\n');
+    git(r.dir, 'add', '.');
+    git(r.dir, 'commit', '-qm', 'base');
     const base = git(r.dir, 'rev-parse', 'HEAD');
     git(r.dir, 'checkout', '-q', '--detach');
     const runDir = join(root, 'unit-run');
@@ -229,6 +232,9 @@ describe('which lane goes back, and the base brought in', () => {
     expect(readFileSync(join(wt, 'a.txt'), 'utf8')).toMatch(/^<<<<<<< HEAD\nlane\n=======\nbase\n>>>>>>> /);
     writeFileSync(join(wt, 'a.txt'), 'lane and base\n');
     expect(await bringBase(wt, back)).toEqual({ conflicts: ['a.txt'], touched: ['a.txt'] });
+    // The turn's size counts what it adds beyond the base merged in: base-only.txt is the base's, not the turn's.
+    expect((await turnBlobs(wt, head)).map((b) => b.path).sort()).toEqual(['a.txt', 'base-only.txt']);
+    expect((await turnBlobs(wt, head, [base])).map((b) => b.path)).toEqual(['a.txt']);
     expect(readFileSync(join(wt, 'a.txt'), 'utf8')).toBe('lane and base\n');
     git(wt, 'add', 'a.txt');
     git(wt, 'commit', '-qm', 'merged');
