@@ -1,4 +1,8 @@
 import type { ChildRecord } from '../supervision/child-record.ts';
+import type { TurnEnd, CallEvidence, SandboxRefusal, TurnCall } from './turn-evidence.ts';
+
+export type { TurnEnd, CallEvidence, SandboxRefusal, TurnCall } from './turn-evidence.ts';
+export { withSandboxRefusal, withTurnCall, exitText, stderrSuffix, withTurnEnd, TURN_CALLS, TURN_ENDS } from './turn-evidence.ts';
 
 /** Where a lane is in its life; the last three are terminal. */
 export const LANE_STAGES = ['queued', 'bootstrap', 'review', 'answer', 'work', 'pregate', 'cross-check', 'export', 'complete', 'failed', 'interrupted'] as const;
@@ -98,6 +102,12 @@ export interface LaneProgress {
    * still running by it (whether or not its spawn was ever seen) and tears it down.
    */
   pregateTag?: string | null;
+  /**
+   * Why a complete lane went back to its agent (`crew run` after a merge train refused or
+   * could not bring it onto the base), and how far its way back got; kept once it is
+   * complete again, until the next reopen. Absent: never reopened.
+   */
+  reopen?: LaneReopen | null;
   /** The tree id the lane's last pregate passed at (its head's tree), for its receipt; absent: none passed. */
   pregateTree?: string | null;
   /** The stages it entered, in order, each with when (the last {@link STAGE_HISTORY} kept; absent on lanes saved before it was kept). */
@@ -108,80 +118,19 @@ export interface LaneProgress {
   updatedAt: string;
 }
 
-/** One agent turn's typed end. */
-export interface TurnEnd {
-  readonly turn: number;
+/** A lane taken back to its agent after the merge train: what the train said and what laneward brought in. */
+export interface LaneReopen {
+  /** The train's code: RECEIPT_CARRY_PRODUCT_CHANGED or LAND_CONFLICT. */
   readonly code: string;
-}
-
-/** What a supervised call left to show why it ended: its exit status or signal and the end of its stderr. */
-export interface CallEvidence {
-  /** The call as the lane's story names it: `turn:<n>`. */
-  readonly call: string;
-  readonly code: string | null;
-  /** The child's own exit status (128 + n for a signal), null when it never exited as ours. */
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  /** The last lines of its stderr, oldest first, escaped and bounded (workers/supervise/stderr-tail.ts). */
-  readonly stderr: readonly string[];
-}
-
-/** What one agent turn had refused by the sandbox, or did to the repository's refs. */
-export interface SandboxRefusal {
-  readonly turn: number;
-  /** Writes the agent's tools reported refused as read-only (EROFS) in its stream. */
-  readonly readOnlyWrites: number;
-  /** The repository's refs added, removed or moved during the turn, by full name (HEAD as HEAD). */
-  readonly refsMoved: readonly string[];
-  /** Whether the turn ran under laneward's sandbox. */
-  readonly contained: boolean;
-}
-
-/** The lane's sandbox refusals with `refusal` added (a turn ingested again replaces its own). */
-export function withSandboxRefusal(progress: Pick<LaneProgress, 'sandboxRefusals'>, refusal: SandboxRefusal): Pick<LaneProgress, 'sandboxRefusals'> {
-  const list = [...(progress.sandboxRefusals ?? []).filter((r) => r.turn !== refusal.turn), refusal];
-  return { sandboxRefusals: list.slice(-TURN_CALLS) };
-}
-
-/** One agent turn's call as it ended. */
-export interface TurnCall extends CallEvidence {
-  readonly turn: number;
-  readonly durationMs: number;
-  readonly marks: number;
-  /** This turn's own cost in USD as its stream reported it; null when unknown. */
-  readonly usd: number | null;
-  readonly session: string | null;
-}
-
-/** Turn calls a lane keeps. */
-export const TURN_CALLS = 64;
-
-/** The lane's turn calls with `call` added (a turn ingested again replaces its own). */
-export function withTurnCall(progress: Pick<LaneProgress, 'turnCalls'>, call: TurnCall): Pick<LaneProgress, 'turnCalls'> {
-  const calls = [...(progress.turnCalls ?? []).filter((c) => c.turn !== call.turn), call];
-  return { turnCalls: calls.slice(-TURN_CALLS) };
-}
-
-/** How a call ended, as a detail says it: `exit 7`, `signal SIGKILL`, or null when neither is known. */
-export function exitText(call: Pick<CallEvidence, 'exitCode' | 'signal'>): string | null {
-  if (call.signal !== null) return `signal ${call.signal}`;
-  return call.exitCode === null ? null : `exit ${call.exitCode}`;
-}
-
-/** What a detail ends with for a call whose stderr said something: `; stderr: <its last line>`; '' when it said nothing. */
-export function stderrSuffix(call: CallEvidence | null | undefined): string {
-  const last = call?.stderr.at(-1);
-  return last === undefined ? '' : `; stderr: ${last}`;
-}
-
-/** Typed turn ends a lane keeps. */
-export const TURN_ENDS = 64;
-
-/** The lane's typed turn ends with turn `turn`'s added; `code` null adds nothing. */
-export function withTurnEnd(progress: Pick<LaneProgress, 'turnEnds'>, turn: number, code: string | null): Pick<LaneProgress, 'turnEnds'> {
-  if (code === null) return {};
-  const ends = [...(progress.turnEnds ?? []).filter((end) => end.turn !== turn), { turn, code }];
-  return { turnEnds: ends.slice(-TURN_ENDS) };
+  /** The base branch's name, and its tip when the lane was reopened: what is merged into the lane. */
+  readonly branch: string;
+  readonly base: string;
+  /** The lane's head the train refused (its receipt's). */
+  readonly from: string;
+  /** True once the base is merged into the worktree (uncommitted, conflicts marked) and the guidance saved. */
+  readonly merged: boolean;
+  /** The files the merge left in conflict (LAND_CONFLICT), as git named them. */
+  readonly conflicts: readonly string[];
 }
 
 /** One stage a lane entered, and when. */
@@ -225,6 +174,31 @@ export function retryLane(progress: LaneProgress, now: string): LaneProgress | n
     // The turn the lane failed on is closed: a retry starts new turns, never ingests it again.
     turnsDone: progress.turnsDispatched,
     turnBase: progress.turnsDispatched,
+    updatedAt: now,
+  };
+}
+
+/**
+ * A complete lane made ready to go back to its agent after the merge train: from its
+ * observer's bootstrap (its QA closed when its cross-check passed) straight to work (its
+ * review is done), with the whole agent turn budget again, a new pregate and receipt at
+ * its end. Its turns keep their numbers, so the first turn back is a new prompt, never one
+ * sent before. Null for a lane that is not complete.
+ */
+export function reopenLane(progress: LaneProgress, reopen: Omit<LaneReopen, 'merged' | 'conflicts'>, now: string): LaneProgress | null {
+  if (progress.stage !== 'complete') return null;
+  return {
+    ...progress,
+    stage: 'bootstrap',
+    stoppedIn: null,
+    code: null,
+    detail: null,
+    failedCall: null,
+    guidance: null,
+    turnsDone: progress.turnsDispatched,
+    turnBase: progress.turnsDispatched,
+    pregateTree: null,
+    reopen: { ...reopen, merged: false, conflicts: [] },
     updatedAt: now,
   };
 }

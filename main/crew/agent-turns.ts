@@ -69,6 +69,14 @@ export async function work(ctx: LaneContext, lane: LaneSpec, qaId: string, progr
     // Made or found again each turn: a crew started again after a crash reuses it.
     const made = await ctx.workspace.prepare(lane.id, progress.branch ?? null);
     if (progress.worktree !== made.worktree) await save({ worktree: made.worktree, branch: made.branch, head: await ctx.workspace.head(made.worktree) });
+    // Back from the merge train: laneward merges the base in (uncommitted, conflicts marked)
+    // before the first turn back, whose prompt says what the train said. Saved once done: a
+    // crew killed before finds the merge under way and takes it as it stands.
+    const reopen = progress.reopen;
+    if (reopen != null && !reopen.merged && ctx.land !== undefined) {
+      const brought = await ctx.land.bringBase(made.worktree, reopen);
+      await save({ reopen: { ...reopen, merged: true, conflicts: brought.conflicts }, guidance: brought.guidance });
+    }
   }
   const n = progress.turnsDispatched + 1;
   // A preset agent in a worktree runs under the crew's sandbox, its CLI's own sandbox off inside it.
@@ -144,7 +152,7 @@ async function ingestTurn(ctx: LaneContext, lane: LaneSpec, qaId: string, progre
   if (worktree !== null && progress.head != null) {
     // A turn too large for the crew's limits is refused before anything of it is committed
     // (commits the agent made itself are taken off the branch); the lane ends typed.
-    const refused = await refusal(() => ctx.workspace!.guard(worktree, lane.id, n, progress.head!, progress.branch ?? null));
+    const refused = await refusal(() => ctx.workspace!.guard(worktree, lane.id, n, progress.head!, progress.branch ?? null, progress.reopen?.merged === true ? [progress.reopen.base] : []));
     if (refused !== null) return { end: refused, changes: paid };
   }
   // Whether the turn changed files is the worktree's to say, never the agent's word.

@@ -16,6 +16,7 @@ import { claimCrewRun } from './crew-claims.ts';
 import type { CrewOutput } from './crew-output.ts';
 import { checkReportPath, writeCrewReport } from './crew-report.ts';
 import { crewLaneCheck } from './lane-check.ts';
+import { trainSaid } from '../land/reopen.ts';
 import { CrewStop } from './crew-stop.ts';
 import { CrewControl } from './crew-control-apply.ts';
 import { loadCrew, type LoadedCrew } from './load-crew.ts';
@@ -91,7 +92,10 @@ async function runClaimed(base: SessionBase, runner: LaneRunner, started: number
     stuckAfterS: options.stuckAfterS ?? DEFAULT_STUCK_AFTER_S,
   };
   // A run with nothing to run (a finished crew served to look at it) keeps the crew's record.
-  const keepsRecord = runsNothing(loaded.lanes.map((lane) => base.store.crewLanes.get([runFacts.crew, lane.id])), options.retryFailed === true);
+  const progress = loaded.lanes.map((lane) => base.store.crewLanes.get([runFacts.crew, lane.id]));
+  // A complete lane the merge train sent back runs again: this run is recorded.
+  const reopens = loaded.workspace !== null && progress.some((p) => p?.stage === 'complete' && trainSaid(p.runDir) !== null);
+  const keepsRecord = !reopens && runsNothing(progress, options.retryFailed === true);
   if (!keepsRecord) await base.store.crewRuns.put(runFacts.crew, crewRunRecord(runFacts, null, null));
   const shown: Shown = { view: undefined, live: undefined, server: undefined };
   const lanes = await runShown(sessionOf(base, runner, shown), runner, shown, runFacts, base.claimedAt);

@@ -7,6 +7,8 @@ import type { LandPort, WorkspacePort } from './lane-context.ts';
 import { randomBytes } from 'node:crypto';
 import { PREGATE_VAR, pregateGuidance, runPregate, sweepChecks } from './pregate.ts';
 import { writeShipReceipt } from './ship-receipt.ts';
+import { treeOf } from '../land/land-git.ts';
+import { bringBase, markersLeft, reopenable, reopenGuidance } from '../land/reopen.ts';
 
 /**
  * A crew's way from done to landed for its lanes: the pregate at a lane's head, and the
@@ -36,6 +38,15 @@ export function landPort(options: {
       }
       // Found again (or added back at the branch's tip) when a crew started again finds it gone.
       const made = await options.port.prepare(lane, progress.branch ?? null);
+      // A lane back from the train whose conflict still shows git's markers goes back to its agent before any check runs.
+      const reopen = progress.reopen;
+      if (reopen?.merged === true && progress.head != null) {
+        const left = await markersLeft(options.workspace.repo, progress.head, reopen.conflicts);
+        if (left.length > 0) {
+          const tree = await treeOf(options.workspace.repo, progress.head);
+          return { passed: false, head: progress.head, tree, guidance: `The merge of ${reopen.branch} is committed with conflict markers left at ${left.join(', ')}: resolve each conflict there (remove every <<<<<<< ======= >>>>>>> marker, keep what both sides meant).`, detail: `conflict markers left at ${left.join(', ')} (${reopen.code})` };
+        }
+      }
       const result = await runPregate({ lane, worktree: made.worktree, runDir: progress.runDir, checks: options.checks, cancel: options.cancel, tag });
       const failed = result.checks.filter((c) => c.status !== 'pass').map((c) => c.id);
       options.onEvent({ kind: 'pregate', lane, status: result.passed ? 'pass' : 'fail', head: result.head, tree: result.tree, checks: result.checks.length, failed, ms: result.ms, file: result.file });
@@ -52,11 +63,23 @@ export function landPort(options: {
         repo: options.workspace.repo,
         branch: progress.branch,
         head: progress.head,
-        base: options.workspace.commit,
+        // A lane back from the train was merged with the base's tip of then: that is its base now.
+        base: progress.reopen?.base ?? options.workspace.commit,
         tree: progress.pregateTree ?? null,
         spendUsd: options.spentUsd(progress),
       });
       options.onEvent(event);
+    },
+    async reopenable(_lane, progress) {
+      if (progress.branch == null || progress.head == null) return null;
+      return reopenable(options.workspace.repo, progress.runDir, progress.branch);
+    },
+    reopened(lane, reopen) {
+      options.onEvent({ kind: 'reopen', lane, code: reopen.code, branch: reopen.branch, base: reopen.base, from: reopen.from });
+    },
+    async bringBase(worktree, reopen) {
+      const brought = await bringBase(worktree, reopen);
+      return { conflicts: brought.conflicts, guidance: reopenGuidance(reopen, brought) };
     },
   };
 }

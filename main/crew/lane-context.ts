@@ -1,4 +1,4 @@
-import type { LaneProgress } from '../../formats/crew/record.ts';
+import type { LaneProgress, LaneReopen } from '../../formats/crew/record.ts';
 import type { SuperviseFn } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewActions } from './crew-actions.ts';
@@ -25,9 +25,10 @@ export interface WorkspacePort {
    * Refuses turn `n` before anything of it is committed when the worktree has left the
    * lane's branch (WORKSPACE_FAILED) or the turn adds more than the crew's limits allow
    * since the lane's last head `since` (WORKSPACE_TOO_LARGE, the file named; the agent's
-   * own commits taken off the branch).
+   * own commits taken off the branch). What `known` commits hold (the base a lane back
+   * from the merge train had merged in) is not the turn's.
    */
-  guard(worktree: string, lane: string, n: number, since: string, branch: string | null): Promise<void>;
+  guard(worktree: string, lane: string, n: number, since: string, branch: string | null, known?: readonly string[]): Promise<void>;
   /** Removes a complete lane's worktree (its branch stays). */
   remove(worktree: string): Promise<void>;
 }
@@ -42,6 +43,16 @@ export interface LandPort {
   pregate(lane: string, progress: LaneProgress, journal: (tag: string) => Promise<void>): Promise<{ readonly passed: boolean; readonly head: string; readonly tree: string; readonly guidance: string | null; readonly detail: string }>;
   /** Writes the receipt bound to the lane's head (ship-run.json, SHIP_RECEIPT and GSTACK_RESULT lines); QUEUE_RECEIPT_STALE when its branch moved. */
   receipt(lane: string, progress: LaneProgress): Promise<void>;
+  /**
+   * Why a complete lane goes back to its agent: the merge train refused it
+   * (RECEIPT_CARRY_PRODUCT_CHANGED) or met a conflict (LAND_CONFLICT) at the head its
+   * receipt still names on its branch, and the base moved past it; null: it stays complete.
+   */
+  reopenable(lane: string, progress: LaneProgress): Promise<Omit<LaneReopen, 'merged' | 'conflicts'> | null>;
+  /** The LANE_REOPEN line, once the reopened lane is saved. */
+  reopened(lane: string, reopen: Omit<LaneReopen, 'merged' | 'conflicts'>): void;
+  /** The base merged into the lane's worktree, uncommitted (idempotent); the conflicts left and the agent's guidance. */
+  bringBase(worktree: string, reopen: LaneReopen): Promise<{ readonly conflicts: string[]; readonly guidance: string }>;
 }
 
 /** Everything a lane driver shares with the other lanes of its crew. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { isLanewardError, toError } from '../../formats/codes/error.ts';
 import { forLane, type LaneSpec } from '../../formats/crew/file.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { isTerminalStage, markStage, newLane, OWNER_PENDING, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
+import { isTerminalStage, markStage, newLane, OWNER_PENDING, reopenLane, retryLane, type LaneProgress, type LaneStage } from '../../formats/crew/record.ts';
 import { work } from './agent-turns.ts';
 import type { LaneContext } from './lane-context.ts';
 import type { QaStep, StepResult } from './ports.ts';
@@ -93,6 +93,16 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
   if (retried !== null) Object.assign(progress, retried);
   // An interrupted lane is not finished: a crew started again picks it up where it stopped.
   if (progress.stage === 'interrupted' && progress.stoppedIn !== null) Object.assign(progress, { stage: progress.stoppedIn, stoppedIn: null, code: null, detail: null });
+  // A complete lane the merge train turned away goes back to its agent (saved before anything of it runs).
+  if (progress.stage === 'complete' && ctx.land !== undefined && ctx.workspace !== undefined && !ctx.cancel.aborted) {
+    // A record git cannot read leaves the lane complete as it was: its receipt still stands for its branch.
+    const reopen = await ctx.land.reopenable(lane.id, progress).catch(() => null);
+    const reopened = reopen === null ? null : reopenLane(progress, reopen, now());
+    if (reopened !== null) {
+      await ctx.store.crewLanes.put(key, Object.assign(progress, reopened));
+      ctx.land.reopened(lane.id, reopen!);
+    }
+  }
   if (isTerminalStage(progress.stage)) return progress;
   markStage(progress, now());
   ctx.onChange(progress);
@@ -118,7 +128,8 @@ export async function driveLane(ctx: LaneContext, lane: LaneSpec): Promise<LaneP
         case 'bootstrap': {
           const step = await ctx.qa.start(qaLane(ctx, lane), forLane(lane.runners.observer, lane.id));
           count(step);
-          if (step.ok) stage('review');
+          // A lane back from the merge train has its review and its gate's answer already.
+          if (step.ok) stage(progress.reopen != null ? 'work' : 'review');
           else await end(step);
           break;
         }

@@ -29,14 +29,16 @@ const failed = (message: string, path: string) => new LanewardError('WORKSPACE_F
  * recorded head) does not hold: the worktree as `git add -A` stages it, and every commit
  * the agent made on top of `since` itself, even one whose file a later commit deleted (it
  * would still be in the branch's history). A symlink is what git stores of it, its target
- * path, never the size of what it points to.
+ * path, never the size of what it points to. Nor what the `known` commits' trees hold (the
+ * base merged into a lane back from the merge train): a tree named beside its commit,
+ * since a commit that is not in the walk's history excludes no object of its own.
  */
-export async function turnBlobs(worktree: string, since: string): Promise<TurnBlob[]> {
+export async function turnBlobs(worktree: string, since: string, known: readonly string[] = []): Promise<TurnBlob[]> {
   return withStagedWorktree(worktree, 'reading the turn', async (env) => {
     const tree = await git(['write-tree'], { cwd: worktree, env });
     if (tree.status !== 0) throw failed(`reading the turn in ${worktree}: ${gitFailure(['write-tree'], tree)}`, worktree);
     // The root tree and commits print without a path; blobs print with theirs.
-    const args = ['rev-list', '--objects', '--filter=object:type=blob', 'HEAD', tree.stdout.trim(), '--not', since, `${since}^{tree}`, '--'];
+    const args = ['rev-list', '--objects', '--filter=object:type=blob', 'HEAD', tree.stdout.trim(), '--not', since, `${since}^{tree}`, ...known.flatMap((k) => [k, `${k}^{tree}`]), '--'];
     const listed = await git(args, { cwd: worktree });
     if (listed.status !== 0) throw failed(`reading the turn in ${worktree}: ${gitFailure(args, listed)}`, worktree);
     const named = new Map<string, string>();
@@ -78,8 +80,8 @@ export function tooLarge(blobs: readonly TurnBlob[], limits: TurnLimits): TooLar
  * head, the worktree's files untouched, for the operator to inspect), so none of the turn
  * ends up on the branch. Precondition: the agent's turn has ended.
  */
-export async function guardTurn(worktree: string, turn: { readonly lane: string; readonly turn: number; readonly since: string }, limits: TurnLimits): Promise<void> {
-  const problem = tooLarge(await turnBlobs(worktree, turn.since), limits);
+export async function guardTurn(worktree: string, turn: { readonly lane: string; readonly turn: number; readonly since: string; readonly known?: readonly string[] }, limits: TurnLimits): Promise<void> {
+  const problem = tooLarge(await turnBlobs(worktree, turn.since, turn.known), limits);
   if (problem === null) return;
   await serialized(`worktree:${canonical(worktree)}`, async () => {
     // A crew killed inside this reset leaves git's locks: the turn is refused again, not stuck.

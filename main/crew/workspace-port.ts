@@ -23,7 +23,7 @@ export function workspacePort(workspace: LoadedWorkspace, crew: string, run: str
     changed: async (worktree, since) => (await worktreeChanges(worktree, since === null ? {} : { since })).changed,
     commit: (worktree, lane, n) => commitTurn(worktree, { lane, turn: n }),
     head: headOf,
-    async guard(worktree, lane, n, since, recorded) {
+    async guard(worktree, lane, n, since, recorded, known) {
       // The turn is committed on whatever HEAD names: an agent that left the lane's branch
       // would have it committed elsewhere, and the lane's head would not be its branch's tip.
       const branch = `refs/heads/${recorded ?? laneBranch(crew, lane, run)}`;
@@ -32,7 +32,7 @@ export function workspacePort(workspace: LoadedWorkspace, crew: string, run: str
       if (named !== branch) {
         throw new LanewardError('WORKSPACE_FAILED', `turn ${n} of lane ${lane} left its worktree on ${named}, not on ${branch}; check the branch out again there (git checkout ${branch.slice('refs/heads/'.length)})`, { path: worktree });
       }
-      await guardTurn(worktree, { lane, turn: n, since }, limits);
+      await guardTurn(worktree, { lane, turn: n, since, known: known ?? [] }, limits);
     },
     remove: async (worktree) => {
       await removeWorktree(worktree, { force: false });
