@@ -11,9 +11,11 @@ export type { ControlAction, ControlRequest, ControlResult } from '../crew/contr
 export interface AnswerResult {
   readonly lane: string;
   readonly status: 'answered' | 'not_waiting' | 'failed';
+  /** Why it was not answered: GATE_REV_STALE (its gate is decided), PHASE_NOT_AWAITING (no gate yet), or the answer's refusal. */
   readonly code: string | null;
   readonly detail: string | null;
   readonly gateRev: number | null;
+  /** The lane's run state after the answer (complete, gate_pending for a gate not fully answered...), null without a run. */
   readonly state: string | null;
   readonly by: string;
 }

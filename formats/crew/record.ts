@@ -163,15 +163,23 @@ export function newLane(crew: string, lane: string, runDir: string, now: string)
  */
 export function retryLane(progress: LaneProgress, now: string): LaneProgress | null {
   if (progress.stage !== 'failed') return null;
+  return startedAgain(progress, progress.stoppedIn === 'export' ? 'export' : 'bootstrap', now);
+}
+
+/**
+ * What a lane run again keeps and drops: its end (code, detail, failed call, guidance)
+ * cleared, and the turns it dispatched closed, so it starts new turns and never ingests
+ * one of them again, with the whole agent turn budget from there.
+ */
+function startedAgain(progress: LaneProgress, stage: LaneStage, now: string): LaneProgress {
   return {
     ...progress,
-    stage: progress.stoppedIn === 'export' ? 'export' : 'bootstrap',
+    stage,
     stoppedIn: null,
     code: null,
     detail: null,
     failedCall: null,
     guidance: null,
-    // The turn the lane failed on is closed: a retry starts new turns, never ingests it again.
     turnsDone: progress.turnsDispatched,
     turnBase: progress.turnsDispatched,
     updatedAt: now,
@@ -187,20 +195,7 @@ export function retryLane(progress: LaneProgress, now: string): LaneProgress | n
  */
 export function reopenLane(progress: LaneProgress, reopen: Omit<LaneReopen, 'merged' | 'conflicts'>, now: string): LaneProgress | null {
   if (progress.stage !== 'complete') return null;
-  return {
-    ...progress,
-    stage: 'bootstrap',
-    stoppedIn: null,
-    code: null,
-    detail: null,
-    failedCall: null,
-    guidance: null,
-    turnsDone: progress.turnsDispatched,
-    turnBase: progress.turnsDispatched,
-    pregateTree: null,
-    reopen: { ...reopen, merged: false, conflicts: [] },
-    updatedAt: now,
-  };
+  return { ...startedAgain(progress, 'bootstrap', now), pregateTree: null, reopen: { ...reopen, merged: false, conflicts: [] } };
 }
 
 /** The process that runs a crew: one at a time per crew and state root. */

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { AnswerResult } from '../../formats/console/actions.ts';
 import { isLanewardError, LanewardError, toError } from '../../formats/codes/error.ts';
 import { replyFormProblem } from '../../formats/gate/reply.ts';
 import { configuredStateRoot, defaultStateRoot, locateRun, planAnswer, readPlanEnv } from '../plan/index.ts';
@@ -17,18 +18,8 @@ export interface CrewAnswerOptions {
   readonly by: string;
 }
 
-/** What answering one lane did. */
-export interface LaneAnswer {
-  readonly lane: string;
-  readonly status: 'answered' | 'not_waiting' | 'failed';
-  /** Why it was not answered: GATE_REV_STALE (its gate is decided), PHASE_NOT_AWAITING (no gate yet), or the answer's refusal. */
-  readonly code: string | null;
-  readonly detail: string | null;
-  readonly gateRev: number | null;
-  /** The lane's run state after the answer (complete, gate_pending for a gate not fully answered...), null without a run. */
-  readonly state: string | null;
-  readonly by: string;
-}
+/** What answering one lane did (the console's answer route reports the same). */
+export type LaneAnswer = AnswerResult;
 
 // A name is visible text, one word: no space, control, format (bidi) or separator character.
 const NAME = /^[^\s\p{C}\p{Z}]{1,64}$/u;
