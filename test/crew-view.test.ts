@@ -83,6 +83,24 @@ describe('renderCrewView', () => {
     expect(html).toContain(`data-state="${escaped}" data-filter-state="${escaped}">${escaped} <b>1</b></a>`);
   });
 
+  test('should say on a lane\'s row how the last merge train took it: landed at its commit, or its status and code, escaped', () => {
+    const at = '2026-12-02T12:00:00.000Z';
+    const html = renderCrewView(
+      crewSnapshot([
+        { id: 'a', state: 'complete', attempts: 1, code: null, detail: null, land: { status: 'landed', code: null, to: '0123456789abcdef0123', at } },
+        { id: 'b', state: 'complete', attempts: 1, code: null, detail: null, land: { status: 'conflict', code: 'LAND_CONFLICT', to: null, at } },
+        { id: 'c', state: 'complete', attempts: 1, code: null, detail: null, land: { status: HOSTILE, code: HOSTILE, to: null, at } },
+        { id: 'd', state: 'complete', attempts: 1, code: null, detail: null },
+      ]),
+      UI,
+    );
+    const note = (lane: string) => new RegExp(`<tr data-lane="${lane}"[^>]*>.*?<td class="detail">(.*?)</td>`).exec(html)?.[1];
+    expect(note('a')).toBe(' <span class="land" data-land="landed">landed at 0123456789ab</span>');
+    expect(note('b')).toBe(' <span class="land" data-land="conflict">land: conflict LAND_CONFLICT</span>');
+    expect(note('c')).not.toContain('<img');
+    expect(note('d')).toBe('');
+  });
+
   test('should show the summary line only once done', () => {
     const summary = 'CREW_SUMMARY: lanes=1 complete=1 failed=0 interrupted=0 attempts=1 duration_s=1.0';
     expect(renderCrewView(crewSnapshot(lanesIn('complete', 1), { summary }), UI)).not.toContain('id="summary"');

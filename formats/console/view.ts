@@ -288,6 +288,13 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
     const files = Array.isArray(order.files) ? order.files.map(String) : [];
     return ` <span class="order" data-after="${esc(order.after.join(','))}">${lane.state === 'queued' ? 'waits for' : 'ran after'} ${esc(order.after.join(', '))} (${esc(files.join(', '))})</span>`;
   };
+  // The last merge train's word on a lane (crew land): landed at its commit, or why not.
+  const landNote = (lane: LaneView) => {
+    const land = lane.land;
+    if (land === undefined || land === null || typeof land.status !== 'string') return '';
+    const what = land.status === 'landed' ? `landed${typeof land.to === 'string' ? ` at ${land.to.slice(0, 12)}` : ''}` : `land: ${land.status}${typeof land.code === 'string' ? ` ${land.code}` : ''}`;
+    return ` <span class="land" data-land="${esc(land.status)}">${esc(what)}</span>`;
+  };
   const pageRows = 100;
   const pages = Math.max(1, Math.ceil(ordered.length / pageRows));
   const page = Math.min(Math.max(0, Math.floor(Number(ui.page) || 0)), pages - 1);
@@ -299,7 +306,7 @@ export function renderCrewView(snapshot: CrewSnapshot, ui: ViewUi): string {
         `<tr data-lane="${esc(lane.id)}" class="s-${esc(lane.state)}"><td class="id"><a href="${esc(laneHref(lane.id))}">${esc(lane.id)}</a>${typeof lane.title === 'string' ? ` <span class="title">${esc(lane.title)}</span>` : ''}</td>` +
         // A lane parked at its gate is stored interrupted (the next crew run continues it); the operator reads that it waits.
         `<td class="state">${laneAttention(lane, s) === 'waiting' ? 'waiting' : esc(lane.state)}</td><td class="n">${quiet}</td><td class="n">${num(lane.attempts, 0)}</td><td class="n">${usd(lane.costUsd ?? 0)}</td>` +
-        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}${orderNote(lane)}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`
+        `<td>${lane.code === null || lane.code === undefined ? '' : esc(lane.code)}${calls(lane)}</td><td class="detail">${esc(lane.detail ?? '')}${orderNote(lane)}${landNote(lane)}</td>${acting ? `<td class="acts">${buttons(lane)}</td>` : ''}</tr>`
       );
     })
     .join('');
