@@ -441,7 +441,7 @@ export const RESULT_CODES = {
   },
   CREW_INVALID: {
     summary: 'the crew file is not one laneward can run',
-    fix: 'correct the field the message names (see laneward crew --help for the file format)',
+    fix: 'name a crew file that exists and is readable, or correct the field the message names (see laneward crew --help for the file format)',
   },
   CREW_BUSY: {
     summary: 'another process is running this crew on this state root, or another crew in its out directory',
