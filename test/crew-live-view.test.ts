@@ -57,6 +57,21 @@ describe('the crew view of a running crew', () => {
     expect(s.spend).toEqual({ usd: 1.875, capUsd: 5, unpriced: 3, reserveUsd: 0.5 });
   });
 
+  it("should read a lane's journals (its call codes, its spend) only when its view is read, once per change, never per save", () => {
+    const reads = { calls: 0, review: 0 };
+    const view = new CrewView('c', () => stats, ['a'], () => [], {
+      callCodes: () => (reads.calls++, [{ call: 'a1', kind: 'reviewer', code: 'LEASE_EXPIRED' }]),
+      review: () => (reads.review++, null),
+    });
+    for (let i = 0; i < 50; i++) view.update({ ...newLane('c', 'a', '/r/a', `2026-12-01T12:00:${String(i).padStart(2, '0')}.000Z`), stage: 'review', attempts: i });
+    expect(reads).toEqual({ calls: 0, review: 0 });
+    const lane = view.snapshot().lanes[0]!;
+    expect([lane.attempts, lane.calls]).toEqual([49, [{ call: 'a1', kind: 'reviewer', code: 'LEASE_EXPIRED' }]]);
+    expect(reads).toEqual({ calls: 1, review: 1 });
+    view.snapshot();
+    expect(reads).toEqual({ calls: 1, review: 1 });
+  });
+
   it('should take an admitted mark of a lane child as its sign of life, and keep a finished crew as it was at its end', () => {
     const view = new CrewView('c', () => stats, ['a'], () => [], { startedAt: '2026-12-01T12:00:00.000Z', stuckAfterS: 60 });
     const old = '2026-12-01T12:00:01.000Z';

@@ -59,6 +59,8 @@ export class CrewView implements SnapshotSource {
   private readonly checks = new Map<string, NonNullable<LaneView['check']>>();
   private readonly orders = new Map<string, NonNullable<LaneView['order']>>();
   private readonly listeners = new Set<() => void>();
+  /** Lanes whose view is behind their saved progress (see {@link refresh}). */
+  private readonly stale = new Set<string>();
   private readonly startedAt: string;
   /** Epoch ms the crew ended, once it has: a finished view stays as it was at its end. */
   private endedMs: number | null = null;
@@ -115,7 +117,26 @@ export class CrewView implements SnapshotSource {
     this.changed();
   }
 
+  /**
+   * A lane's view is made again only when one is read (a snapshot): a lane saves its
+   * progress several times a call, and its view reads its journals (its call codes, its
+   * spend), which a crew nobody watches, or a page that redraws four times a second, must
+   * not pay on every save.
+   */
   private refresh(progress: LaneProgress): void {
+    this.stale.add(progress.lane);
+  }
+
+  /** The views of the lanes that changed since the last read, made now. */
+  private settle(): void {
+    for (const id of this.stale) {
+      const progress = this.progress.get(id);
+      if (progress !== undefined) this.remake(progress);
+    }
+    this.stale.clear();
+  }
+
+  private remake(progress: LaneProgress): void {
     const mark = this.markAt.get(progress.lane);
     const check = this.checks.get(progress.lane);
     const order = this.orders.get(progress.lane);
@@ -161,6 +182,7 @@ export class CrewView implements SnapshotSource {
     while (this.marks.length > 2 && now - this.marks[0]!.at > RATE_WINDOW_MS) this.marks.shift();
     const first = this.marks[0]!;
     const span = (now - first.at) / 1000;
+    this.settle();
     const lanes = [...this.lanes.values()];
     // Ended with a lane neither complete nor failed (interrupted, or never started): interrupted.
     const unfinished = lanes.some((lane) => lane.state !== 'complete' && lane.state !== 'failed');
