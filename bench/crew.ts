@@ -32,6 +32,8 @@ function instantSpec(dir: string): SupervisionSpec {
 
 /** Serial crews measured, each against its own bare-spawn baseline. */
 const SERIAL_RUNS = 3;
+/** Lanes of the larger serial crew, against one: enough calls that one crew's fixed cost drops out. */
+const SERIAL_LANES = 6;
 
 async function meanMs(times: number, once: () => Promise<unknown>): Promise<number> {
   await once();
@@ -49,14 +51,18 @@ async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOn
     writeFileSync(file, JSON.stringify(crew));
   }
   const controller = new AbortController();
+  const report = join(dir, 'report.json');
   const started = performance.now();
   const result = await crewRun(
-    { file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report: undefined, cancel: controller.signal },
+    { file, cwd: dir, env: process.env, state: join(dir, 'state'), threads: 2, deadlineMs: undefined, serve: undefined, report, cancel: controller.signal },
     quiet,
   );
   const seconds = (performance.now() - started) / 1000;
   const attempts = Number(/attempts=(\d+)/.exec(result.summary)![1]);
-  return { seconds, attempts, complete: result.tally.complete, lanes: result.tally.lanes };
+  // Every supervised call (reviewers, observers, agent turns): `attempts` counts review attempts only.
+  const { readFileSync } = await import('node:fs');
+  const calls = (JSON.parse(readFileSync(report, 'utf8')) as { stats: { calls: number } }).stats.calls;
+  return { seconds, attempts, calls, complete: result.tally.complete, lanes: result.tally.lanes };
 }
 
 /**
@@ -74,22 +80,26 @@ export async function benchCrew(options: { lanes: number; samples: number }): Pr
     line('bare supervised spawn', `${bare.toFixed(2)} ms per child (fixtures/instant/reviewer.sh, in-process supervise)`);
     line('through the pool', `${pooled.toFixed(2)} ms per child: +${(pooled - bare).toFixed(2)} ms dispatch overhead (${ratio(pooled, bare)})`);
 
-    // One lane at a time, one child at a time: every attempt's time is the child plus what
-    // the coordinator does around it (journal, prompts, submit, QA, export). A shared
-    // machine swings both figures: each of SERIAL_RUNS crews is paired with a bare-spawn
-    // baseline measured right before it, and the pair with the median overhead is shown.
-    const pairs: { bare: number; attempts: number; seconds: number; perAttempt: number; overhead: number }[] = [];
+    // One lane at a time, one child at a time: every call's time is the child plus what the
+    // coordinator does around it (journal, prompts, submit, QA, export). What a crew costs
+    // once (its pool, store, QA service) is taken out by measuring a crew of one lane and a
+    // crew of SERIAL_LANES beside it: the difference over the difference in supervised calls
+    // is one more call's cost, against a bare spawn of the same child measured right before.
+    // A shared machine swings the figures: the median of SERIAL_RUNS such triples is shown.
+    const pairs: { bare: number; calls: number; seconds: number; perCall: number; overhead: number }[] = [];
     for (let i = 0; i < SERIAL_RUNS; i++) {
       const baseline = await meanMs(options.samples, () => supervise(spec()));
-      const serial = await crewOf(join(dir, `serial-${i}`), 3, 1, 1);
-      const perAttempt = (serial.seconds * 1000) / serial.attempts;
-      pairs.push({ bare: baseline, attempts: serial.attempts, seconds: serial.seconds, perAttempt, overhead: perAttempt - baseline });
+      const one = await crewOf(join(dir, `serial-one-${i}`), 1, 1, 1);
+      const many = await crewOf(join(dir, `serial-many-${i}`), SERIAL_LANES, 1, 1);
+      const calls = many.calls - one.calls;
+      const perCall = ((many.seconds - one.seconds) * 1000) / calls;
+      pairs.push({ bare: baseline, calls, seconds: many.seconds - one.seconds, perCall, overhead: perCall - baseline });
     }
     pairs.sort((x, y) => x.overhead - y.overhead);
     const median = pairs[Math.floor(pairs.length / 2)]!;
     line(
       'crew, serial',
-      `${median.attempts} attempts in ${median.seconds.toFixed(2)} s = ${median.perAttempt.toFixed(2)} ms per attempt against a bare spawn of ${median.bare.toFixed(2)} ms (${ratio(median.perAttempt, median.bare)}): coordinator overhead ${median.overhead.toFixed(2)} ms per attempt, ${(median.overhead / median.bare).toFixed(2)}x the bare spawn (target < 2 ms); median of ${SERIAL_RUNS}, all: ${pairs.map((p) => `${p.overhead.toFixed(1)} ms/${(p.overhead / p.bare).toFixed(2)}x`).join(', ')}`,
+      `${median.calls} more supervised calls (${SERIAL_LANES} lanes against 1) in ${median.seconds.toFixed(2)} s more = ${median.perCall.toFixed(2)} ms per call against a bare spawn of ${median.bare.toFixed(2)} ms (${ratio(median.perCall, median.bare)}): coordinator overhead ${median.overhead.toFixed(2)} ms per call (target < 2 ms); median of ${SERIAL_RUNS}, all: ${pairs.map((p) => `${p.overhead.toFixed(1)} ms`).join(', ')}`,
     );
 
     const wide = await crewOf(join(dir, 'wide'), options.lanes, 8);
