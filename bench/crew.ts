@@ -59,7 +59,7 @@ async function crewOf(dir: string, lanes: number, concurrency: number, lanesAtOn
   );
   const seconds = (performance.now() - started) / 1000;
   const attempts = Number(/attempts=(\d+)/.exec(result.summary)![1]);
-  // Every supervised call (reviewers, observers, agent turns): `attempts` counts review attempts only.
+  // The supervised calls this run started (a lane's `attempts` add up its calls across runs).
   const { readFileSync } = await import('node:fs');
   const calls = (JSON.parse(readFileSync(report, 'utf8')) as { stats: { calls: number } }).stats.calls;
   return { seconds, attempts, calls, complete: result.tally.complete, lanes: result.tally.lanes };

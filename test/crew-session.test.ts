@@ -131,6 +131,8 @@ describe.each([['local'], ['queued']] as const)('crew session: %s', (way) => {
     const written = JSON.parse(readFileSync(report, 'utf8'));
     expect(written.summary).toMatchObject({ lanes: 10, complete: 5, failed: 5, interrupted: 0 });
     expect(written.lanes).toHaveLength(10);
+    // The supervised calls this run started: every lane's, a first run's being all its attempts; a queued coordinator starts none.
+    expect(written.stats.calls).toBe(way === 'local' ? written.summary.attempts : 0);
     const status = laneward(['crew', 'status', crew.file, '--state', w.state(crew)], { cwd: crew.dir });
     expect(status.code).toBe(1);
     expect(status.stdout).toMatch(/^CREW_STATUS: crew=s\d+ run=done lanes=10 .* complete=5 failed=5 /);

@@ -52,7 +52,7 @@ export function writeCrewReport(path: string, f: CrewReportFacts): void {
     duration_s: Number(f.durationS.toFixed(3)),
     stopped_by: f.stoppedBy,
     summary: { ...f.counts, attempts: f.attempts },
-    // calls: every supervised call the crew started (reviewers, observers, agent turns), where `attempts` counts review attempts.
+    // calls: the supervised calls this run started (reviewers, observers, agent turns); the summary's attempts add up each lane's across runs.
     stats: { calls: f.stats.started, marks: f.stats.marks, renewal_p99_ms: percentile(f.stats.renewalLatencyMs, 0.99) },
     lanes: f.lanes.map((progress) => ({ ...laneObject(progress, f.laneFacts(progress)), ...laneCheckField(f.laneChecks, progress.lane), ...laneOrderField(f.laneOrders, progress.lane) })),
     providers: f.providers,
