@@ -98,12 +98,19 @@ describe('plan output escaping', () => {
     expect(readFileSync(join(d.out, 'review-record.md'), 'utf8')).toContain(oneLine(title));
   });
 
+  // One run at its gate for every refusal: a refused answer changes nothing, so each case
+  // meets the run as the first did (checked after each), and the suite drives one run, not twelve.
+  let atGate: PlanDriver | undefined;
   test.each(HOSTILE)('should refuse --by agent:<id> holding %s (USAGE), so review-record.md never carries it', (_, value) => {
-    const d = driver();
-    d.driveToGate();
+    if (atGate === undefined) {
+      atGate = driver();
+      atGate.driveToGate();
+    }
+    const d = atGate;
     const answer = d.plan('answer', '--gate-rev', '1', '--reply', 'p1a', '--by', `agent:x${value}`);
     expect(answer.code).toBe(2);
     expect(codesOf(answer.stderr)).toEqual(['USAGE']);
     expect(answer.stderr).not.toMatch(RAW);
+    expect(d.plan('status').stdout).toMatch(/^RUN: \S+ status=gate_pending /m);
   });
 });
