@@ -109,21 +109,27 @@ export interface ReceiptCurrency {
  * that parses against the ship-receipt schema with a repo and branch.
  */
 export async function receiptCurrency(runDir: string): Promise<ReceiptCurrency> {
-  const read = tryReadBounded(join(runDir, SHIP_RUN_FILE), 1024 * 1024);
   const none: ReceiptCurrency = { status: 'missing', head: null, tip: null, branch: null };
-  if (!read.ok) return none;
+  const record = readShipRun(runDir);
+  if (record === null) return none;
+  const { head, repo, branch } = record as { head: string; repo?: unknown; branch?: unknown };
+  if (typeof repo !== 'string' || typeof branch !== 'string') return none;
+  const tip = await branchTip(repo, branch).catch(() => null);
+  return { status: tip === head ? 'current' : 'stale', head, tip, branch };
+}
+
+/** A lane's ship-run.json as it stands, checked by the `ship-receipt` schema; null when there is none that reads and parses. */
+export function readShipRun(runDir: string): Record<string, unknown> | null {
+  const read = tryReadBounded(join(runDir, SHIP_RUN_FILE), 1024 * 1024);
+  if (!read.ok) return null;
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
   } catch {
-    return none;
+    return null;
   }
   const parsed = v.safeParse(shipReceiptSchema, value);
-  if (!parsed.success) return none;
-  const { head, repo, branch } = parsed.output as { head: string; repo?: unknown; branch?: unknown };
-  if (typeof repo !== 'string' || typeof branch !== 'string') return none;
-  const tip = await branchTip(repo, branch).catch(() => null);
-  return { status: tip === head ? 'current' : 'stale', head, tip, branch };
+  return parsed.success ? (parsed.output as Record<string, unknown>) : null;
 }
 
 /** QUEUE_RECEIPT_STALE for a receipt whose head is not its branch's tip. */

@@ -4,8 +4,7 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import { carryLine } from '../../formats/crew/land-train.ts';
 import { shipReceiptSchema } from '../../formats/schemas/ship-receipt.ts';
 import { writeFileAtomic } from '../fs/atomic-write.ts';
-import { tryReadBounded } from '../fs/read-bounded.ts';
-import { SHIP_RECEIPT_FILE, SHIP_RUN_FILE } from '../crew/ship-receipt.ts';
+import { readShipRun, SHIP_RECEIPT_FILE, SHIP_RUN_FILE } from '../crew/ship-receipt.ts';
 
 /** A lane's ship-run.json as it stands, schema-checked; null when there is none that parses. */
 export interface ReadReceipt {
@@ -19,17 +18,8 @@ export interface ReadReceipt {
 }
 
 export function readReceipt(runDir: string): ReadReceipt | null {
-  const read = tryReadBounded(join(runDir, SHIP_RUN_FILE), 1024 * 1024);
-  if (!read.ok) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(read.bytes).toString('utf8'));
-  } catch {
-    return null;
-  }
-  const parsed = v.safeParse(shipReceiptSchema, value);
-  if (!parsed.success) return null;
-  const record = parsed.output as Record<string, unknown>;
+  const record = readShipRun(runDir);
+  if (record === null) return null;
   const text = (key: string) => (typeof record[key] === 'string' ? (record[key] as string) : null);
   const carry = record.carry as { from?: unknown } | undefined;
   return { record, head: record.head as string, branch: text('branch'), carriedFrom: text('carried_from'), previous: typeof carry?.from === 'string' ? carry.from : null };
