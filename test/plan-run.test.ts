@@ -329,6 +329,9 @@ describe('laneward plan run', () => {
     const args = runArgs(c, reviewer(c, '--steps', '15', '--delay-ms', '200'), reviewer(c, '--steps', '200', '--delay-ms', '100'), 'fd');
     const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
+    // Killed once both spawns are journaled: a kill between a spawn and its journal (a window
+    // a loaded CI hit) is the case of the test that finds such a child by its environment.
+    await until(() => Object.values(record(c).attempts).filter((a) => a.child !== undefined && a.child !== null).length === 2, 20_000, 'both spawns to be journaled');
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     const [native, outside] = ['ceo-native-prompt.md', 'ceo-outside-prompt.md'].map((name) => reviewerLog(c).find((e) => e.kind === 'start' && e.prompt.endsWith(name))!);
