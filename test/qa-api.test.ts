@@ -73,6 +73,22 @@ describe('main/qa API', () => {
     expect(store.lanes.get('api-1')!.turns.map((t) => t.text)).toEqual([null, null, null]);
   });
 
+  test('should take a complete lane as its pass when the caller resumes it, and refuse it QA_LANE_CLOSED otherwise, sending nothing either way', async () => {
+    const { supervise, specs } = recording();
+    expect((await qaStart(store, 'api-resume', { observer }, supervise)).code).toBe(null);
+    expect((await qaFinish(store, 'api-resume', {}, supervise)).code).toBe(null);
+    const sent = specs.length;
+    const journaled = readLaneJournal(store, 'api-resume').length;
+    // A crew whose save of its next stage was lost finishes again: the pass stands.
+    const resumed = await qaFinish(store, 'api-resume', { resume: true }, supervise);
+    expect(resumed).toMatchObject({ code: null, events: [], status: { state: 'complete' } });
+    // From a shell, the same lane is closed.
+    const again = await qaFinish(store, 'api-resume', {}, supervise);
+    expect(again).toMatchObject({ code: 'QA_LANE_CLOSED', events: [] });
+    expect(specs).toHaveLength(sent);
+    expect(readLaneJournal(store, 'api-resume')).toHaveLength(journaled);
+  });
+
   test('should record an observer failure from its outcome, once, never retried', async () => {
     const { supervise: passing } = recording();
     expect((await qaStart(store, 'api-2', { observer }, passing)).code).toBe(null);

@@ -126,7 +126,8 @@ const api: QaServiceApi = {
       return qaStart(store, lane, { observer: { ...launcher, ...observer } }, supervise);
     }),
   turn: (lane, role, text, diff, key) => step((supervise) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, supervise)),
-  finish: (lane) => step((supervise) => qaFinish(store, lane, {}, supervise)),
+  // Resumed: a lane whose cross-check passed before its next stage was saved is left complete.
+  finish: (lane) => step((supervise) => qaFinish(store, lane, { resume: true }, supervise)),
   stop: (lane) => step((supervise) => qaStop(store, lane, {}, supervise)),
 };
 

@@ -14,6 +14,13 @@ import type { SuperviseFn } from './supervise-fn.ts';
 
 export interface QaFinishOptions {
   readonly cancel?: AbortSignal;
+  /**
+   * The caller resumes its own lane (a crew whose save of the next stage was lost: killed,
+   * or its job taken up again after Redis lost its last writes): a lane already complete is
+   * the pass that completed it, reported again with nothing sent. A shell's `qa finish` on a
+   * complete lane is still QA_LANE_CLOSED.
+   */
+  readonly resume?: boolean;
 }
 
 interface Begun {
@@ -50,6 +57,7 @@ export async function qaFinish(store: Store, lane: string, options: QaFinishOpti
       const why = record === undefined ? `no lane ${lane} in this state root` : `lane ${lane} was stopped`;
       return { change: record === undefined ? null : { record, events: [event] }, result: { report: report(lane, 'QA_NO_OBSERVER', [event], record, why) } };
     }
+    if (record.state === 'complete' && options.resume === true) return { change: null, result: { report: report(lane, null, [], record, '') } };
     if (record.state === 'complete') return { change: null, result: { report: report(lane, 'QA_LANE_CLOSED', [], record, `lane ${lane} is already complete`) } };
     if (!record.ready || record.bootstrapLen === null) {
       const event: QaEvent = { type: 'completion_refused', lane, code: 'QA_NOT_BOOTSTRAPPED' };
