@@ -306,8 +306,9 @@ describe('laneward crew run', () => {
       value.runners.native = value.runners.native.map((a: string) => (a === '2' ? '100000' : a === '5' ? '50' : a));
       value.limits.lanes = 2;
     });
-    // A bare number is minutes, as it always was: 0.01 is 600 ms.
-    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '0.01'], { cwd: c.dir });
+    // Lanes 1 and 2 never finish, so no other lane can start before the deadline, however
+    // long it is: 5 s is for a loaded machine to start the two (600 ms once started none).
+    const result = laneward(['crew', 'run', c.file, '--state', c.state, '--deadline', '5s'], { cwd: c.dir });
     expect(result.code).toBe(124);
     const ends = lines(result.stdout, 'CREW_LANE: ');
     // The two lanes that had started end in the order their children stopped.

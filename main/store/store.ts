@@ -79,6 +79,24 @@ const CBOR = { Encoder };
 const load = createRequire(import.meta.url);
 
 /**
+ * lmdb-js, loaded at the first open. It requires msgpackr whatever the encoder (ours is
+ * CBOR), and msgpackr loads its native string extractor at once unless told not to: an
+ * addon no laneward process ever calls, 5-7 ms of every command's start. Told so only for
+ * that load: a child laneward starts later inherits nothing of it.
+ */
+function loadLmdb(): typeof import('lmdb') {
+  const key = 'MSGPACKR_NATIVE_ACCELERATION_DISABLED';
+  const was = process.env[key];
+  process.env[key] = 'true';
+  try {
+    return load('lmdb') as typeof import('lmdb');
+  } finally {
+    if (was === undefined) delete process.env[key];
+    else process.env[key] = was;
+  }
+}
+
+/**
  * `batched`: one process driving many runs at once (the first open decides); a command
  * that changes one run and exits commits synchronously, with no write thread to outlive.
  */
@@ -104,7 +122,7 @@ export function openStore(root: string, options: { batched?: boolean; readOnly?:
 const DATABASES = new Set(['runs', 'journal', 'blobs', 'history', 'crew-lanes', 'crew-drivers', 'crew-runs', 'lanes', 'laneJournal', 'queue-mirror', 'crew-control']);
 
 function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: boolean }): Store {
-  const { open } = load('lmdb') as typeof import('lmdb');
+  const { open } = loadLmdb();
   const path = realpathSync(dir);
   // Before lmdb maps anything: a file it would fault on is refused here, on one line.
   checkEnvironment(path, { readOnly: options.readOnly === true });
