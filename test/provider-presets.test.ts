@@ -289,7 +289,7 @@ describe('launchOf', () => {
       model: 'o4',
     });
     const plain = launchOf({ preset: 'gemini-cli' }, { role: 'reviewer', prompt: '/p', result: '/r' });
-    expect(plain).toEqual({ argv: ['gemini', '--output-format', 'stream-json', '-m', 'gemini-2.5-pro', '--skip-trust'], env: {}, stdinFile: '/p', provider: 'gemini-cli', model: 'gemini-2.5-pro' });
+    expect(plain).toEqual({ argv: ['gemini', '--output-format', 'stream-json', '-m', 'gemini-2.5-pro', '--skip-trust'], env: { GEMINI_CLI_NO_RELAUNCH: '1' }, stdinFile: '/p', provider: 'gemini-cli', model: 'gemini-2.5-pro' });
     const observer = launchOf({ preset: 'claude-code' }, { role: 'observer', prompt: '/p', result: '/r', allow: ['read'] });
     expect(observer.argv.slice(0, 8)).toEqual(['claude', ...CLAUDE_HEAD.slice(0, 6), 'claude-sonnet-4-5']);
     expect(observer.argv).toContain('Read,Glob,Grep,LS,NotebookRead');

@@ -187,6 +187,8 @@ function gemini(o: ClientOptions): ClientSetup {
       GEMINI_CLI_HOME: o.dir,
       GEMINI_API_KEY: FAKE_KEY,
       GOOGLE_GEMINI_BASE_URL: o.baseUrl,
+      // One process, not a wrapper that starts it again with a larger heap (as the preset does).
+      GEMINI_CLI_NO_RELAUNCH: '1',
       // On an API error it writes a full report to the temp dir (/tmp/gemini-client-error-*.json):
       // kept in the private dir instead.
       TMPDIR: join(o.dir, 'tmp'),
