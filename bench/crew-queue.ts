@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisMissing, startRedis } from '../fixtures/redis-server.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
+import { childrenCpuMs } from './end-to-end.ts';
 import { line, ratio } from './measure.ts';
 
 // The CLI bundle beside the bench's own.
@@ -53,20 +54,26 @@ export async function benchCrewQueue(options: { lanes: number }): Promise<void> 
       return { complete: Number(summary?.[2] ?? 0), attempts: Number(summary?.[3] ?? 0), perMinute: (Number(summary?.[2] ?? 0) / seconds) * 60 };
     };
     const local = crewOf('local');
+    // CPU of every process of a run (the crew, its workers and their children), from this
+    // process's reaped children: each run's processes have all exited when it is read.
+    let cpuBefore = childrenCpuMs();
     let began = performance.now();
     const alone = rate((await run(['crew', 'run', local.file, '--state', join(local.dir, 'state')], local.dir)).stdout, (performance.now() - began) / 1000);
-    line(`local crew of ${options.lanes}`, `${alone.complete}/${options.lanes} complete, ${alone.perMinute.toFixed(0)} lanes/min (concurrency 4, one process)`);
+    const localCpu = (childrenCpuMs() - cpuBefore) / Math.max(1, alone.complete);
+    line(`local crew of ${options.lanes}`, `${alone.complete}/${options.lanes} complete, ${alone.perMinute.toFixed(0)} lanes/min (concurrency 4, one process); CPU ${localCpu.toFixed(0)} ms a lane, all processes`);
     for (const n of [1, 2, 3]) {
       const crew = crewOf(`queued${n}`);
       const workers: ChildProcess[] = Array.from({ length: n }, (_, i) =>
         spawn(process.execPath, [CLI, 'crew', 'worker', '--queue', redis.url, '--trust', join(crew.dir, 'keys', 'actions.pub'), '--state', join(crew.dir, `w${i}`), '--concurrency', '4', '--threads', '1'], { cwd: crew.dir, stdio: 'ignore' }),
       );
+      let figures: ReturnType<typeof rate> | undefined;
+      cpuBefore = childrenCpuMs();
       try {
         const before = await commands(redis.url);
         began = performance.now();
         const done = await run(['crew', 'run', crew.file, '--queue', redis.url, '--key', join(crew.dir, 'keys', 'actions.key'), '--state', join(crew.dir, 'coord')], crew.dir);
         const seconds = (performance.now() - began) / 1000;
-        const figures = rate(done.stdout, seconds);
+        figures = rate(done.stdout, seconds);
         const calls = (await commands(redis.url)) - before;
         line(
           `queued, ${n} worker${n === 1 ? '' : 's'}`,
@@ -76,6 +83,8 @@ export async function benchCrewQueue(options: { lanes: number }): Promise<void> 
         for (const worker of workers) worker.kill('SIGTERM');
         await Promise.all(workers.map((worker) => new Promise((resolve) => (worker.exitCode !== null ? resolve(null) : worker.once('exit', resolve)))));
       }
+      const queuedCpu = (childrenCpuMs() - cpuBefore) / Math.max(1, figures.complete);
+      line(`  CPU a lane, ${n} worker${n === 1 ? '' : 's'}`, `${queuedCpu.toFixed(0)} ms, all processes (coordinator and workers), against ${localCpu.toFixed(0)} ms local (${ratio(queuedCpu, localCpu)}; target <= 1.10x)`);
     }
   } finally {
     await redis.close();

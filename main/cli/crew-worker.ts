@@ -11,7 +11,8 @@ export const CREW_WORKER_HELP = `usage: laneward crew worker --queue redis://HOS
 
 Takes lanes that laneward crew run CREW.json --queue ... --key KEY enqueued, up to
 --concurrency at once (default 2), and runs each exactly as a local crew runs a lane, on
-this machine's own state root, dispatcher and QA service; each lane's saved changes go
+this machine's own state root, supervision threads (--threads, default its cores) and
+QA thread, which the worker keeps for every lane it runs; each lane's saved changes go
 back as the job's progress, its exported run directory as the job's result (at most
 --max-artifact-mb, default 16: more is RUN_DIR_TOO_LARGE). A job is run only if its
 signature verifies with --trust (the public half of the coordinator's --key; the lane's

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import { createPoolDispatcher, type Dispatcher } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
@@ -102,16 +102,19 @@ function localLanes(loaded: LoadedCrew, root: string, options: CrewRunOptions, i
       // The QA thread boots while the pool starts and the orphans are swept (it starts no
       // child before a lane calls it, and no lane runs before the sweep is done): its start
       // is most of a crew's fixed cost. Closed in close() whichever start failed.
-      qaStarting = startQaService(root, supervise, qaConfig, {
+      const observer = {
         actionsFile: loaded.actionsFile,
         trust: loaded.trustFile,
         action: crew.actions.observer,
         timeoutMs: crew.limits.timeout_ms,
         ...(crew.prices === undefined ? {} : { prices: crew.prices }),
-      });
+      };
+      // A thread of another state root holds other lanes' QA: never this crew's.
+      const shared = options.qa !== undefined && resolve(options.qa.root) === resolve(root) ? options.qa : undefined;
+      qaStarting = shared !== undefined ? shared.tenant(supervise, qaConfig, observer) : startQaService(root, supervise, qaConfig, observer);
       // Settled here too: a pool that failed to start must not leave this an unhandled rejection.
       qaStarting.catch(() => undefined);
-      const pool = (dispatcher = await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
+      const pool = (dispatcher = options.pool !== undefined ? options.pool.dispatcher(crew.limits.concurrency) : await createPoolDispatcher({ threads: options.threads, limit: crew.limits.concurrency }));
       // A crew that died left children running: each is adopted or torn down before any
       // lane starts a child of its own.
       orphans = await sweepOrphans({ crew: crew.crew, lanes: loaded.lanes, store, planEnv, actions, supervise, limit: crew.limits.concurrency, cancel: stop });

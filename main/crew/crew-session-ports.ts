@@ -2,7 +2,7 @@ import type { LandEvent } from '../../formats/crew/land-lines.ts';
 import type { LaneProgress } from '../../formats/crew/record.ts';
 import type { ProviderPause } from '../../formats/console/snapshot.ts';
 import type { CrewView, CrewViewOptions } from '../console/view-state.ts';
-import type { DispatchStats } from '../dispatch/dispatcher.ts';
+import type { DispatchStats, SupervisePool } from '../dispatch/dispatcher.ts';
 import type { Store } from '../store/store.ts';
 import type { CrewTally } from './coordinator.ts';
 import type { CrewOutput } from './crew-output.ts';
@@ -10,6 +10,7 @@ import type { CrewStop } from './crew-stop.ts';
 import type { LaneFacts } from './lane-line.ts';
 import type { LoadedCrew } from './load-crew.ts';
 import type { LaneControlPort } from './crew-control-apply.ts';
+import type { QaThread } from './qa-client.ts';
 
 // The crew session's ports: what a crew run is asked (its options), what it hands a lane
 // runner (the session), what a runner supplies (how lanes run), and what it returns.
@@ -44,6 +45,14 @@ export interface CrewRunOptions {
    * so the command that continues a rehearsal rehearses too.
    */
   readonly rehearse?: { readonly apply: (loaded: LoadedCrew, root: string) => LoadedCrew; readonly args: readonly string[] };
+  /**
+   * Threads that outlive this run, to run its children on (a queue worker's, shared by its
+   * lane jobs): the crew makes its dispatcher over them, and its close leaves them running.
+   * Without it, the crew starts a pool of `threads` and closes it at the end.
+   */
+  readonly pool?: SupervisePool;
+  /** A QA thread that outlives this run, of this run's state root: the crew is a tenant of it. */
+  readonly qa?: QaThread;
 }
 
 

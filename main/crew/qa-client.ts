@@ -13,12 +13,24 @@ export interface QaService extends QaPort {
 }
 
 /**
- * Starts the crew's QA service: one long-lived thread holding every lane's QA state
- * machine, called like an object through comlink, so the coordinator's event loop only
- * forwards calls. Its observer children are started back here, through `run`: they count
- * against the crew's one limit and are torn down by the dispatcher, never by this thread.
+ * The QA thread of one state root, which crews use as tenants: a queue worker keeps one
+ * for its life and each lane job's crew opens a tenant on it, so no job starts a thread
+ * (its start is most of a crew's fixed cost). `root` is the state root its store is.
  */
-export async function startQaService(root: string, supervise: Dispatcher['supervise'], config: QaConfig, observer: ObserverSettings): Promise<QaService> {
+export interface QaThread {
+  readonly root: string;
+  tenant(supervise: Dispatcher['supervise'], config: QaConfig, observer: ObserverSettings): Promise<QaService>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the QA thread of `root`: one long-lived thread holding every lane's QA state
+ * machine, called like an object through comlink, so the coordinator's event loop only
+ * forwards calls. Its observer children are started back here, through each tenant's
+ * supervise function: they count against that crew's one limit and are torn down by its
+ * dispatcher, never by the thread.
+ */
+export async function startQaThread(root: string): Promise<QaThread> {
   const worker = new Worker(new URL(workerFile('qa-service')), { workerData: { buildId: BUILD_ID } });
   const remote = Comlink.wrap<QaServiceApi>(nodeEndpoint(worker));
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -28,17 +40,49 @@ export async function startQaService(root: string, supervise: Dispatcher['superv
     if (failure !== undefined) throw failure;
     return call();
   };
-  const qaRun: QaRun = (spec, onSpawn) => supervise(spec, onSpawn === undefined ? {} : { onSpawn: (child) => onSpawn(child) });
-  await remote.init(root, Comlink.proxy(qaRun), config, observer);
-  return {
-    start: (lane, runner) => guard(() => remote.start(lane, Array.isArray(runner) ? [...runner] : runner)),
-    turn: (lane, role, text, diff, key) => guard(() => remote.turn(lane, role, text, diff, key)),
-    finish: (lane) => guard(() => remote.finish(lane)),
-    stop: (lane) => guard(() => remote.stop(lane)),
-    close: async () => {
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
       remote[Comlink.releaseProxy]();
       await worker.terminate();
       await exited;
+    })());
+  try {
+    await remote.init(root);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  let tenants = 0;
+  return {
+    root,
+    async tenant(supervise, config, observer) {
+      const id = ++tenants;
+      const qaRun: QaRun = (spec, onSpawn) => supervise(spec, onSpawn === undefined ? {} : { onSpawn: (child) => onSpawn(child) });
+      await guard(() => remote.open(id, Comlink.proxy(qaRun), config, observer));
+      return {
+        start: (lane, runner) => guard(() => remote.start(id, lane, Array.isArray(runner) ? [...runner] : runner)),
+        turn: (lane, role, text, diff, key) => guard(() => remote.turn(id, lane, role, text, diff, key)),
+        finish: (lane) => guard(() => remote.finish(id, lane)),
+        stop: (lane) => guard(() => remote.stop(id, lane)),
+        // The tenant only: the thread serves the crews still open on it.
+        close: async () => {
+          if (failure === undefined && closing === undefined) await remote.release(id).catch(() => undefined);
+        },
+      };
     },
+    close,
   };
+}
+
+/** A QA thread of `root` with one tenant, the crew's own: its close ends the thread. */
+export async function startQaService(root: string, supervise: Dispatcher['supervise'], config: QaConfig, observer: ObserverSettings): Promise<QaService> {
+  const thread = await startQaThread(root);
+  try {
+    const tenant = await thread.tenant(supervise, config, observer);
+    return { ...tenant, close: () => thread.close() };
+  } catch (error) {
+    await thread.close();
+    throw error;
+  }
 }

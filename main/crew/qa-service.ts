@@ -32,49 +32,69 @@ export interface ObserverSettings {
  */
 export type QaRun = (spec: SupervisionSpec, onSpawn?: (child: SpawnedChild) => Promise<void>) => Promise<Outcome>;
 
-/** The QA service's surface, as the coordinator calls it through comlink. */
+/**
+ * The QA service's surface, as the coordinator calls it through comlink. One thread holds
+ * the QA state of every lane of one state root; each crew using it is a tenant, with its
+ * own supervise function, knobs and observer settings (a queue worker's lane jobs are
+ * crews of their own, over the worker's one thread).
+ */
 export interface QaServiceApi {
-  init(root: string, run: QaRun, config: QaConfig, observer: ObserverSettings): Promise<void>;
-  start(lane: string, runner: RunnerConfig): Promise<QaStep>;
-  turn(lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
-  finish(lane: string): Promise<QaStep>;
-  stop(lane: string): Promise<QaStep>;
+  init(root: string): Promise<void>;
+  open(tenant: number, run: QaRun, config: QaConfig, observer: ObserverSettings): Promise<void>;
+  release(tenant: number): Promise<void>;
+  start(tenant: number, lane: string, runner: RunnerConfig): Promise<QaStep>;
+  turn(tenant: number, lane: string, role: 'user' | 'assistant', text: string, diff: boolean, key?: string): Promise<QaStep>;
+  finish(tenant: number, lane: string): Promise<QaStep>;
+  stop(tenant: number, lane: string): Promise<QaStep>;
 }
 
 const expected = (workerData as { buildId?: unknown } | undefined)?.buildId;
 if (expected !== BUILD_ID) throw new Error(`qa-service is build ${BUILD_ID}, coordinator expects ${String(expected)}`);
 
 let store: Store;
-// The coordinator's supervise function, proxied: every observer call goes through its dispatcher.
-let coordinatorSupervise: QaRun;
-let knobs: QaConfig;
-let observer: ObserverSettings;
+
+/** One crew over this thread: how its observer children start, its knobs, its observer. */
+interface Tenant {
+  // The coordinator's supervise function, proxied: every observer call goes through its dispatcher.
+  readonly run: QaRun;
+  readonly knobs: QaConfig;
+  readonly observer: ObserverSettings;
+}
+const tenants = new Map<number, Tenant>();
+
+function tenantOf(id: number): Tenant {
+  const tenant = tenants.get(id);
+  if (tenant === undefined) throw new Error(`no QA tenant ${id} on this thread`);
+  return tenant;
+}
 
 /** Runs one QA function, counting the observer children it starts through the crew's dispatcher. */
-async function step(body: (supervise: SuperviseFn) => Promise<QaReport>): Promise<QaStep> {
+async function step(id: number, body: (supervise: SuperviseFn, tenant: Tenant) => Promise<QaReport>): Promise<QaStep> {
   let attempts = 0;
   let usd = 0;
   let unpriced = 0;
   // The last call's end: a step that failed on it keeps its exit status and stderr's end.
   let last: Outcome | undefined;
+  let tenant: Tenant;
   const supervise: SuperviseFn = async (spec, options) => {
     // Only plain data crosses back to the coordinator (a cancel does not: the crew's own
     // stop cancels its children), and the spawn's report, proxied.
     const onSpawn = options?.onSpawn;
-    const outcome = await coordinatorSupervise(spec, onSpawn === undefined ? undefined : Comlink.proxy(async (child: SpawnedChild) => onSpawn(child)));
+    const outcome = await tenant.run(spec, onSpawn === undefined ? undefined : Comlink.proxy(async (child: SpawnedChild) => onSpawn(child)));
     last = outcome;
     // A lane counts the children that started, not those cancelled while they waited, and
     // is charged what they cost: an observer call is paid like any other.
     if (outcome.providerStarted) {
       attempts += 1;
-      const cost = costOf(outcome.provider, spec.model ?? null, observer.prices);
+      const cost = costOf(outcome.provider, spec.model ?? null, tenant.observer.prices);
       if (cost === null) unpriced += 1;
       else usd += cost;
     }
     return outcome;
   };
   try {
-    const report = await body(supervise);
+    tenant = tenantOf(id);
+    const report = await body(supervise, tenant);
     const stepped = toStep(report, attempts);
     const call = stepped.ok ? null : failedCall(report, last);
     // The detail ends with the call's last stderr line, as an agent turn's does: the lane's line shows it last.
@@ -110,25 +130,31 @@ function guidanceOf(event: QaEvent): string | null {
 }
 
 const api: QaServiceApi = {
-  async init(root, supervise, config, settings) {
+  async init(root) {
     // Batched: the lanes' QA commands of one event-loop turn share a commit.
     store = openStore(root, { batched: true });
-    coordinatorSupervise = supervise;
-    knobs = config;
-    observer = settings;
   },
-  start: (lane, runner) =>
-    step(async (supervise) => {
+  async open(id, run, config, settings) {
+    tenants.set(id, { run, knobs: config, observer: settings });
+  },
+  async release(id) {
+    const tenant = tenants.get(id);
+    tenants.delete(id);
+    // The proxy's port, closed: a released tenant's supervise function is never called again.
+    (tenant?.run as Partial<Comlink.Remote<QaRun>> | undefined)?.[Comlink.releaseProxy]?.();
+  },
+  start: (id, lane, runner) =>
+    step(id, async (supervise, tenant) => {
       // A lane whose bootstrap already passed (a crew killed before it saved the stage) is left alone.
       const status = qaStatus(store, lane).status;
       if (status !== null && status.state === 'active' && status.ready) return { lane, code: null, message: '', events: [], status };
       const launcher = isPresetRunner(runner) ? { argv: [], preset: runner } : { argv: [...runner] };
-      return qaStart(store, lane, { observer: { ...launcher, ...observer } }, supervise);
+      return qaStart(store, lane, { observer: { ...launcher, ...tenant.observer } }, supervise);
     }),
-  turn: (lane, role, text, diff, key) => step((supervise) => qaTurn(store, lane, { role, text, diff, config: knobs, ...(key === undefined ? {} : { key }) }, supervise)),
+  turn: (id, lane, role, text, diff, key) => step(id, (supervise, tenant) => qaTurn(store, lane, { role, text, diff, config: tenant.knobs, ...(key === undefined ? {} : { key }) }, supervise)),
   // Resumed: a lane whose cross-check passed before its next stage was saved is left complete.
-  finish: (lane) => step((supervise) => qaFinish(store, lane, { resume: true }, supervise)),
-  stop: (lane) => step((supervise) => qaStop(store, lane, {}, supervise)),
+  finish: (id, lane) => step(id, (supervise) => qaFinish(store, lane, { resume: true }, supervise)),
+  stop: (id, lane) => step(id, (supervise) => qaStop(store, lane, {}, supervise)),
 };
 
 Comlink.expose(api, nodeEndpoint(parentPort!));

@@ -174,9 +174,26 @@ const PER_WORKER = 512;
  * a running task as a message on its own port (the worker tears its children down; a
  * thread is never terminated under them); a waiting one is dropped and starts nothing.
  * A pool error (a worker of another build, a crashed thread) rejects the run it hit: it
- * is not a provider failure, so it is not an Outcome.
+ * is not a provider failure, so it is not an Outcome. Its close destroys the pool.
  */
 export async function createPoolDispatcher(options: { threads: number; limit: number; onError?: (e: Error) => void }): Promise<Dispatcher> {
+  const pool = await createSupervisePool(options);
+  const over = pool.dispatcher(options.limit);
+  return { ...over, close: () => over.close().then(() => pool.close()) };
+}
+
+/**
+ * One pool of supervise threads under several dispatchers, each with its own limit, queue,
+ * counters and close (which cancels and waits for its own runs only); the pool outlives
+ * them until its own close. A crew worker runs each lane job as a crew of its own: over one
+ * pool, a job starts no threads (each thread's start is about 40 ms of CPU here).
+ */
+export interface SupervisePool {
+  dispatcher(limit: number): Dispatcher;
+  close(): Promise<void>;
+}
+
+export async function createSupervisePool(options: { threads: number; onError?: (e: Error) => void }): Promise<SupervisePool> {
   // Loaded here, not at start-up: worker_threads costs milliseconds every command would pay.
   const { MessageChannel } = await import('node:worker_threads');
   let poolError: Error | undefined;
@@ -184,8 +201,8 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
     poolError ??= error;
     options.onError?.(error);
   }, { concurrentTasksPerWorker: PER_WORKER });
-  // Shared with every worker: non-zero once the dispatcher closed, so a task that reaches
-  // its worker afterwards starts nothing.
+  // Shared with every worker: non-zero once the pool closed, so a task that reaches its
+  // worker afterwards starts nothing.
   const cancelled = new Int32Array(new SharedArrayBuffer(4));
   const launch: Launch = async (spec, signal, reports) => {
     const { port1, port2 } = new MessageChannel();
@@ -208,10 +225,16 @@ export async function createPoolDispatcher(options: { threads: number; limit: nu
       port1.close();
     }
   };
-  return dispatcher(options.limit, launch, async () => {
-    Atomics.store(cancelled, 0, constants.signals.SIGTERM);
-    await pool.destroy();
-  });
+  let closing: Promise<void> | undefined;
+  return {
+    // A dispatcher's own close cancels its runs and waits for their teardown; the pool stays.
+    dispatcher: (limit) => dispatcher(limit, launch, async () => undefined),
+    close: () =>
+      (closing ??= (async () => {
+        Atomics.store(cancelled, 0, constants.signals.SIGTERM);
+        await pool.destroy();
+      })()),
+  };
 }
 
 /**

@@ -5,6 +5,8 @@ import { oneLine } from '../../formats/text/one-line.ts';
 import { readPublicKey } from '../actions/keys.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
+import { createSupervisePool } from '../dispatch/dispatcher.ts';
+import { startQaThread } from '../crew/qa-client.ts';
 import { bullConnection, checkQueue, queueTarget } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE } from './lane-job.ts';
 import { checkCurrent, readLedger } from './lane-ledger.ts';
@@ -68,6 +70,15 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
   const bull = bullConnection(target);
   const redis = new Redis(bull.connection);
   redis.on('error', () => undefined);
+  // One pool for the worker's life: a lane job is a crew of its own, and each starting its
+  // own threads cost a lane about 80 ms of CPU here before its first child.
+  const pool = await createSupervisePool({ threads: options.threads, onError: (error) => output.event({ type: 'queue_error', message: toError(error).message }) });
+  // And one QA thread: each lane's crew is a tenant of it (its start, about a third of a
+  // one-lane crew's fixed cost, was paid by every lane).
+  const qa = await startQaThread(root).catch(async (error: unknown) => {
+    await pool.close();
+    throw error;
+  });
 
   // The lanes running in this process, by QA id. A job of a lane this worker still runs
   // (its lock lapsed while the process was paused or Redis lost it, and the job came back
@@ -91,7 +102,7 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
   }
   const running = new Map<string, RunningLane>();
   // A lock holder is this worker when it bears BullMQ's id for it (read once jobs run, so the worker exists).
-  const lanes: WorkerLaneContext = { options, root, store, redis, trustFile, name, ours: (holder) => holder.startsWith(`${worker.id}:`), stops: new Set(), words: output.words };
+  const lanes: WorkerLaneContext = { options, root, store, redis, trustFile, name, ours: (holder) => holder.startsWith(`${worker.id}:`), stops: new Set(), words: output.words, pool, qa };
 
   const startLane = (job: LaneJob, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, qaId: string): RunningLane => {
     // The newest token, for a mirror made after the job came back here while the lane was being restored.
@@ -184,6 +195,12 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
     if (options.cancel.aborted) done();
     options.cancel.addEventListener('abort', () => done(), { once: true });
   });
-  await stopWorker({ worker, redis, bull, target, stops: lanes.stops, running });
+  try {
+    await stopWorker({ worker, redis, bull, target, stops: lanes.stops, running });
+  } finally {
+    // Every lane ended (or was stopped and waited for): no task is left on the threads.
+    await qa.close();
+    await pool.close();
+  }
   return 0;
 }

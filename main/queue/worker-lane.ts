@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import type { SupervisePool } from '../dispatch/dispatcher.ts';
+import type { QaThread } from '../crew/qa-client.ts';
 import { isLanewardError, LanewardError } from '../../formats/codes/error.ts';
 import type { CrewOutput, CrewWords } from '../crew/crew-output.ts';
 import { crewRun } from '../crew/crew-run.ts';
@@ -27,6 +29,10 @@ export interface WorkerLaneContext {
   readonly stops: Set<AbortController>;
   /** The words a lane's progress keeps (a stopped review's detail), made at the edge. */
   readonly words: CrewWords;
+  /** The worker's supervise threads: each lane's dispatcher runs on them, none starts its own. */
+  readonly pool: SupervisePool;
+  /** The worker's QA thread, of its state root: each lane's crew is a tenant of it. */
+  readonly qa: QaThread;
 }
 
 /** A lane job as the processor is handed it. */
@@ -98,6 +104,8 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
       env: options.env,
       state: root,
       threads: options.threads,
+      pool: ctx.pool,
+      qa: ctx.qa,
       deadlineMs: undefined,
       serve: undefined,
       report: undefined,

@@ -10,7 +10,7 @@ export interface CrewWorkerOptions {
   readonly env: NodeJS.ProcessEnv;
   /** Lanes at once. */
   readonly concurrency: number;
-  /** Supervision threads of each lane's dispatcher. */
+  /** Supervision threads of the worker's one pool, which every lane's dispatcher runs on. */
   readonly threads: number;
   readonly maxArtifactBytes: number;
   /** How long a lane's lock lasts without renewal: a worker silent this long is taken for lost. */
