@@ -192,9 +192,12 @@ export class LaneMirror {
           journalSeq = (key as [string, number])[1] + 1;
         }
         // A bound result never changes: each is encoded and sent once, not at every flush.
-        for (const { key, value } of this.store.blobs.getRange({ start: [this.run, ''], end: [this.run, '\uffff'] })) {
+        // Keys first: a result already sent is not read and decoded again at every flush.
+        for (const key of this.store.blobs.getKeys({ start: [this.run, ''], end: [this.run, '\uffff'] })) {
           const attempt = (key as [string, string])[1];
           if (this.blobsSent.has(attempt)) continue;
+          const value = this.store.blobs.get(key as [string, string]);
+          if (value === undefined) continue;
           blobs.push(attempt);
           append('blobs', key, value);
         }
