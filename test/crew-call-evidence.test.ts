@@ -102,7 +102,10 @@ describe('crew: a lane stuck in its review or at its observer shows that call\'s
       for (const [lane, call] of [['lane-1', /a\d+/], ['lane-2', /observer:1/]] as const) {
         let running: string | undefined;
         const started = Date.now();
-        while (running === undefined && Date.now() - started < 90_000) {
+        // Until the stuck call shows: a lane's quick calls before it (lane-1's observer
+        // bootstrap) are running calls too, each for a moment.
+        const stuck = new RegExp(`^LANE_RUNNING: call=${call.source} `);
+        while (!stuck.test(running ?? '') && Date.now() - started < 90_000) {
           const status = laneward(['crew', 'status', file, '--state', state, '--lane', lane], { cwd: dir, timeoutMs: 60_000 });
           running = lines(status.stdout, 'LANE_RUNNING: ')[0];
         }

@@ -19,6 +19,8 @@ export interface QaService extends QaPort {
  */
 export interface QaThread {
   readonly root: string;
+  /** True once the thread died (an error outside any call): every call of it throws that error. */
+  failed(): boolean;
   tenant(supervise: Dispatcher['supervise'], config: QaConfig, observer: ObserverSettings): Promise<QaService>;
   close(): Promise<void>;
 }
@@ -56,6 +58,7 @@ export async function startQaThread(root: string): Promise<QaThread> {
   let tenants = 0;
   return {
     root,
+    failed: () => failure !== undefined,
     async tenant(supervise, config, observer) {
       const id = ++tenants;
       const qaRun: QaRun = (spec, onSpawn) => supervise(spec, onSpawn === undefined ? {} : { onSpawn: (child) => onSpawn(child) });
@@ -72,6 +75,31 @@ export async function startQaThread(root: string): Promise<QaThread> {
       };
     },
     close,
+  };
+}
+
+/**
+ * A QA thread of `root` for a process that runs crew after crew on it (a queue worker):
+ * one that died is replaced at the next crew's start, so it fails the lanes it held then,
+ * never every lane after them.
+ */
+export function lastingQaThread(first: QaThread, start: (root: string) => Promise<QaThread> = startQaThread): QaThread {
+  let current = first;
+  let replacing: Promise<QaThread> | undefined;
+  const live = async (): Promise<QaThread> => {
+    if (!current.failed()) return current;
+    replacing ??= (async () => {
+      await current.close();
+      current = await start(current.root);
+      return current;
+    })().finally(() => (replacing = undefined));
+    return replacing;
+  };
+  return {
+    root: first.root,
+    failed: () => current.failed(),
+    tenant: async (supervise, config, observer) => (await live()).tenant(supervise, config, observer),
+    close: () => current.close(),
   };
 }
 

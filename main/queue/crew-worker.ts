@@ -6,7 +6,7 @@ import { readPublicKey } from '../actions/keys.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
 import { createSupervisePool } from '../dispatch/dispatcher.ts';
-import { startQaThread } from '../crew/qa-client.ts';
+import { lastingQaThread, startQaThread } from '../crew/qa-client.ts';
 import { bullConnection, checkQueue, queueTarget } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE } from './lane-job.ts';
 import { checkCurrent, readLedger } from './lane-ledger.ts';
@@ -75,10 +75,12 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
   const pool = await createSupervisePool({ threads: options.threads, onError: (error) => output.event({ type: 'queue_error', message: toError(error).message }) });
   // And one QA thread: each lane's crew is a tenant of it (its start, about a third of a
   // one-lane crew's fixed cost, was paid by every lane).
-  const qa = await startQaThread(root).catch(async (error: unknown) => {
-    await pool.close();
-    throw error;
-  });
+  const qa = lastingQaThread(
+    await startQaThread(root).catch(async (error: unknown) => {
+      await pool.close();
+      throw error;
+    }),
+  );
 
   // The lanes running in this process, by QA id. A job of a lane this worker still runs
   // (its lock lapsed while the process was paused or Redis lost it, and the job came back
