@@ -15,7 +15,7 @@ export interface QaService extends QaPort {
 /**
  * The QA thread of one state root, which crews use as tenants: a queue worker keeps one
  * for its life and each lane job's crew opens a tenant on it, so no job starts a thread
- * (its start is most of a crew's fixed cost). `root` is the state root its store is.
+ * of its own. `root` is the state root its store is.
  */
 export interface QaThread {
   readonly root: string;

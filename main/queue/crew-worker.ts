@@ -73,8 +73,8 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
   // One pool for the worker's life: a lane job is a crew of its own, and each starting its
   // own threads cost a lane about 80 ms of CPU here before its first child.
   const pool = await createSupervisePool({ threads: options.threads, onError: (error) => output.event({ type: 'queue_error', message: toError(error).message }) });
-  // And one QA thread: each lane's crew is a tenant of it (its start, about a third of a
-  // one-lane crew's fixed cost, was paid by every lane).
+  // And one QA thread: each lane's crew is a tenant of it, where every lane started one of
+  // its own (a thread's start is tens of milliseconds of CPU here: a supervise thread's 39).
   const qa = lastingQaThread(
     await startQaThread(root).catch(async (error: unknown) => {
       await pool.close();
