@@ -36,7 +36,10 @@ function hostile(lane: string, other: string): string {
     // HOME is read-only but the CLI's own directories: a ~/.gitconfig could name a filter laneward's git would run.
     ['home', 'echo x >> "$HOME/.gitconfig"'],
     ['base-file', `echo x >> ${join(root, 'repo', 'README.md')}`],
-    ['other-lane', `mkdir -p ${join(out, other, 'worktree')} && echo x > ${join(out, other, 'worktree', 'escape.txt')}`],
+    // Another lane's run directory, under the same read-only bind of the crew's out as its
+    // worktree: a complete lane's worktree is removed, so between `mkdir -p` finding it and
+    // the write, it could go and the write fail ENOENT, not EROFS. A run directory stays.
+    ['other-lane', `mkdir -p ${join(out, other)} && echo x > ${join(out, other, 'escape.txt')}`],
     ['branch', 'git branch hostile-branch'],
     ['update-ref', 'git update-ref refs/heads/main HEAD'],
     ['push', `git push -q ${join(root, 'remote.git')} HEAD:refs/heads/hostile-push`],
@@ -82,12 +85,12 @@ describe('real CLIs under the agent sandbox', () => {
       expect([...new Set(ends)].sort(), `${AGENTS[lane.lane as keyof typeof AGENTS]}: ${stream.slice(-3000)}`).toEqual(['absolute=refused', 'base-file=refused', 'branch=refused', 'home=refused', 'normal=done', 'other-lane=refused', 'push=refused', 'up=refused', 'update-ref=refused']);
       // The lane's record: the writes refused as read-only (up, absolute, home, base-file, other-lane, branch, update-ref), no ref moved.
       const refusal = lane.sandbox_refusals?.find((r) => r.turn === 1);
-      expect(refusal, lane.lane).toEqual({ turn: 1, read_only_writes: 7, refs_moved: [], contained: true });
+      expect(refusal, `${lane.lane}: ${stream.slice(-3000)}`).toEqual({ turn: 1, read_only_writes: 7, refs_moved: [], contained: true });
       expect(gitOut(repo, 'show', `${lane.branch}:NOTES.md`)).toBe(`lane ${lane.lane} wrote this`);
     }
     // Nothing outside the worktrees changed: no escaped file, the base's refs as they were
     // but for the lanes' branches, the remote as it was.
-    for (const file of [join(root, 'runs', 'escape-up.txt'), join(root, 'escape-absolute.txt'), ...Object.keys(AGENTS).map((id) => join(root, 'homes', `${id}-agent`, '.gitconfig')), join(root, 'runs', 'lane-1', 'worktree', 'escape.txt'), join(root, 'runs', 'lane-2', 'worktree', 'escape.txt')]) expect(existsSync(file), file).toBe(false);
+    for (const file of [join(root, 'runs', 'escape-up.txt'), join(root, 'escape-absolute.txt'), ...Object.keys(AGENTS).map((id) => join(root, 'homes', `${id}-agent`, '.gitconfig')), join(root, 'runs', 'lane-1', 'escape.txt'), join(root, 'runs', 'lane-2', 'escape.txt')]) expect(existsSync(file), file).toBe(false);
     const refsAfter = gitOut(repo, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').filter((l) => !l.startsWith('refs/heads/laneward/'));
     expect(refsAfter).toEqual(refsBefore.split('\n'));
     // The base checkout's files too: nothing modified, nothing added.
