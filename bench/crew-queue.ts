@@ -9,7 +9,7 @@ import { childrenCpuMs } from './end-to-end.ts';
 import { line, ratio } from './measure.ts';
 
 // The CLI bundle beside the bench's own.
-const CLI = fileURLToPath(new URL('./laneward.mjs', import.meta.url));
+const CLI = fileURLToPath(new URL('./laneward.cjs', import.meta.url));
 
 function run(args: readonly string[], cwd: string): Promise<{ code: number | null; stdout: string }> {
   const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'ignore'] });

@@ -13,7 +13,7 @@ import { baselineScript, mean, median, wallTimes } from './end-to-end.ts';
 import { line, measure, ratio } from './measure.ts';
 
 const SILENT: BatchOutput = { out() {}, errRaw() {}, stderrIsTTY: false };
-const CLI = new URL('./laneward.mjs', import.meta.url).pathname;
+const CLI = new URL('./laneward.cjs', import.meta.url).pathname;
 
 export interface ValidateBenchOptions {
   readonly runs: number;

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const SOURCE_DIRS = ['main', 'workers', 'formats', 'fixtures', 'bench'];
-const BUILD_FILES = ['scripts/build.mjs', 'scripts/bundle-options.mjs'];
+const BUILD_FILES = ['scripts/build.mjs', 'scripts/bundle-options.mjs', 'scripts/cached-start.cjs'];
 
 /** Same sources, same id. */
 export function buildId(root) {

@@ -15,3 +15,20 @@ export function bundleOptions(buildId) {
     logLevel: 'warning',
   };
 }
+
+/**
+ * The CLI's options: the same bundle as CommonJS, so that it can be compiled from V8's code
+ * cache (see scripts/cached-start.cjs; node 20 has no code cache for an ES module). The
+ * ESM names map to CommonJS's own, and a dynamic import of an external package is a
+ * require (a script compiled by node:vm has no module loader for import()).
+ */
+export function cliBundleOptions(buildId) {
+  const { banner: _banner, define: _define, ...shared } = bundleOptions(buildId);
+  return {
+    ...shared,
+    format: 'cjs',
+    supported: { 'dynamic-import': false },
+    banner: { js: "var __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__import_meta_url', 'import.meta.dirname': '__dirname', 'import.meta.filename': '__filename', __LANEWARD_BUILD_ID__: JSON.stringify(buildId) },
+  };
+}

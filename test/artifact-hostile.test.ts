@@ -146,7 +146,7 @@ describe('batch reports what it cannot reach (5)', () => {
     // Nobody must be able to read the program it runs, and a checkout may sit in a private
     // directory (a fresh clone under mktemp -d): a copy of the bundle in this readable root.
     // With --jobs 1 the batch starts no pool, so the bundle needs nothing beside it.
-    const bundle = join(root, 'laneward-copy.mjs');
+    const bundle = join(root, 'laneward-copy.cjs');
     copyFileSync(BUNDLE, bundle);
     chmodSync(bundle, 0o644);
     try {

@@ -24,7 +24,7 @@ describe('docs/commands.md', () => {
     ensureBuilt();
     const doc = readFileSync(join(root, 'docs', 'commands.md'), 'utf8');
     for (const argv of [['--help'], ['plan', 'run', '--help'], ['lease', '--help'], ['qa', 'turn', '--help']]) {
-      const run = spawnSync(process.execPath, [join(root, 'dist', 'laneward.mjs'), ...argv], { encoding: 'utf8' });
+      const run = spawnSync(process.execPath, [join(root, 'dist', 'laneward.cjs'), ...argv], { encoding: 'utf8' });
       expect(run.status, argv.join(' ')).toBe(0);
       expect(doc).toContain(run.stdout.trimEnd());
     }

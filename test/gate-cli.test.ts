@@ -9,7 +9,7 @@ import { decisionSchema } from '../formats/schemas/decisions.ts';
 import { gateSchema } from '../formats/schemas/gate.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'dist', 'laneward.mjs');
+const BIN = join(ROOT, 'dist', 'laneward.cjs');
 
 let dir = '';
 const at = (name: string) => join(dir, name);

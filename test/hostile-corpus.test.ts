@@ -47,7 +47,7 @@ describe('hostile runs, one at a time', () => {
 
 describe('single and batch parity over the hostile corpus', () => {
   test('should give every run the same verdict, errors and count in one run and in a batch', () => {
-    const batch = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist', 'laneward.mjs'), 'artifact', 'validate', archive, '--json', '--jobs', '2'], {
+    const batch = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'dist', 'laneward.cjs'), 'artifact', 'validate', archive, '--json', '--jobs', '2'], {
       encoding: 'utf8',
       maxBuffer: 256 * 1024 * 1024,
     });

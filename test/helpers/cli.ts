@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { buildId } from '../../scripts/build-id.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BUNDLE = `${ROOT}dist/laneward.mjs`;
+export const BUNDLE = `${ROOT}dist/laneward.cjs`;
 const DENO = `${ROOT}node_modules/.bin/deno`;
 
 export interface CliResult {

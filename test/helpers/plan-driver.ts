@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 // ---------------------------------------------------------------------------------------
 
 export interface PlanCtx {
-  /** The built CLI (dist/laneward.mjs). */
+  /** The built CLI (dist/laneward.cjs). */
   readonly bundle: string;
   /** The state root every plan command passes as --state. */
   readonly state: string;
@@ -301,7 +301,7 @@ export interface Step extends Ran {
 }
 
 /** The built CLI beside the sources (resolved when a PlanDriver is made, not at import: a bundled parent passes its own). */
-const defaultBundle = (): string => fileURLToPath(new URL('../../dist/laneward.mjs', import.meta.url));
+const defaultBundle = (): string => fileURLToPath(new URL('../../dist/laneward.cjs', import.meta.url));
 
 /** Drives one run directory of one state root through the CLI, as a parent would. */
 export class PlanDriver {

@@ -7,7 +7,7 @@ import { fakeServerRunner } from '../../fixtures/model-server/crew-script.ts';
 import { signedActions } from './actions.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const BUNDLE = join(ROOT, 'dist', 'laneward.mjs');
+export const BUNDLE = join(ROOT, 'dist', 'laneward.cjs');
 export const CLI_BIN = join(ROOT, 'test', 'real-clis', 'node_modules', '.bin');
 
 /** A small git repository with one commit, for a crew's workspace. */

@@ -1,0 +1,50 @@
+// The start of dist/laneward.cjs: scripts/build.mjs writes this file with the CLI's whole
+// CommonJS bundle, as a string literal, in place of the body's placeholder below, and the
+// build's id in place of the id's.
+//
+// Why the bundle is a string: a script's text is parsed before any of it runs, and
+// pre-parsing the bundle's megabyte of functions was the largest part of every start.
+// Scanning a string is cheap; the bundle is then compiled here from V8's code cache for
+// this runtime's V8, made by the build (beside this file, named after the V8 version).
+// Without one (another node, deno, a cache that does not match this text or these flags,
+// which V8 checks and rejects), it is compiled from its text, as any script is.
+//
+// The file is a script and an ES module at once: node and deno run it as CommonJS by its
+// name, but deno runs it by the name it was given, and npm's bin link (a symlink named
+// `laneward`) is an ES module to deno. So nothing here is CommonJS-only syntax.
+'use strict';
+{
+  const body = __LANEWARD_BODY__;
+  const start = (require, module, file, dir) => {
+    const { readFileSync, renameSync, writeFileSync } = require('node:fs');
+    const { Script } = require('node:vm');
+    const { wrap } = require('node:module');
+    const cacheFile = `${file}.${process.versions.v8}.cache`;
+    let cachedData;
+    try {
+      cachedData = readFileSync(cacheFile);
+    } catch {
+      cachedData = undefined;
+    }
+    const script = new Script(wrap(body), { filename: file, cachedData });
+    // The build's warm-up: the cache is made after a command ran, so that the functions it
+    // compiled are in it too; only for this build's id, written whole.
+    if (process.env.LANEWARD_CODE_CACHE === __LANEWARD_BUILD_ID__) {
+      process.once('exit', () => {
+        const temp = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(temp, script.createCachedData());
+        renameSync(temp, cacheFile);
+      });
+    }
+    script.runInThisContext()(module.exports, require, module, file, dir);
+  };
+  if (typeof require === 'function') start(require, module, __filename, __dirname);
+  else {
+    // An ES module (deno, by a name without .cjs): the file it names, and a require from there.
+    const deno = globalThis.Deno;
+    void Promise.all([import('node:module'), import('node:path'), import('node:url')]).then(([{ createRequire }, { dirname }, { fileURLToPath }]) => {
+      const file = deno.realPathSync(fileURLToPath(deno.mainModule));
+      start(createRequire(file), { exports: {} }, file, dirname(file));
+    });
+  }
+}
