@@ -27,6 +27,8 @@ describe.skipIf(SKIP !== undefined)(`crew web view in headless Chromium${SKIP ==
       histogram: { boundsMs: [0.25, 0.5, 1, 2], counts: [5, 9, 3, 1, 0] },
     }),
   );
+  // Created with the describe, so its afterAll removes it (one made inside a test is not).
+  const shots = tempRoot('crew-browser-shots');
   let server: CrewServer;
   let browser: HeadlessBrowser;
 
@@ -108,7 +110,7 @@ describe.skipIf(SKIP !== undefined)(`crew web view in headless Chromium${SKIP ==
     expect(await browser.evaluate(text('#lanes tr[data-lane="lingered"] .call-code'))).toBe('turn:1 PROVIDER_NO_EXIT');
     // The zero width space and the override are shown as what they are, not obeyed.
     expect(await browser.evaluate(`[...document.querySelectorAll('#lanes td.id')].map((td) => td.textContent)`)).toContain('zero\\u200bwidth\\u202eid');
-    await browser.screenshot(join(process.env['LANEWARD_SCREENSHOT_DIR'] ?? tempRoot('crew-browser-shots'), 'crew-stopped.png'));
+    await browser.screenshot(join(process.env['LANEWARD_SCREENSHOT_DIR'] ?? shots, 'crew-stopped.png'));
   });
 
   test('should show done and the summary line, and stop listening', async () => {

@@ -1,6 +1,5 @@
 // Small tests that pin decisions of docs/decisions.md no other test pinned.
 import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
@@ -12,11 +11,14 @@ import { validateRun } from '../workers/validate/validate-run.ts';
 import { loadCrew } from '../main/crew/load-crew.ts';
 import { discoverRuns } from '../main/batch/discover.ts';
 import { readReceipt } from '../main/deadline/receipt-file.ts';
+import { tempRoot } from './helpers/tmp.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
+// Every directory of this file's tests is under one root, removed when they end.
+const root = tempRoot('pins');
 
 describe('receipt changes', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'laneward-receipt-'));
+  const dir = mkdtempSync(join(root, 'receipt-'));
   const craft = (name: string, startedAt: number) => {
     const file = join(dir, name);
     writeFileSync(file, `${JSON.stringify({ version: 1, startedAt: iso(startedAt), deadlineAt: iso(startedAt + 3_600_000), budgetMs: 3_600_000 })}\n`);
@@ -60,24 +62,24 @@ describe('the gate schema and its JSON Schema', () => {
 
 describe('one run or a batch', () => {
   test('should not follow symlinked directories, not search below a run, and report an input holding no run', () => {
-    const root = mkdtempSync(join(tmpdir(), 'laneward-discover-'));
-    const archive = join(root, 'archive');
-    const elsewhere = join(root, 'elsewhere');
-    for (const dir of [join(archive, 'a', 'nested'), join(archive, 'empty'), join(elsewhere, 'b'), join(root, 'none', 'sub')]) mkdirSync(dir, { recursive: true });
+    const base = mkdtempSync(join(root, 'discover-'));
+    const archive = join(base, 'archive');
+    const elsewhere = join(base, 'elsewhere');
+    for (const dir of [join(archive, 'a', 'nested'), join(archive, 'empty'), join(elsewhere, 'b'), join(base, 'none', 'sub')]) mkdirSync(dir, { recursive: true });
     writeFileSync(join(archive, 'a', 'run.json'), '{}');
     writeFileSync(join(archive, 'a', 'nested', 'run.json'), '{}');
     writeFileSync(join(elsewhere, 'b', 'run.json'), '{}');
     symlinkSync(join(elsewhere, 'b'), join(archive, 'linked'));
-    const found = discoverRuns([archive, join(root, 'none')]);
+    const found = discoverRuns([archive, join(base, 'none')]);
     expect(found.runs).toEqual([join(archive, 'a', 'run.json')]);
-    expect(found.empty).toEqual([join(root, 'none')]);
+    expect(found.empty).toEqual([join(base, 'none')]);
     expect(found.unreachable).toEqual([]);
   });
 });
 
 describe('a stale file is still read', () => {
   test('should report the row errors of a JSONL file whose hash no longer matches', () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'laneward-stale-')), 'run');
+    const dir = join(mkdtempSync(join(root, 'stale-')), 'run');
     generateRun(dir);
     appendFileSync(join(dir, 'findings.jsonl'), 'not json\n');
     const codes = new Set(validateRun(dir).errors.map((found) => found.code));
@@ -88,7 +90,7 @@ describe('a stale file is still read', () => {
 
 describe('crew gate answers', () => {
   test('should answer as-is when the crew file names no answer', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'laneward-crew-answer-'));
+    const dir = mkdtempSync(join(root, 'crew-answer-'));
     writeFileSync(join(dir, 'plan.md'), '# plan\n');
     const runners = { native: ['node', 'r.mjs'], outside: ['node', 'r.mjs'], observer: ['node', 'o.mjs'], agent: ['node', 'a.mjs'] };
     const crew = {

@@ -98,7 +98,8 @@ export class HeadlessBrowser {
         '--mute-audio',
         'about:blank',
       ],
-      { detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+      // Its singleton socket's directory (org.chromium.Chromium.*) goes in TMPDIR: inside the profile, removed with it.
+      { detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: profile, ...env } },
     );
     const browser = new HeadlessBrowser(child, profile);
     // Should the test process end without close() (a crash, a killed worker), the group goes with it.
