@@ -129,6 +129,8 @@ describe('real CLIs: a mixed crew, every call charged', () => {
     }
     // Reviewers and observers are charged, not only the agents.
     const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as { lanes: { lane: string; review_usd: number; observer_usd: number; agent_usd: number; cost_usd: number }[] };
+    // The figures, for whoever reads the run: each lane's charge beside the server's bill.
+    for (const lane of report.lanes) process.stdout.write(`real-spend ${lane.lane}: cost_usd=${lane.cost_usd.toFixed(6)} billed=${(billed[lane.lane] ?? 0).toFixed(6)} review=${lane.review_usd.toFixed(6)} observer=${lane.observer_usd.toFixed(6)} agent=${lane.agent_usd.toFixed(6)}\n`);
     for (const lane of report.lanes) {
       expect(lane.review_usd, lane.lane).toBeGreaterThan(0);
       expect(lane.observer_usd, lane.lane).toBeGreaterThan(0);
