@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -202,4 +202,57 @@ async function sessionFleetExpiry(count: number): Promise<void> {
     `${count} concurrent expiries, session coverage`,
     `to SIGTERM ${pair(signal)}; to gone ${pair(gone)} (target p50 < 25 ms); ${expired.length}/${count} expired, ${outcomes.filter((o) => o.cleanupConfirmed).length} proven gone, ${((nowMs() - started) / 1000).toFixed(1)} s`,
   );
+  const bare = await bareSessionKill(count, script);
+  line(`${count} such trees killed bare (baseline)`, `to gone ${pair(bare)}: both groups of every tree sent SIGTERM in one burst, no census, no proof`);
+}
+
+/**
+ * The floor under the figure above: the same trees, each group of each sent SIGTERM at
+ * once by plain kill(2), timed until neither of a tree's two processes runs (gone from
+ * /proc or a zombie: exited). What is left is the kernel's and the shells' own work of
+ * ending 2 x `count` processes on these cores.
+ */
+async function bareSessionKill(count: number, script: string): Promise<number[]> {
+  const children = Array.from({ length: count }, () => spawn('bash', ['-c', script], { detached: true, stdio: 'ignore' }));
+  const childOf = (pid: number): number | undefined => {
+    try {
+      const listed = readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1').trim();
+      return listed === '' ? undefined : Number(listed.split(' ')[0]);
+    } catch {
+      return undefined;
+    }
+  };
+  const trees: [number, number][] = [];
+  for (const child of children) {
+    let background = childOf(child.pid!);
+    while (background === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      background = childOf(child.pid!);
+    }
+    trees.push([child.pid!, background]);
+  }
+  const running = (pid: number): boolean => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+    } catch {
+      return false;
+    }
+  };
+  const start = nowMs();
+  for (const [shell, background] of trees) {
+    process.kill(-shell, 'SIGTERM');
+    process.kill(-background, 'SIGTERM');
+  }
+  const gone = new Array<number>(trees.length).fill(-1);
+  let left = trees.length;
+  while (left > 0) {
+    for (const [i, [shell, background]] of trees.entries()) {
+      if (gone[i]! >= 0 || running(shell) || running(background)) continue;
+      gone[i] = nowMs() - start;
+      left -= 1;
+    }
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return gone;
 }

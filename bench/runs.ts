@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { RunRecord } from '../formats/review/run-record.ts';
 import { planAnswer, readPlanEnv, planExport, planNext, planSubmit, type PlanEnv, type PlanReport } from '../main/plan/index.ts';
-import { writeFileAtomicAsync } from '../main/fs/atomic-write.ts';
 import { openStore, transact } from '../main/store/store.ts';
 import { validateRun } from '../workers/validate/validate-run.ts';
+import { bareFileWrites, filesPerRun } from './file-writes.ts';
 import { line, ratio } from './measure.ts';
 
 const BENCH = new URL('./bench.mjs', import.meta.url).pathname;
@@ -106,40 +106,6 @@ export async function driveRuns(dir: string, count: number, tag: string, onReady
     result.sample = record;
   }
   return result;
-}
-
-/** The files one run's commands made in its run directory (the result files the drive wrote aside). */
-function filesPerRun(dir: string, tag: string, count: number): number {
-  let files = 0;
-  for (let i = 0; i < count; i++) files += readdirSync(join(dir, `${tag}-${i}`)).length;
-  // Each run's four results are the drive's, written outside the timed commands.
-  return files / count - 4;
-}
-
-/**
- * The run-directory files of the drive's waves alone: for each wave, its commands' files
- * (`perCommand` a command, 2 KiB each) written at once, atomically and not synced, as the
- * commands write theirs, each run's into a directory of its own.
- */
-async function bareFileWrites(dir: string, waves: readonly number[], perCommand: number): Promise<{ files: number; commands: number; ms: number }> {
-  const body = Buffer.alloc(2048, 'x');
-  let files = 0;
-  let commands = 0;
-  let ms = 0;
-  let carry = 0;
-  for (const [w, size] of waves.entries()) {
-    const dirs = Array.from({ length: size }, (_, i) => join(dir, `w${w}-${i}`));
-    for (const d of dirs) mkdirSync(d, { recursive: true });
-    carry += size * perCommand;
-    const count = Math.floor(carry);
-    carry -= count;
-    const start = performance.now();
-    await Promise.all(Array.from({ length: count }, (_, i) => writeFileAtomicAsync(join(dirs[i % size]!, `file-${i}.md`), body, 0o644, false)));
-    ms += performance.now() - start;
-    files += count;
-    commands += size;
-  }
-  return { files, commands, ms };
 }
 
 /** Bare `store.runs.put` of records the size of the runs' own, in batches of the drive's sizes. */
