@@ -16,13 +16,21 @@
 {
   const body = __LANEWARD_BODY__;
   const start = (require, module, file, dir) => {
-    const { readFileSync, renameSync, writeFileSync } = require('node:fs');
+    const { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
     const { Script } = require('node:vm');
     const { wrap } = require('node:module');
     const cacheFile = `${file}.${process.versions.v8}.cache`;
+    // Read only when it is a regular file of a cache's size: a FIFO there (opened without
+    // blocking), a link to a device or a huge file is no cache, never a hang.
     let cachedData;
     try {
-      cachedData = readFileSync(cacheFile);
+      const fd = openSync(cacheFile, constants.O_RDONLY | constants.O_NONBLOCK);
+      try {
+        const stat = fstatSync(fd);
+        if (stat.isFile() && stat.size <= 256 * 1024 * 1024) cachedData = readFileSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     } catch {
       cachedData = undefined;
     }

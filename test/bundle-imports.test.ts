@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { wrap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,7 +87,7 @@ describe('dist/laneward.cjs', () => {
     expect(script.cachedDataRejected).toBe(false);
   });
 
-  test.each(['none', 'garbage', 'another build'] as const)('should run the same with %s beside it as its code cache', (kind) => {
+  test.each(['none', 'garbage', 'another build', 'a FIFO', 'a link to /dev/zero', 'a directory'] as const)('should run the same with %s beside it as its code cache', (kind) => {
     const dir = mkdtempSync(join(tmpdir(), 'laneward-cache-'));
     try {
       const bin = join(dir, 'laneward.cjs');
@@ -96,9 +96,12 @@ describe('dist/laneward.cjs', () => {
       if (kind === 'garbage') writeFileSync(cache, Buffer.alloc(4096, 7));
       // Another text's cache: V8 checks the source it was made from.
       if (kind === 'another build') writeFileSync(cache, new Script(wrap('exports.x = 1;'), { filename: bin }).createCachedData());
+      if (kind === 'a FIFO') expect(spawnSync('mkfifo', [cache]).status).toBe(0);
+      if (kind === 'a link to /dev/zero') symlinkSync('/dev/zero', cache);
+      if (kind === 'a directory') mkdirSync(cache);
       for (const args of [['--version'], ['gate', '--help'], ['artifact', 'validate', dir]]) {
         const expected = spawnSync(process.execPath, [BUNDLE, ...args], { encoding: 'utf8' });
-        const ran = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+        const ran = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 20_000 });
         expect({ code: ran.status, stdout: ran.stdout, stderr: ran.stderr }).toEqual({ code: expected.status, stdout: expected.stdout, stderr: expected.stderr });
       }
     } finally {
