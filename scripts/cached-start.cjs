@@ -40,8 +40,12 @@
     if (process.env.LANEWARD_CODE_CACHE === __LANEWARD_BUILD_ID__) {
       process.once('exit', () => {
         const temp = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(temp, script.createCachedData());
-        renameSync(temp, cacheFile);
+        try {
+          writeFileSync(temp, script.createCachedData());
+          renameSync(temp, cacheFile);
+        } catch {
+          // A dist/ that cannot be written keeps no cache; the build says so, the command's exit stands.
+        }
       });
     }
     script.runInThisContext()(module.exports, require, module, file, dir);
