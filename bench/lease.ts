@@ -223,11 +223,23 @@ async function bareSessionKill(count: number, script: string): Promise<number[]>
     }
   };
   const trees: [number, number][] = [];
+  const kill = (pgid: number, signal: NodeJS.Signals) => {
+    try {
+      process.kill(-pgid, signal);
+    } catch {
+      // Gone already.
+    }
+  };
+  const readyBy = nowMs() + 30_000;
   for (const child of children) {
     let background = childOf(child.pid!);
-    while (background === undefined) {
+    while (background === undefined && nowMs() < readyBy) {
       await new Promise((resolve) => setTimeout(resolve, 5));
       background = childOf(child.pid!);
+    }
+    if (background === undefined) {
+      for (const c of children) kill(c.pid!, 'SIGKILL');
+      throw new Error(`bash ${child.pid} started no background child in 30 s`);
     }
     trees.push([child.pid!, background]);
   }
@@ -241,12 +253,16 @@ async function bareSessionKill(count: number, script: string): Promise<number[]>
   };
   const start = nowMs();
   for (const [shell, background] of trees) {
-    process.kill(-shell, 'SIGTERM');
-    process.kill(-background, 'SIGTERM');
+    kill(shell, 'SIGTERM');
+    kill(background, 'SIGTERM');
   }
   const gone = new Array<number>(trees.length).fill(-1);
   let left = trees.length;
   while (left > 0) {
+    if (nowMs() - start > 30_000) {
+      for (const [shell, background] of trees) (kill(shell, 'SIGKILL'), kill(background, 'SIGKILL'));
+      throw new Error(`${left} of ${trees.length} trees still ran 30 s after SIGTERM`);
+    }
     for (const [i, [shell, background]] of trees.entries()) {
       if (gone[i]! >= 0 || running(shell) || running(background)) continue;
       gone[i] = nowMs() - start;
