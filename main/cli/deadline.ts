@@ -2,7 +2,7 @@ import { EXIT } from '../../formats/codes/codes.ts';
 import { exitStatus, guardExitStatus } from '../../formats/codes/exit-status.ts';
 import { issue, renderIssueLine } from '../../formats/codes/issue.ts';
 import { guardLine, isCanonicalUtc, makeReceipt, parseSeconds, type GuardEvent } from '../../formats/supervision/receipt.ts';
-import { guardEvent, runGuarded } from '../deadline/guard-run.ts';
+import { guardEvent } from '../deadline/guard-event.ts';
 import { launchesSoFar } from '../deadline/probe-claim.ts';
 import { probeLogPath } from '../deadline/probe-log.ts';
 import { checkReceiptPath, publishReceipt, readReceipt } from '../deadline/receipt-file.ts';
@@ -89,6 +89,8 @@ const RUN = command({
     const line = (payload: GuardEvent) => (io.errGuard ?? io.errRaw)(guardLine(payload, true));
     const interrupt = interruptSignal();
     try {
+      // Loaded here: supervision and its crypto are the run's alone, not start's or status's.
+      const { runGuarded } = await import('../deadline/guard-run.ts');
       const guarded = await runGuarded(positionals[0]!, operands, line, interrupt.signal);
       if (guarded.code === 'PROBE_LOG_INVALID') io.err(renderIssueLine('laneward deadline run', issue(guarded.code, probeLogPath(positionals[0]!), 'the launch record cannot be read back')));
       const exitCode = guardExitStatus(guarded.code, guarded.facts);

@@ -2,27 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { ResultCode } from '../../formats/codes/codes.ts';
 import { isLanewardError } from '../../formats/codes/error.ts';
 import type { ExitFacts } from '../../formats/codes/exit-status.ts';
-import type { GuardEvent, Receipt } from '../../formats/supervision/receipt.ts';
+import type { GuardEvent } from '../../formats/supervision/receipt.ts';
+import { guardEvent } from './guard-event.ts';
 import { nowMs } from '../../workers/supervise/monotonic-timer.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionSpec } from '../../workers/supervise/spec.ts';
 import { supervise } from '../../workers/supervise/supervise.ts';
 import { claimProbe } from './probe-claim.ts';
 import { appendProbeRecord, probeLogPath } from './probe-log.ts';
 import { checkReceiptPath, readReceipt } from './receipt-file.ts';
-
-/** One guard line's payload at this moment, against the receipt (if one was read). */
-export function guardEvent(kind: GuardEvent['event'], receipt: Receipt | null, extra: Record<string, unknown> = {}): GuardEvent {
-  const now = Date.now();
-  const deadline = receipt === null ? null : Date.parse(receipt.deadlineAt);
-  return {
-    event: kind,
-    observedAt: new Date(now).toISOString(),
-    deadlineAt: receipt?.deadlineAt ?? null,
-    remainingMs: deadline === null ? 0 : Math.max(0, deadline - now),
-    expired: deadline !== null && now >= deadline,
-    ...extra,
-  };
-}
 
 /**
  * The guard as a supervision: total-deadline mode for the time the receipt has left, no
