@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signJob } from '../main/queue/signed-job.ts';
@@ -450,6 +450,30 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
     expect(ends).toHaveLength(4);
     for (const line of ends) expect(line, two.map((w) => w.out() + w.err()).join("\n---\n")).toMatch(/ status=(complete|failed code=EXECUTION_UNKNOWN) /);
+    expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 /);
+    const prompts = promptsOf(log);
+    expect(twice(prompts), prompts.join('\n')).toBe(0);
+    expect(await stopAll(two)).toEqual([0, 0]);
+  }, 240_000);
+
+  // A restart that keeps nothing (a crash of a Redis without persistence, or its append-only
+  // file lost): the connections drop and the data is gone, FLUSHALL and a restart at once.
+  test('redis crashed mid-crew and restarted empty: noticed, every lane resumed from the coordinator\'s copy, no prompt started twice', async () => {
+    const crew = queuedCrew(4, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const two = [worker(crew, 'w1', [], slow(log)), worker(crew, 'w2', [], slow(log))];
+    const run = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
+    await until(() => promptsOf(log).length >= 3, 60_000, 'the lanes to start children');
+    await redis.stop(true);
+    for (const name of readdirSync(redis.dir)) rmSync(join(redis.dir, name), { recursive: true, force: true });
+    await redis.restart();
+    const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 150_000))]);
+    if (code === 'still waiting') run.child.kill('SIGKILL');
+    expect(code, run.out() + run.err()).toBeLessThanOrEqual(1);
+    expect(run.err()).toMatch(/^CREW_REQUEUED: lane=lane-\d+ records=\d+$/m);
+    const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
+    expect(ends).toHaveLength(4);
+    for (const line of ends) expect(line, two.map((w) => w.out() + w.err()).join('\n---\n')).toMatch(/ status=(complete|failed code=EXECUTION_UNKNOWN) /);
     expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 /);
     const prompts = promptsOf(log);
     expect(twice(prompts), prompts.join('\n')).toBe(0);
