@@ -431,46 +431,35 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     }
   }, 180_000);
 
-  test('redis FLUSHALL mid-crew: noticed, every lane resumed from the coordinator\'s copy, no prompt started twice', async () => {
+  // Redis loses its data mid-crew: by FLUSHALL (the connections stay), or by a crash of a
+  // Redis without persistence (SIGKILL, its files gone, started again: the connections
+  // drop and the data is gone at once).
+  const losses: Record<string, () => Promise<void>> = {
+    'redis FLUSHALL mid-crew': async () => {
+      const { default: Redis } = await import('ioredis');
+      const client = new Redis(redis.url);
+      await client.flushall();
+      client.disconnect();
+    },
+    'redis crashed mid-crew and restarted empty': async () => {
+      await redis.stop(true);
+      for (const name of readdirSync(redis.dir)) rmSync(join(redis.dir, name), { recursive: true, force: true });
+      await redis.restart();
+    },
+  };
+  test.each(Object.keys(losses))('%s: noticed, every lane resumed from the coordinator\'s copy, no prompt started twice', async (loss) => {
     const crew = queuedCrew(4, { instant: false });
     const log = join(crew.dir, 'starts.log');
     const two = [worker(crew, 'w1', [], slow(log)), worker(crew, 'w2', [], slow(log))];
     const run = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
     await until(() => promptsOf(log).length >= 3, 60_000, 'the lanes to start children');
-    const { default: Redis } = await import('ioredis');
-    const client = new Redis(redis.url);
-    await client.flushall();
-    client.disconnect();
+    await losses[loss]!();
     const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 150_000))]);
     if (code === 'still waiting') run.child.kill('SIGKILL');
     expect(code, run.out() + run.err()).toBeLessThanOrEqual(1);
     expect(run.err()).toMatch(/^CREW_REQUEUED: lane=lane-\d+ records=\d+$/m);
     // Every lane ended: complete, or (a lane resumed on the other worker from its mirror)
     // with what was in flight when Redis lost it EXECUTION_UNKNOWN, never started again.
-    const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
-    expect(ends).toHaveLength(4);
-    for (const line of ends) expect(line, two.map((w) => w.out() + w.err()).join("\n---\n")).toMatch(/ status=(complete|failed code=EXECUTION_UNKNOWN) /);
-    expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=4 /);
-    const prompts = promptsOf(log);
-    expect(twice(prompts), prompts.join('\n')).toBe(0);
-    expect(await stopAll(two)).toEqual([0, 0]);
-  }, 240_000);
-
-  // A restart that keeps nothing (a crash of a Redis without persistence, or its append-only
-  // file lost): the connections drop and the data is gone, FLUSHALL and a restart at once.
-  test('redis crashed mid-crew and restarted empty: noticed, every lane resumed from the coordinator\'s copy, no prompt started twice', async () => {
-    const crew = queuedCrew(4, { instant: false });
-    const log = join(crew.dir, 'starts.log');
-    const two = [worker(crew, 'w1', [], slow(log)), worker(crew, 'w2', [], slow(log))];
-    const run = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
-    await until(() => promptsOf(log).length >= 3, 60_000, 'the lanes to start children');
-    await redis.stop(true);
-    for (const name of readdirSync(redis.dir)) rmSync(join(redis.dir, name), { recursive: true, force: true });
-    await redis.restart();
-    const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 150_000))]);
-    if (code === 'still waiting') run.child.kill('SIGKILL');
-    expect(code, run.out() + run.err()).toBeLessThanOrEqual(1);
-    expect(run.err()).toMatch(/^CREW_REQUEUED: lane=lane-\d+ records=\d+$/m);
     const ends = run.out().trim().split('\n').filter((l) => l.startsWith('CREW_LANE: '));
     expect(ends).toHaveLength(4);
     for (const line of ends) expect(line, two.map((w) => w.out() + w.err()).join('\n---\n')).toMatch(/ status=(complete|failed code=EXECUTION_UNKNOWN) /);
