@@ -8,6 +8,7 @@ import { guardSpec } from '../main/deadline/guard-run.ts';
 import { nowMs } from '../workers/supervise/monotonic-timer.ts';
 import type { Outcome } from '../workers/supervise/outcome.ts';
 import { ProcSnapshots } from '../workers/supervise/proc-snapshot.ts';
+import { canRun, readProcStat, statScratch } from '../workers/supervise/proc-stat.ts';
 import { SUPERVISION_DEFAULTS, type SupervisionHooks, type SupervisionSpec } from '../workers/supervise/spec.ts';
 import { supervise } from '../workers/supervise/supervise.ts';
 import { line, measure, ratio } from './measure.ts';
@@ -243,13 +244,11 @@ async function bareSessionKill(count: number, script: string): Promise<number[]>
     }
     trees.push([child.pid!, background]);
   }
+  // As the census judges a member: gone from /proc, or dead with no thread running.
+  const scratch = statScratch();
   const running = (pid: number): boolean => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-    } catch {
-      return false;
-    }
+    const stat = readProcStat(pid, scratch);
+    return stat !== undefined && canRun(stat);
   };
   const start = nowMs();
   for (const [shell, background] of trees) {

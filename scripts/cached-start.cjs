@@ -21,7 +21,8 @@
     const { wrap } = require('node:module');
     const cacheFile = `${file}.${process.versions.v8}.cache`;
     // Read only when it is a regular file of a cache's size: a FIFO there (opened without
-    // blocking), a link to a device or a huge file is no cache, never a hang.
+    // blocking), a link to a device or a huge file is no cache, never a hang. By hand, not
+    // with main/fs/read-bounded.ts: that is inside the body, which is not compiled yet.
     let cachedData;
     try {
       const fd = openSync(cacheFile, constants.O_RDONLY | constants.O_NONBLOCK);
