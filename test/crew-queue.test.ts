@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signJob } from '../main/queue/signed-job.ts';
 import { LANE_QUEUE, runAsName } from '../main/queue/lane-job.ts';
-import type { MirroredRecord } from '../main/queue/lane-mirror.ts';
+import type { MirroredRecord } from '../main/queue/lane-stream.ts';
 import { restoreLane } from '../main/queue/lane-restore.ts';
 import { openStore } from '../main/store/store.ts';
 import { crewQaLaneId } from '../formats/crew/qa-id.ts';
@@ -433,13 +433,25 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
 
   // Redis loses its data mid-crew: by FLUSHALL (the connections stay), or by a crash of a
   // Redis without persistence (SIGKILL, its files gone, started again: the connections
-  // drop and the data is gone at once).
-  const losses: Record<string, () => Promise<void>> = {
-    'redis FLUSHALL mid-crew': async () => {
-      const { default: Redis } = await import('ioredis');
-      const client = new Redis(redis.url);
-      await client.flushall();
-      client.disconnect();
+  // drop and the data is gone at once); or by FLUSHALL while the coordinator does not run,
+  // so that its copy is behind what the workers mirrored (dispatches Redis alone held).
+  const flushAll = async () => {
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    await client.flushall();
+    client.disconnect();
+  };
+  const losses: Record<string, (coordinator: Started) => Promise<void>> = {
+    'redis FLUSHALL mid-crew': flushAll,
+    'redis FLUSHALL while the coordinator is stopped (its copy behind the workers\' mirrors)': async (coordinator) => {
+      coordinator.child.kill('SIGSTOP');
+      try {
+        // The window the fault needs: the workers go on mirroring while the copy does not move.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        await flushAll();
+      } finally {
+        coordinator.child.kill('SIGCONT');
+      }
     },
     'redis crashed mid-crew and restarted empty': async () => {
       await redis.stop(true);
@@ -453,7 +465,7 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     const two = [worker(crew, 'w1', [], slow(log)), worker(crew, 'w2', [], slow(log))];
     const run = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
     await until(() => promptsOf(log).length >= 3, 60_000, 'the lanes to start children');
-    await losses[loss]!();
+    await losses[loss]!(run);
     const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 150_000))]);
     if (code === 'still waiting') run.child.kill('SIGKILL');
     expect(code, run.out() + run.err()).toBeLessThanOrEqual(1);
@@ -582,6 +594,34 @@ describe.skipIf(SKIP !== undefined)(`crew run --queue and crew worker${SKIP === 
     expect(codesOf(run.err())).toEqual([]);
     expect(run.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=2 complete=2 /);
     expect(await stopAll([w])).toEqual([0]);
+  }, 180_000);
+
+  test('a coordinator SIGKILLed: its workers start no child it has not copied, say so, stop on SIGTERM letting the jobs go (COORDINATOR_SILENT), and the same crew run completes with no prompt twice', async () => {
+    const crew = queuedCrew(2, { instant: false });
+    const log = join(crew.dir, 'starts.log');
+    const w1 = worker(crew, 'w1', ['--concurrency', '2'], slow(log));
+    const first = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
+    await until(() => promptsOf(log).length >= 2, 60_000, 'the lanes to start children');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await until(() => /^CREW_WORKER: job=\S+ lane=lane-\d waiting=coordinator$/m.test(w1.err()), 60_000, 'a lane to wait for its coordinator');
+    // Nothing starts while nobody copies: the prompts stay as they are, however long.
+    const before = promptsOf(log);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(promptsOf(log)).toEqual(before);
+    w1.child.kill('SIGTERM');
+    expect(await w1.exited).toBe(0);
+    const released = w1.out().split('\n').filter((l) => / status=released /.test(l));
+    expect(released.length).toBeGreaterThan(0);
+    for (const line of released) expect(line).toMatch(/^CREW_WORKER: job=\S+ status=released code=COORDINATOR_SILENT$/);
+    // The let-go jobs are taken up from their streams once their locks lapse.
+    const w2 = worker(crew, 'w2', [], slow(log));
+    const again = start([...coordinator(crew), '--queue-timeout', '8s'], crew.dir);
+    expect(await again.exited, again.out() + again.err()).toBe(0);
+    expect(again.out().trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=2 complete=2 /);
+    const prompts = promptsOf(log);
+    expect(twice(prompts), prompts.join('\n')).toBe(0);
+    expect(await stopAll([w2])).toEqual([0]);
   }, 180_000);
 
   test('a Redis at its maxmemory for a while is waited out: the lanes that had not started complete, none is failed by it, no prompt twice', async () => {

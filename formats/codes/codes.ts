@@ -186,6 +186,10 @@ export const RESULT_CODES = {
     summary: 'another worker holds this lane now (this worker\'s lock on its job expired): this one stopped it and wrote nothing more',
     fix: 'nothing to do for the lane, which runs on; keep workers renewing their locks (a machine stalled longer than --lock loses its lanes)',
   },
+  COORDINATOR_SILENT: {
+    summary: 'a worker stopped while its lane waited for the crew\'s coordinator to copy the lane\'s records (no child starts before it has): the lane started nothing more there and its job was let go',
+    fix: 'run the crew\'s coordinator (the same crew run CREW.json --queue ...) while its workers run: it copies the records, and the lane resumes on a worker',
+  },
   RUN_DIR_TOO_LARGE: {
     summary: 'a lane\'s exported run directory is larger than a job may carry back',
     fix: 'keep large outputs out of the run directory, or raise --max-artifact-mb on the worker and the coordinator',

@@ -14,6 +14,8 @@ export function crewWorkerLine(event: CrewWorkerEvent): { readonly to: 'out' | '
       return { to: 'out', text: `CREW_WORKER: job=${oneLine(event.job)} status=released code=${event.code}` };
     case 'refused':
       return { to: 'out', text: `CREW_WORKER: job=${oneLine(event.job)} status=refused code=${event.code}` };
+    case 'uncopied':
+      return { to: 'err', text: `CREW_WORKER: job=${oneLine(event.job)} lane=${event.lane} waiting=coordinator` };
     case 'queue_error':
       return { to: 'err', text: `CREW_WORKER: queue error: ${oneLine(event.message)}` };
   }

@@ -21,14 +21,20 @@ nothing. A lane whose lock is not renewed for --lock (default 30s) is taken for 
 the next worker that takes it ends it EXECUTION_UNKNOWN (what the lost worker started may
 have run; it is never started again) unless its own state root holds the lane, which it
 then resumes. A job is run only while its coordinator's signed ledger entry names it:
-a copy of one runs nothing (JOB_INVALID). SIGTERM or SIGINT: no new lane; the running
-ones finish; exit 0 (a Redis that does not answer for 5 s meanwhile: the lanes are
-stopped, exit 1 QUEUE_UNAVAILABLE).
+a copy of one runs nothing (JOB_INVALID). No child of a lane starts before the crew's
+coordinator has copied the lane's records into its own store (it resumes the lane from
+that copy if Redis loses its data); until it has, the lane waits. SIGTERM or SIGINT: no
+new lane; the running ones finish; exit 0 (a Redis that does not answer for 5 s
+meanwhile: the lanes are stopped, exit 1 QUEUE_UNAVAILABLE; a lane still waiting for its
+coordinator 5 s after the signal: stopped, its job let go, COORDINATOR_SILENT).
 
 Lines: CREW_WORKER: queue=<url> worker=<pid@host> ... on stderr at start, then on stdout
 CREW_WORKER: job=<id> lane=<id> status=<stage> [code=<CODE>] per lane, or
 CREW_WORKER: job=<id> status=refused code=<CODE>, or CREW_WORKER: job=<id>
-status=released code=LANE_TAKEN (its job lost its holder; the lane waits for it).
+status=released code=LANE_TAKEN (its job lost its holder; the lane waits for it) or
+code=COORDINATOR_SILENT (stopped while it waited for its coordinator; the next worker
+takes it up from its stream). On stderr, CREW_WORKER: job=<id> lane=<id>
+waiting=coordinator once a lane has waited 5 s for its coordinator's copy.
 Exit status: 0 stopped by a signal after its lanes ended, 1 Redis unreachable
 (QUEUE_UNAVAILABLE) or a state root that cannot be opened, 2 a bad command line (USAGE).`;
 

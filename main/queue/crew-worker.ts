@@ -11,7 +11,7 @@ import { bullConnection, checkQueue, queueTarget } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE } from './lane-job.ts';
 import { checkCurrent, readLedger } from './lane-ledger.ts';
 import { openJob } from './signed-job.ts';
-import { isBehind, type LaneMirror } from './lane-mirror.ts';
+import { isBehind, isUncopied, type LaneMirror } from './lane-mirror.ts';
 import { runOwnedLane, type LaneJob, type WorkerLaneContext } from './worker-lane.ts';
 import { stopWorker } from './worker-stop.ts';
 import type { CrewWorkerOptions, CrewWorkerOutput, LaneJobResult } from './worker-types.ts';
@@ -104,7 +104,20 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
   }
   const running = new Map<string, RunningLane>();
   // A lock holder is this worker when it bears BullMQ's id for it (read once jobs run, so the worker exists).
-  const lanes: WorkerLaneContext = { options, root, store, redis, trustFile, name, ours: (holder) => holder.startsWith(`${worker.id}:`), stops: new Set(), words: output.words, pool, qa };
+  const lanes: WorkerLaneContext = {
+    options,
+    root,
+    store,
+    redis,
+    trustFile,
+    name,
+    ours: (holder) => holder.startsWith(`${worker.id}:`),
+    stops: new Set(),
+    words: output.words,
+    pool,
+    qa,
+    onUncopied: (job, lane) => output.event({ type: 'uncopied', job, lane }),
+  };
 
   const startLane = (job: LaneJob, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, qaId: string): RunningLane => {
     // The newest token, for a mirror made after the job came back here while the lane was being restored.
@@ -177,7 +190,9 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
       } catch (error) {
         // The coordinator reads the code from the reason's first word.
         const code = isLanewardError(error) ? error.code : 'INTERNAL';
-        if (RELEASED.has(error as Error)) {
+        // Stopped waiting for its coordinator: the job is left as it is too, for its lock to
+        // lapse and a worker to take it up from its stream.
+        if (RELEASED.has(error as Error) || isUncopied(error)) {
           // Named as BullMQ's own "the processor moved the job itself": its slot is freed
           // and the job is left as it is (no holder's result was written: it has none).
           output.event({ type: 'released', job: String(job.id), code });

@@ -1,61 +1,20 @@
-import { Encoder } from 'cbor-x';
 import type Redis from 'ioredis';
 import { LanewardError } from '../../formats/codes/error.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { readBinding } from '../plan/index.ts';
 import { whileOutOfMemory } from './connection.ts';
+import { cbor, copiedKey, fencedAppend, laneStreamKey, streamTop, type MirroredDb } from './lane-stream.ts';
 import { compareIds } from './mirror-copy.ts';
 import type { Store } from '../store/store.ts';
 
-// One codec for keys and values, self-contained records (no shared structures), as the store keeps them.
-const cbor = new Encoder({ useRecords: false, structuredClone: false });
-
-/** The databases a lane's state lives in, by the name its stream records carry. */
-type MirroredDb = 'crewLanes' | 'runs' | 'journal' | 'blobs' | 'lanes' | 'laneJournal';
-
 /** How often a flush that found its job without a holder asks again. */
 const VACANT_POLL_MS = 200;
-
-/** The Redis stream a lane's records are mirrored to. */
-export function laneStreamKey(crew: string, lane: string): string {
-  return `laneward:lane:${crewQaLaneId(crew, lane)}`;
-}
-
-// Appends the records only while the job's lock still holds this worker's token: a worker
-// whose lane was taken over (its lock expired and another worker holds the job) writes
-// nothing more, ever.
-// Another token answers the holder's. No lock at all ('vacant') is not another worker's:
-// the job is between holders (its lock lapsed while this process was paused, or Redis
-// lost it and the coordinator queues it again).
-// And only while the stream ends where this worker last left it (ARGV[2]): a job that came
-// back to a worker whose run of the lane had not noticed another worker took it meanwhile
-// would otherwise append its history, behind the other's, after the other's ('moved',
-// with the stream's newest id). A lock alone cannot tell: it is this worker's again.
-// Records taken under the lock are the lane progressing: the job's stall count (BullMQ's
-// "stc", which it never lowers) starts again from 0, so only stalls with no progress
-// between them add up to its limit. A healthy lane whose lock lapsed now and then (a
-// loaded machine, a paused worker, a Redis restart) is never failed "job stalled more
-// than allowable limit"; a lane that brings down every worker before it writes anything
-// still is.
-const FENCED_XADD = `
-local holder = redis.call('GET', KEYS[1])
-if holder == false then return {'vacant', ''} end
-if holder ~= ARGV[1] then return {'held', holder} end
-local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
-local top = '0-0'
-if #newest > 0 then top = newest[1][1] end
-if top ~= ARGV[2] then return {'moved', top} end
-for i = 3, #ARGV, 3 do
-  top = redis.call('XADD', KEYS[2], '*', 'db', ARGV[i], 'key', ARGV[i + 1], 'value', ARGV[i + 2])
-end
-if redis.call('HEXISTS', KEYS[3], 'stc') == 1 then redis.call('HSET', KEYS[3], 'stc', 0) end
-return {'ok', top}`;
-
-/** The id of a lane's newest stream entry ('0-0' when it has none). */
-export async function streamTop(redis: Redis, crew: string, lane: string): Promise<string> {
-  const [newest] = await redis.xrevrange(laneStreamKey(crew, lane), '+', '-', 'COUNT', 1);
-  return newest?.[0] ?? '0-0';
-}
+/** The longest pause between two asks of a flush that waits for its coordinator's copy (the first comes after 1 ms, each next one twice as late). */
+const COPY_POLL_MAX_MS = 100;
+/** How long a flush waits for its coordinator's copy before it says so (once). */
+const COPY_NOTICE_MS = 5_000;
+/** How long a flush waits for its coordinator's copy once its worker is stopping: then the lane stops here and its job is let go. */
+const COPY_STOP_GRACE_MS = 5_000;
 
 /** The error a mirror throws once its lane's stream moved on past what this worker holds. */
 const BEHIND = new WeakSet<Error>();
@@ -70,7 +29,11 @@ export function isBehind(error: unknown): boolean {
  * review run and its QA lane, and each new version of its progress, run record, QA record
  * and bound results, as CBOR, in commit order. `flush` sends what changed since the last
  * flush; a worker calls it before any child of the lane starts, so an attempt journaled
- * as dispatched is in Redis before its provider can run.
+ * as dispatched is in Redis before its provider can run. That flush is durable: it returns
+ * only once the lane's coordinator says its own store holds the stream that far, so what a
+ * Redis that loses its data puts back from that copy always holds every dispatch whose
+ * child started (a dispatch Redis alone held would be lost with it, and the worker that
+ * resumes the lane from the copy would start the attempt again).
  */
 export class LaneMirror {
   private readonly sent = new Map<string, Buffer>();
@@ -85,7 +48,9 @@ export class LaneMirror {
   private position: string;
   /** Appends under way (their reply moves `position`). */
   private evals = 0;
-  /** Set once the lane was found taken (another worker holds its job, or its stream moved on past this worker's history, or its job came back to none): nothing more is written, ever. */
+  /** When a durable flush first waited for the copy after its worker began to stop. */
+  private stoppingSince: number | undefined;
+  /** Set once the lane was found taken (another worker holds its job, or its stream moved on past this worker's history, or its job came back to none), or its worker stopped while it waited for its coordinator: nothing more is written, ever. */
   private lost: Error | undefined;
 
   constructor(
@@ -105,6 +70,10 @@ export class LaneMirror {
       readonly onAppended?: (top: string) => void;
       /** Told once the lane's state here is found behind its stream. */
       readonly onBehind?: () => void;
+      /** The worker's stop: a durable flush still waiting for the coordinator's copy then gives up, after a grace. */
+      readonly stopping?: AbortSignal;
+      /** Told once a durable flush has waited COPY_NOTICE_MS for the coordinator's copy. */
+      readonly onUncopied?: () => void;
     },
   ) {
     this.token = lane.token;
@@ -130,9 +99,14 @@ export class LaneMirror {
     return this.lost === undefined;
   }
 
-  /** Sends what changed; rejects with LANE_TAKEN once the job's lock is another worker's, or its stream another's history. Flushes run one after another. */
-  flush(): Promise<void> {
-    const next = this.chain.then(() => this.send());
+  /**
+   * Sends what changed; rejects with LANE_TAKEN once the job's lock is another worker's, or
+   * its stream another's history. `durable`: returns once the coordinator's copy holds all
+   * this worker sent; rejects COORDINATOR_SILENT (see isUncopied) when the worker stops
+   * first, what it sent being in the stream all the same. Flushes run one after another.
+   */
+  flush(durable = false): Promise<void> {
+    const next = this.chain.then(() => this.send(durable));
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -156,7 +130,7 @@ export class LaneMirror {
     this.position = top;
   }
 
-  private async send(): Promise<void> {
+  private async send(durable: boolean): Promise<void> {
     if (this.lost !== undefined) throw this.lost;
     const args: (string | Buffer)[] = [];
     // What this flush sends is marked sent only once Redis took it: a flush that failed
@@ -214,19 +188,21 @@ export class LaneMirror {
     if (qaRecord !== undefined) version('lanes', qa, qaRecord);
     // The progress last: a reader that has it has everything it points to.
     if (progress !== undefined) version('crewLanes', [crew, id], progress);
-    if (args.length === 0) return;
+    if (args.length === 0 && !durable) return;
     // A job without a holder is waited for (nothing of the lane starts meanwhile): it comes
     // back to this worker (retoken) or another takes it (LANE_TAKEN).
     // So is one this worker holds under a token the lane has not been handed yet (the job
     // came back here and its new processor is about to retoken the lane).
     // The wait counts from when Redis takes writes again: a lock that lapsed while Redis
     // refused every write (its maxmemory) was not taken, and the stalled check has yet to
-    // put the job back.
+    // put the job back; and from the last time the lock was found this worker's.
     let vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
     const ours = this.lane.ours ?? (() => false);
     // BullMQ's job hash is its lock key without the ':lock'.
-    const jobKey = this.lane.lockKey.replace(/:lock$/, '');
-    let top: string;
+    const keys = { lock: this.lane.lockKey, stream: laneStreamKey(crew, id), job: this.lane.lockKey.replace(/:lock$/, ''), copied: copiedKey(qa) };
+    const waitStarted = performance.now();
+    let noticed = false;
+    let pollMs = 1;
     for (;;) {
       if (this.lost !== undefined) throw this.lost;
       const token = this.token;
@@ -234,24 +210,49 @@ export class LaneMirror {
       // A Redis at its maxmemory is waited out: the lane starts nothing meanwhile.
       let refused = false;
       this.evals += 1;
-      let reply: [string, string];
+      let reply: Awaited<ReturnType<typeof fencedAppend>>;
       try {
-        reply = (await whileOutOfMemory(() => this.redis.eval(FENCED_XADD, 3, this.lane.lockKey, laneStreamKey(crew, id), jobKey, token, position, ...args), undefined, () => (refused = true))) as [string, string];
+        reply = await whileOutOfMemory(() => fencedAppend(this.redis, keys, token, position, args), undefined, () => (refused = true));
       } finally {
         this.evals -= 1;
       }
       if (refused) vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
       const [status, value] = reply;
       if (status === 'ok') {
-        top = value;
-        break;
+        if (args.length > 0) {
+          this.position = value;
+          this.lane.onAppended?.(value);
+          this.journalSeq = journalSeq;
+          this.laneSeq = laneSeq;
+          for (const attempt of blobs) this.blobsSent.add(attempt);
+          for (const [key, bytes] of versions) this.sent.set(key, bytes);
+          // Sent: what follows only asks again (the same fence, nothing written).
+          args.length = 0;
+        }
+        if (!durable || compareIds(reply[2], this.position) >= 0) return;
+        // The coordinator has not copied it yet: asked again soon, the lock and the stream
+        // checked each time (a Redis that lost its data meanwhile answers 'vacant' or 'moved').
+        vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
+        const now = performance.now();
+        if (!noticed && now - waitStarted >= COPY_NOTICE_MS) {
+          noticed = true;
+          this.lane.onUncopied?.();
+        }
+        // Once given up, every later durable flush gives up at once (what it sent is in the stream).
+        if (this.lane.stopping?.aborted === true) {
+          this.stoppingSince ??= now;
+          if (now - this.stoppingSince >= COPY_STOP_GRACE_MS) throw uncopied(id, crew, this.position);
+        }
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
+        pollMs = Math.min(COPY_POLL_MAX_MS, pollMs * 2);
+        continue;
       }
       if (status === 'moved') {
         // Past this worker's history: another worker's. Short of it: Redis lost entries
         // (a flush, a restart without them) and got back only part, of this worker's own.
         if (compareIds(value, position) > 0) throw this.fallBehind(value);
         this.resend(value);
-        return this.send();
+        return this.send(durable);
       }
       // Handed a new token meanwhile: tried again with it at once.
       if (this.token !== token) continue;
@@ -261,36 +262,19 @@ export class LaneMirror {
       this.lane.onVacant?.();
       if (this.token === token) await new Promise((resolve) => setTimeout(resolve, VACANT_POLL_MS));
     }
-    this.position = top;
-    this.lane.onAppended?.(top);
-    this.journalSeq = journalSeq;
-    this.laneSeq = laneSeq;
-    for (const attempt of blobs) this.blobsSent.add(attempt);
-    for (const [key, bytes] of versions) this.sent.set(key, bytes);
   }
 }
 
-/** One mirrored record, decoded. */
-export interface MirroredRecord {
-  readonly db: MirroredDb;
-  readonly key: unknown;
-  readonly value: unknown;
+/** The errors a durable flush gives up with when its worker stops before the coordinator copied the lane. */
+const UNCOPIED = new WeakSet<Error>();
+
+/** Whether `error` says a durable flush gave up waiting for its coordinator's copy (the worker is stopping: the lane winds down and its job is let go, to be taken up again). */
+export function isUncopied(error: unknown): boolean {
+  return error instanceof Error && UNCOPIED.has(error);
 }
 
-/** A lane's stream, decoded in order (no records when the lane never started anywhere), and its newest id ('0-0': none). */
-export async function readLaneStream(redis: Redis, crew: string, lane: string): Promise<{ readonly records: MirroredRecord[]; readonly top: string }> {
-  const entries = await redis.xrangeBuffer(laneStreamKey(crew, lane), '-', '+');
-  const records: MirroredRecord[] = [];
-  let top = '0-0';
-  for (const [idBytes, fields] of entries) {
-    const field = new Map<string, Buffer>();
-    for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!.toString('utf8'), fields[i + 1]!);
-    const db = field.get('db')?.toString('utf8') as MirroredDb | undefined;
-    const key = field.get('key');
-    const value = field.get('value');
-    if (db === undefined || key === undefined || value === undefined) throw new LanewardError('JOB_INVALID', `lane ${lane}'s stream holds a record without db, key and value`);
-    records.push({ db, key: cbor.decode(key), value: cbor.decode(value) });
-    top = idBytes.toString('utf8');
-  }
-  return { records, top };
+function uncopied(lane: string, crew: string, position: string): Error {
+  const error = new LanewardError('COORDINATOR_SILENT', `lane ${lane} of crew ${crew}: its coordinator had not copied its records up to ${position} when this worker stopped; the lane starts nothing more here and its job is let go`);
+  UNCOPIED.add(error);
+  return error;
 }

@@ -10,7 +10,7 @@ import { emptyReport } from '../plan/report.ts';
 import { publishBinding, readBinding } from '../plan/run-binding.ts';
 import { processStart } from '../process/process-alive.ts';
 import { writeTransaction, type Store } from '../store/store.ts';
-import type { MirroredRecord } from './lane-mirror.ts';
+import type { MirroredRecord } from './lane-stream.ts';
 
 /**
  * The child a lost machine ran, as this machine records it: a pid above any kernel's

@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import type { Store } from '../store/store.ts';
+import { copiedKey } from './lane-stream.ts';
 
 /** One lane whose stream a coordinator copies. */
 export interface CopiedLane {
@@ -23,6 +24,10 @@ const BLOCK_MS = 1_000;
  * put back from it, under the same ids, before the lane's job is queued again: the worker
  * that takes it resumes the lane from there, as it resumes one a lost worker left, and
  * starts nothing twice.
+ *
+ * What it committed it says in Redis, per lane (the newest id copied, at `copiedKey`): a
+ * worker starts no child before the copy holds the dispatch it mirrored (LaneMirror's
+ * durable flush), so no child runs whose dispatch a lost Redis would take with it.
  */
 export class MirrorCopy {
   private readonly last = new Map<string, string>();
@@ -31,6 +36,8 @@ export class MirrorCopy {
   private closed = false;
   /** The commit of the last read's entries: what is put back waits for it. */
   private committing: Promise<unknown> = Promise.resolve();
+  /** Lanes whose copied id is not said in Redis yet (a write it refused, its maxmemory, is tried again before the next read). */
+  private readonly unsaid = new Map<string, string>();
 
   constructor(
     private readonly store: Store,
@@ -106,11 +113,15 @@ export class MirrorCopy {
       const failed = replies.find(([error]) => error !== null);
       if (failed !== undefined) throw failed[0];
     }
+    // What is put back is what the copy holds: said so, for a worker whose records are all in it.
+    const last = this.last.get(lane.stream) ?? '0-0';
+    if (last !== '0-0') await redis.set(copiedKey(lane.qa), last);
     return missing.length;
   }
 
   /** One read of every lane's stream past the copy; the entries are put in the store in one turn. */
   private async read(redis: Redis, blockMs: number | null): Promise<number> {
+    await this.say(redis);
     const streams = this.lanes.map((lane) => lane.stream);
     const ids = streams.map((stream) => this.last.get(stream) ?? '0-0');
     const args = blockMs === null ? ['COUNT', COUNT, 'STREAMS', ...streams, ...ids] : ['COUNT', COUNT, 'BLOCK', blockMs, 'STREAMS', ...streams, ...ids];
@@ -129,13 +140,23 @@ export class MirrorCopy {
         // Issued in this turn with the rest: one commit (the store is batched).
         puts.push(this.store.queueMirror.put([lane.qa, count++], { id, db: field.get('db')?.toString('utf8') ?? '', key: field.get('key') ?? Buffer.alloc(0), value: field.get('value') ?? Buffer.alloc(0) }));
         this.last.set(stream, id);
+        this.unsaid.set(lane.qa, id);
         n++;
       }
       this.count.set(lane.qa, count);
     }
     this.committing = Promise.all(puts);
     await this.committing;
+    await this.say(redis);
     return n;
+  }
+
+  /** Says in Redis how far each lane's copy is committed: one write for all the lanes that moved. */
+  private async say(redis: Redis): Promise<void> {
+    if (this.unsaid.size === 0) return;
+    const said = [...this.unsaid];
+    await redis.mset(...said.flatMap(([qa, id]) => [copiedKey(qa), id]));
+    for (const [qa, id] of said) if (this.unsaid.get(qa) === id) this.unsaid.delete(qa);
   }
 }
 

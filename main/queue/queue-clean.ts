@@ -6,13 +6,14 @@ import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { checkQueue, queueTarget } from './connection.ts';
 import { laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { ledgerKey } from './lane-ledger.ts';
-import { laneStreamKey } from './lane-mirror.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
+import { copiedKey, laneStreamKey } from './lane-stream.ts';
 
 /** What `crew clean --queue` did with one lane's job. */
 export interface CleanedJob {
   readonly lane: string;
   readonly job: string;
-  /** removed: its job, mirror and ledger entry are gone; absent: Redis held none of them; kept: its job is still queued or running. */
+  /** removed: its job, mirror, ledger entry and copied mark are gone; absent: Redis held none of them; kept: its job is still queued or running. */
   readonly status: 'removed' | 'absent' | 'kept';
   /** BullMQ's state of the job when it was looked at (`unknown`: there was none). */
   readonly state: string;
@@ -51,7 +52,7 @@ export async function cleanQueue(loaded: LoadedCrew, options: { readonly queue: 
         continue;
       }
       if (state !== 'unknown') await queue.remove(job);
-      const keys = await redis.del(laneStreamKey(runAs, lane.id), ledgerKey(runAs, lane.id));
+      const keys = await redis.del(laneStreamKey(runAs, lane.id), ledgerKey(runAs, lane.id), copiedKey(crewQaLaneId(runAs, lane.id)));
       done.push({ lane: lane.id, job, status: state === 'unknown' && keys === 0 ? 'absent' : 'removed', state });
     }
     return done;

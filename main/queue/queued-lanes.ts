@@ -18,7 +18,7 @@ import type { DispatchStats } from '../dispatch/dispatcher.ts';
 import { bullConnection, checkQueue, queueTarget, whileOutOfMemory, type BullConnection, type QueueTarget } from './connection.ts';
 import { watchRedis, type RedisWatch } from './redis-watch.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
-import { laneStreamKey } from './lane-mirror.ts';
+import { copiedKey, laneStreamKey } from './lane-stream.ts';
 import { laneProgressFrom } from './lane-result.ts';
 import { jobOutcomes, type JobOutcome } from './job-outcomes.ts';
 import type { LaneJobResult } from './crew-worker.ts';
@@ -248,7 +248,7 @@ export class QueuedLanes implements LaneRunner {
     await whileOutOfMemory(() => writeLedger(redis, { runAs: this.runAs, lane, nonce: this.nonceOf.get(lane) ?? '', finished: true }, this.key), session.stop.signal).catch(() => undefined);
     // A complete lane needs its mirror no more (a failed one keeps it: a retry continues
     // it); this coordinator's copy stays.
-    if (progress.stage === 'complete') await redis.del(laneStreamKey(this.runAs, lane)).catch(() => undefined);
+    if (progress.stage === 'complete') await redis.del(laneStreamKey(this.runAs, lane), copiedKey(crewQaLaneId(this.runAs, lane))).catch(() => undefined);
     this.ended(session, progress);
   }
 

@@ -8,7 +8,8 @@ import { crewRun } from '../crew/crew-run.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import type { Store } from '../store/store.ts';
 import { LANE_QUEUE, writeLaneCrew, type LaneJobBody } from './lane-job.ts';
-import { LaneMirror, readLaneStream } from './lane-mirror.ts';
+import { isUncopied, LaneMirror } from './lane-mirror.ts';
+import { readLaneStream } from './lane-stream.ts';
 import { readPosition, writePosition } from './lane-position.ts';
 import { releaseOwnDispatches, restoreLane } from './lane-restore.ts';
 import { packRunDir } from './run-dir-transfer.ts';
@@ -33,6 +34,8 @@ export interface WorkerLaneContext {
   readonly pool: SupervisePool;
   /** The worker's QA thread, of its state root: each lane's crew is a tenant of it. */
   readonly qa: QaThread;
+  /** A lane has waited a while for its coordinator to copy its records (said once per wait). */
+  readonly onUncopied: (job: string, lane: string) => void;
 }
 
 /** A lane job as the processor is handed it. */
@@ -81,14 +84,27 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
     onVacant,
     onAppended: (at) => writePosition(dir, at),
     onBehind: () => stop.abort('SIGTERM'),
+    stopping: options.cancel,
+    onUncopied: () => ctx.onUncopied(String(job.id), body.lane),
   });
   onMirror(mirror);
   ctx.stops.add(stop);
   let taken: unknown;
-  const flush = async () => {
+  let uncopied: unknown;
+  // Durable before a child starts and before the result goes back: the coordinator's copy
+  // then holds every dispatch that ran, and every outcome its result reports.
+  const flush = async (durable = false) => {
     try {
-      await mirror.flush();
+      await mirror.flush(durable);
     } catch (error) {
+      // The worker stops and the coordinator never copied: the child waiting for it sees the
+      // lane's stop and never starts (a cancel before its start, which the stream then
+      // gets), the lane winds down as a cancelled crew's does, and its job is let go.
+      if (isUncopied(error)) {
+        uncopied ??= error;
+        stop.abort('SIGTERM');
+        return;
+      }
       // Taken over, or Redis unreachable: nothing more starts on this lane here.
       taken ??= error;
       stop.abort('SIGTERM');
@@ -114,13 +130,14 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
       onLane: (progress) => {
         void flush().then(() => job.updateProgress(progress), () => undefined).catch(() => undefined);
       },
-      beforeChild: () => flush(),
+      beforeChild: () => flush(true),
     },
     silent,
   );
   ctx.stops.delete(stop);
   if (taken !== undefined) throw taken;
-  await flush();
+  await flush(uncopied === undefined);
+  if (uncopied !== undefined) throw uncopied;
   const progress = result.lanes.find((lane) => lane.lane === body.lane);
   if (progress === undefined) throw new LanewardError('INTERNAL', `lane ${body.lane} ended with no progress`);
   try {

@@ -30,13 +30,15 @@ export interface LaneJobResult {
 /**
  * What a crew worker reports, as facts (main/cli/crew-worker-lines.ts words them): that it
  * takes jobs, each job's end (its lane's stage and code, or the code it refused or released
- * it with), and an error of its queue client.
+ * it with), a lane that waits for its coordinator to copy its records before its next
+ * child, and an error of its queue client.
  */
 export type CrewWorkerEvent =
   | { readonly type: 'ready'; readonly queue: string; readonly worker: string; readonly concurrency: number; readonly root: string }
   | { readonly type: 'lane_ended'; readonly job: string; readonly lane: string; readonly stage: string; readonly code: string | null }
   | { readonly type: 'released'; readonly job: string; readonly code: string }
   | { readonly type: 'refused'; readonly job: string; readonly code: string }
+  | { readonly type: 'uncopied'; readonly job: string; readonly lane: string }
   | { readonly type: 'queue_error'; readonly message: string };
 
 /** Where a crew worker reports: its events, and the words its lanes' progress keeps. */
