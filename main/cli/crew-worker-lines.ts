@@ -14,7 +14,7 @@ export function crewWorkerLine(event: CrewWorkerEvent): { readonly to: 'out' | '
       return { to: 'out', text: `CREW_WORKER: job=${oneLine(event.job)} status=released code=${event.code}` };
     case 'refused':
       return { to: 'out', text: `CREW_WORKER: job=${oneLine(event.job)} status=refused code=${event.code}` };
-    case 'uncopied':
+    case 'coordinator_wait':
       return { to: 'err', text: `CREW_WORKER: job=${oneLine(event.job)} lane=${event.lane} waiting=coordinator` };
     case 'queue_error':
       return { to: 'err', text: `CREW_WORKER: queue error: ${oneLine(event.message)}` };

@@ -11,7 +11,8 @@ import { bullConnection, checkQueue, queueTarget } from './connection.ts';
 import { checkLaneJob, LANE_QUEUE } from './lane-job.ts';
 import { checkCurrent, readLedger } from './lane-ledger.ts';
 import { openJob } from './signed-job.ts';
-import { isBehind, isUncopied, type LaneMirror } from './lane-mirror.ts';
+import { isCoordinatorSilent } from './coordinator-wait.ts';
+import { isBehind, type LaneMirror } from './lane-mirror.ts';
 import { runOwnedLane, type LaneJob, type WorkerLaneContext } from './worker-lane.ts';
 import { stopWorker } from './worker-stop.ts';
 import type { CrewWorkerOptions, CrewWorkerOutput, LaneJobResult } from './worker-types.ts';
@@ -116,7 +117,7 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
     words: output.words,
     pool,
     qa,
-    onUncopied: (job, lane) => output.event({ type: 'uncopied', job, lane }),
+    onCoordinatorWait: (job, lane) => output.event({ type: 'coordinator_wait', job, lane }),
   };
 
   const startLane = (job: LaneJob, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, qaId: string): RunningLane => {
@@ -192,7 +193,7 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
         const code = isLanewardError(error) ? error.code : 'INTERNAL';
         // Stopped waiting for its coordinator: the job is left as it is too, for its lock to
         // lapse and a worker to take it up from its stream.
-        if (RELEASED.has(error as Error) || isUncopied(error)) {
+        if (RELEASED.has(error as Error) || isCoordinatorSilent(error)) {
           // Named as BullMQ's own "the processor moved the job itself": its slot is freed
           // and the job is left as it is (no holder's result was written: it has none).
           output.event({ type: 'released', job: String(job.id), code });

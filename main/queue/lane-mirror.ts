@@ -5,16 +5,11 @@ import { readBinding } from '../plan/index.ts';
 import { whileOutOfMemory } from './connection.ts';
 import { cbor, copiedKey, fencedAppend, laneStreamKey, streamTop, type MirroredDb } from './lane-stream.ts';
 import { compareIds } from './mirror-copy.ts';
+import { COORDINATOR_NOTICE_MS, COORDINATOR_POLL_MAX_MS, COORDINATOR_STOP_GRACE_MS, coordinatorSilent } from './coordinator-wait.ts';
 import type { Store } from '../store/store.ts';
 
 /** How often a flush that found its job without a holder asks again. */
 const VACANT_POLL_MS = 200;
-/** The longest pause between two asks of a flush that waits for its coordinator's copy (the first comes after 1 ms, each next one twice as late). */
-const COPY_POLL_MAX_MS = 100;
-/** How long a flush waits for its coordinator's copy before it says so (once). */
-const COPY_NOTICE_MS = 5_000;
-/** How long a flush waits for its coordinator's copy once its worker is stopping: then the lane stops here and its job is let go. */
-const COPY_STOP_GRACE_MS = 5_000;
 
 /** The error a mirror throws once its lane's stream moved on past what this worker holds. */
 const BEHIND = new WeakSet<Error>();
@@ -72,8 +67,8 @@ export class LaneMirror {
       readonly onBehind?: () => void;
       /** The worker's stop: a durable flush still waiting for the coordinator's copy then gives up, after a grace. */
       readonly stopping?: AbortSignal;
-      /** Told once a durable flush has waited COPY_NOTICE_MS for the coordinator's copy. */
-      readonly onUncopied?: () => void;
+      /** Told once a durable flush has waited COORDINATOR_NOTICE_MS for the coordinator's copy. */
+      readonly onCoordinatorWait?: () => void;
     },
   ) {
     this.token = lane.token;
@@ -102,7 +97,7 @@ export class LaneMirror {
   /**
    * Sends what changed; rejects with LANE_TAKEN once the job's lock is another worker's, or
    * its stream another's history. `durable`: returns once the coordinator's copy holds all
-   * this worker sent; rejects COORDINATOR_SILENT (see isUncopied) when the worker stops
+   * this worker sent; rejects COORDINATOR_SILENT (see isCoordinatorSilent) when the worker stops
    * first, what it sent being in the stream all the same. Flushes run one after another.
    */
   flush(durable = false): Promise<void> {
@@ -234,17 +229,17 @@ export class LaneMirror {
         // checked each time (a Redis that lost its data meanwhile answers 'vacant' or 'moved').
         vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
         const now = performance.now();
-        if (!noticed && now - waitStarted >= COPY_NOTICE_MS) {
+        if (!noticed && now - waitStarted >= COORDINATOR_NOTICE_MS) {
           noticed = true;
-          this.lane.onUncopied?.();
+          this.lane.onCoordinatorWait?.();
         }
         // Once given up, every later durable flush gives up at once (what it sent is in the stream).
         if (this.lane.stopping?.aborted === true) {
           this.stoppingSince ??= now;
-          if (now - this.stoppingSince >= COPY_STOP_GRACE_MS) throw uncopied(id, crew, this.position);
+          if (now - this.stoppingSince >= COORDINATOR_STOP_GRACE_MS) throw coordinatorSilent(id, crew, `copied its records up to ${this.position}`);
         }
         await new Promise((resolve) => setTimeout(resolve, pollMs));
-        pollMs = Math.min(COPY_POLL_MAX_MS, pollMs * 2);
+        pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
         continue;
       }
       if (status === 'moved') {
@@ -263,18 +258,4 @@ export class LaneMirror {
       if (this.token === token) await new Promise((resolve) => setTimeout(resolve, VACANT_POLL_MS));
     }
   }
-}
-
-/** The errors a durable flush gives up with when its worker stops before the coordinator copied the lane. */
-const UNCOPIED = new WeakSet<Error>();
-
-/** Whether `error` says a durable flush gave up waiting for its coordinator's copy (the worker is stopping: the lane winds down and its job is let go, to be taken up again). */
-export function isUncopied(error: unknown): boolean {
-  return error instanceof Error && UNCOPIED.has(error);
-}
-
-function uncopied(lane: string, crew: string, position: string): Error {
-  const error = new LanewardError('COORDINATOR_SILENT', `lane ${lane} of crew ${crew}: its coordinator had not copied its records up to ${position} when this worker stopped; the lane starts nothing more here and its job is let go`);
-  UNCOPIED.add(error);
-  return error;
 }

@@ -24,6 +24,16 @@ export function copiedKey(qa: string): string {
   return `laneward:copied:${qa}`;
 }
 
+/** The stream a crew run's workers ask its coordinator on, before a lane starts on them (see askCoordinator). */
+export function asksKey(runAs: string): string {
+  return `laneward:asks:${runAs}`;
+}
+
+/** Where the coordinator answers one ask (its nonce) about a lane. */
+export function answerKey(qa: string, nonce: string): string {
+  return `laneward:answer:${qa}:${nonce}`;
+}
+
 // Appends the records only while the job's lock still holds this worker's token: a worker
 // whose lane was taken over (its lock expired and another worker holds the job) writes
 // nothing more, ever.

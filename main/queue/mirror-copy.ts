@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import type { Store } from '../store/store.ts';
-import { copiedKey } from './lane-stream.ts';
+import { answerKey, copiedKey } from './lane-stream.ts';
 
 /** One lane whose stream a coordinator copies. */
 export interface CopiedLane {
@@ -15,6 +15,8 @@ export interface CopiedLane {
 const COUNT = 1_000;
 /** How long one blocking read waits before it is issued again (and a close is noticed). */
 const BLOCK_MS = 1_000;
+/** How long an answer to a worker's ask is kept (it reads it within milliseconds, or asks again). */
+const ANSWER_TTL_S = 600;
 
 /**
  * A coordinator's copy of its lanes' mirrored records, in its own store: every entry of
@@ -28,6 +30,10 @@ const BLOCK_MS = 1_000;
  * What it committed it says in Redis, per lane (the newest id copied, at `copiedKey`): a
  * worker starts no child before the copy holds the dispatch it mirrored (LaneMirror's
  * durable flush), so no child runs whose dispatch a lost Redis would take with it.
+ *
+ * And it answers the workers' asks (the `asks` stream, read with the lanes'): before a
+ * lane starts on a worker, what the copy holds past the lane's stream is put back, so a
+ * Redis back from an older snapshot never has a lane resumed from less than the copy.
  */
 export class MirrorCopy {
   private readonly last = new Map<string, string>();
@@ -38,10 +44,14 @@ export class MirrorCopy {
   private committing: Promise<unknown> = Promise.resolve();
   /** Lanes whose copied id is not said in Redis yet (a write it refused, its maxmemory, is tried again before the next read). */
   private readonly unsaid = new Map<string, string>();
+  /** Put-backs one after another: two at once would add the same ids. */
+  private putting: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: Store,
     private readonly lanes: readonly CopiedLane[],
+    /** The stream the crew run's workers ask on before a lane starts (see askCoordinator). */
+    private readonly asks?: string,
   ) {
     for (const lane of lanes) {
       let n = 0;
@@ -98,7 +108,13 @@ export class MirrorCopy {
    * under the ids they had (so the copy and the stream agree on what is new); answers how
    * many entries were put back.
    */
-  async putBack(redis: Redis, lane: CopiedLane): Promise<number> {
+  putBack(redis: Redis, lane: CopiedLane): Promise<number> {
+    const next = this.putting.then(() => this.putBackNow(redis, lane));
+    this.putting = next.catch(() => undefined);
+    return next;
+  }
+
+  private async putBackNow(redis: Redis, lane: CopiedLane): Promise<number> {
     await this.committing;
     const [newest] = await redis.xrevrange(lane.stream, '+', '-', 'COUNT', 1);
     const top = newest?.[0] ?? '0-0';
@@ -123,13 +139,28 @@ export class MirrorCopy {
   private async read(redis: Redis, blockMs: number | null): Promise<number> {
     await this.say(redis);
     const streams = this.lanes.map((lane) => lane.stream);
+    if (this.asks !== undefined) streams.push(this.asks);
     const ids = streams.map((stream) => this.last.get(stream) ?? '0-0');
     const args = blockMs === null ? ['COUNT', COUNT, 'STREAMS', ...streams, ...ids] : ['COUNT', COUNT, 'BLOCK', blockMs, 'STREAMS', ...streams, ...ids];
     const reply = (await (redis.xreadBuffer as (...a: unknown[]) => Promise<[Buffer, [Buffer, Buffer[]][]][] | null>)(...args)) ?? [];
     let n = 0;
     const puts: Promise<unknown>[] = [];
+    const asked: { readonly qa: string; readonly nonce: string }[] = [];
+    let lastAsk: string | undefined;
     for (const [streamBytes, entries] of reply) {
       const stream = streamBytes.toString('utf8');
+      if (stream === this.asks) {
+        for (const [idBytes, fields] of entries) {
+          const field = new Map<string, string>();
+          for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!.toString('utf8'), fields[i + 1]!.toString('utf8'));
+          const qa = field.get('qa');
+          const nonce = field.get('nonce');
+          if (qa !== undefined && nonce !== undefined && /^[0-9a-f]{1,64}$/.test(nonce)) asked.push({ qa, nonce });
+          lastAsk = idBytes.toString('utf8');
+          n++;
+        }
+        continue;
+      }
       const lane = this.lanes.find((l) => l.stream === stream);
       if (lane === undefined) continue;
       let count = this.count.get(lane.qa) ?? 0;
@@ -148,6 +179,14 @@ export class MirrorCopy {
     this.committing = Promise.all(puts);
     await this.committing;
     await this.say(redis);
+    // Answered only once done: a failure reads the asks again, and answering twice is harmless.
+    for (const { qa, nonce } of asked) {
+      const lane = this.lanes.find((l) => l.qa === qa);
+      if (lane === undefined) continue;
+      await this.putBack(redis, lane);
+      await redis.set(answerKey(qa, nonce), '1', 'EX', ANSWER_TTL_S);
+    }
+    if (lastAsk !== undefined) this.last.set(this.asks!, lastAsk);
     return n;
   }
 

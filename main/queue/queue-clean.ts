@@ -7,7 +7,7 @@ import { checkQueue, queueTarget } from './connection.ts';
 import { laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { ledgerKey } from './lane-ledger.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { copiedKey, laneStreamKey } from './lane-stream.ts';
+import { asksKey, copiedKey, laneStreamKey } from './lane-stream.ts';
 
 /** What `crew clean --queue` did with one lane's job. */
 export interface CleanedJob {
@@ -55,6 +55,8 @@ export async function cleanQueue(loaded: LoadedCrew, options: { readonly queue: 
       const keys = await redis.del(laneStreamKey(runAs, lane.id), ledgerKey(runAs, lane.id), copiedKey(crewQaLaneId(runAs, lane.id)));
       done.push({ lane: lane.id, job, status: state === 'unknown' && keys === 0 ? 'absent' : 'removed', state });
     }
+    // The workers' asks to the crew run's coordinator, once none of its lanes runs.
+    if (done.every((lane) => lane.status !== 'kept')) await redis.del(asksKey(runAs));
     return done;
   } catch (error) {
     if (error instanceof LanewardError) throw error;

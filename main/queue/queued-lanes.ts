@@ -18,7 +18,7 @@ import type { DispatchStats } from '../dispatch/dispatcher.ts';
 import { bullConnection, checkQueue, queueTarget, whileOutOfMemory, type BullConnection, type QueueTarget } from './connection.ts';
 import { watchRedis, type RedisWatch } from './redis-watch.ts';
 import { laneJobBody, laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
-import { copiedKey, laneStreamKey } from './lane-stream.ts';
+import { asksKey, copiedKey, laneStreamKey } from './lane-stream.ts';
 import { laneProgressFrom } from './lane-result.ts';
 import { jobOutcomes, type JobOutcome } from './job-outcomes.ts';
 import type { LaneJobResult } from './crew-worker.ts';
@@ -170,7 +170,7 @@ export class QueuedLanes implements LaneRunner {
     const events = new QueueEvents(LANE_QUEUE, { connection, lastEventId });
     queue.on('error', () => undefined);
     events.on('error', () => undefined);
-    const copy = new MirrorCopy(store, [...this.mirrorOf.values()]);
+    const copy = new MirrorCopy(store, [...this.mirrorOf.values()], asksKey(this.runAs));
     this.clients = { redis, queue, events, copy };
     this.closers.push(() => copy.close());
     await this.guard(events.waitUntilReady());

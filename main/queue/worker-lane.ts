@@ -8,8 +8,11 @@ import { crewRun } from '../crew/crew-run.ts';
 import { loadCrew } from '../crew/load-crew.ts';
 import type { Store } from '../store/store.ts';
 import { LANE_QUEUE, writeLaneCrew, type LaneJobBody } from './lane-job.ts';
-import { isUncopied, LaneMirror } from './lane-mirror.ts';
+import { isCoordinatorSilent } from './coordinator-wait.ts';
+import { LaneMirror } from './lane-mirror.ts';
 import { readLaneStream } from './lane-stream.ts';
+import { askCoordinator } from './stream-ask.ts';
+import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { readPosition, writePosition } from './lane-position.ts';
 import { releaseOwnDispatches, restoreLane } from './lane-restore.ts';
 import { packRunDir } from './run-dir-transfer.ts';
@@ -34,8 +37,8 @@ export interface WorkerLaneContext {
   readonly pool: SupervisePool;
   /** The worker's QA thread, of its state root: each lane's crew is a tenant of it. */
   readonly qa: QaThread;
-  /** A lane has waited a while for its coordinator to copy its records (said once per wait). */
-  readonly onUncopied: (job: string, lane: string) => void;
+  /** A lane has waited a while for its coordinator (to copy its records, or to answer its ask): said once per wait. */
+  readonly onCoordinatorWait: (job: string, lane: string) => void;
 }
 
 /** A lane job as the processor is handed it. */
@@ -65,6 +68,9 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
   // state root holds (the same machine, back) continues from its own when its stream ends
   // where this state root last left it (what is here is the stream and more), and from
   // the stream otherwise (another worker ran it since: what is here is behind).
+  // Made whole by its coordinator first: a Redis back from an older snapshot holds less of
+  // the stream than the coordinator copied.
+  await askCoordinator(redis, { runAs: body.runAs, lane: body.lane, qa: crewQaLaneId(body.runAs, body.lane), stopping: options.cancel, onWaiting: () => ctx.onCoordinatorWait(String(job.id), body.lane) });
   const { records, top } = await readLaneStream(redis, body.runAs, body.lane);
   const here = store.crewLanes.get([body.runAs, body.lane]) !== undefined;
   if (records.length > 0 && (!here || readPosition(dir) !== top)) await restoreLane(store, records, { lane: body.lane, dir, root, trust: ctx.trustFile, replace: here });
@@ -85,12 +91,12 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
     onAppended: (at) => writePosition(dir, at),
     onBehind: () => stop.abort('SIGTERM'),
     stopping: options.cancel,
-    onUncopied: () => ctx.onUncopied(String(job.id), body.lane),
+    onCoordinatorWait: () => ctx.onCoordinatorWait(String(job.id), body.lane),
   });
   onMirror(mirror);
   ctx.stops.add(stop);
   let taken: unknown;
-  let uncopied: unknown;
+  let gaveUp: unknown;
   // Durable before a child starts and before the result goes back: the coordinator's copy
   // then holds every dispatch that ran, and every outcome its result reports.
   const flush = async (durable = false) => {
@@ -100,8 +106,8 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
       // The worker stops and the coordinator never copied: the child waiting for it sees the
       // lane's stop and never starts (a cancel before its start, which the stream then
       // gets), the lane winds down as a cancelled crew's does, and its job is let go.
-      if (isUncopied(error)) {
-        uncopied ??= error;
+      if (isCoordinatorSilent(error)) {
+        gaveUp ??= error;
         stop.abort('SIGTERM');
         return;
       }
@@ -136,8 +142,8 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
   );
   ctx.stops.delete(stop);
   if (taken !== undefined) throw taken;
-  await flush(uncopied === undefined);
-  if (uncopied !== undefined) throw uncopied;
+  await flush(gaveUp === undefined);
+  if (gaveUp !== undefined) throw gaveUp;
   const progress = result.lanes.find((lane) => lane.lane === body.lane);
   if (progress === undefined) throw new LanewardError('INTERNAL', `lane ${body.lane} ended with no progress`);
   try {

@@ -38,7 +38,7 @@ export type CrewWorkerEvent =
   | { readonly type: 'lane_ended'; readonly job: string; readonly lane: string; readonly stage: string; readonly code: string | null }
   | { readonly type: 'released'; readonly job: string; readonly code: string }
   | { readonly type: 'refused'; readonly job: string; readonly code: string }
-  | { readonly type: 'uncopied'; readonly job: string; readonly lane: string }
+  | { readonly type: 'coordinator_wait'; readonly job: string; readonly lane: string }
   | { readonly type: 'queue_error'; readonly message: string };
 
 /** Where a crew worker reports: its events, and the words its lanes' progress keeps. */

@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import type Redis from 'ioredis';
+import { whileOutOfMemory } from './connection.ts';
+import { COORDINATOR_NOTICE_MS, COORDINATOR_POLL_MAX_MS, COORDINATOR_STOP_GRACE_MS, coordinatorSilent } from './coordinator-wait.ts';
+import { answerKey, asksKey } from './lane-stream.ts';
+
+/** How long an ask goes unanswered before it is made again (one Redis lost, with its data or in a restart, is never answered). */
+const REASK_MS = 2_000;
+/** The asks a crew run's stream keeps, about (older ones were answered long ago). */
+const ASKS_KEPT = 1_000;
+
+/**
+ * Asks the lane's coordinator to make its stream whole before this worker starts the lane
+ * from it, and waits for the answer. A Redis that came back from an older snapshot (a
+ * crash of one that saves only now and then, as its default does) holds a stream shorter
+ * than what the coordinator copied, with its job there to be taken: a lane restored from
+ * it would start again what the snapshot does not show dispatched. The coordinator puts
+ * back what its copy holds past the stream's newest entry, then answers this ask's nonce;
+ * an answer is to one ask, so none an older snapshot held is taken for it.
+ * COORDINATOR_SILENT when the worker stops first (see isCoordinatorSilent).
+ */
+export async function askCoordinator(redis: Redis, ask: { readonly runAs: string; readonly lane: string; readonly qa: string; readonly stopping?: AbortSignal; readonly onWaiting?: () => void }): Promise<void> {
+  const nonce = randomBytes(12).toString('hex');
+  const started = performance.now();
+  let askedAt = Number.NEGATIVE_INFINITY;
+  let pollMs = 1;
+  let noticed = false;
+  let stoppingSince: number | undefined;
+  for (;;) {
+    if (performance.now() - askedAt >= REASK_MS) {
+      await whileOutOfMemory(() => redis.xadd(asksKey(ask.runAs), 'MAXLEN', '~', ASKS_KEPT, '*', 'qa', ask.qa, 'nonce', nonce));
+      askedAt = performance.now();
+    }
+    if ((await redis.get(answerKey(ask.qa, nonce))) !== null) return;
+    const now = performance.now();
+    if (!noticed && now - started >= COORDINATOR_NOTICE_MS) {
+      noticed = true;
+      ask.onWaiting?.();
+    }
+    if (ask.stopping?.aborted === true) {
+      stoppingSince ??= now;
+      if (now - stoppingSince >= COORDINATOR_STOP_GRACE_MS) throw coordinatorSilent(ask.lane, ask.runAs, 'answered whether the lane\'s stream is whole');
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
+  }
+}

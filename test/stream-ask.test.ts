@@ -1,0 +1,84 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { crewQaLaneId } from '../formats/crew/qa-id.ts';
+import { asksKey, copiedKey, laneStreamKey } from '../main/queue/lane-stream.ts';
+import { MirrorCopy } from '../main/queue/mirror-copy.ts';
+import { askCoordinator } from '../main/queue/stream-ask.ts';
+import { openStore } from '../main/store/store.ts';
+import { redisMissing, startRedis, type RedisServer } from './helpers/redis.ts';
+import { tempRoot } from './helpers/tmp.ts';
+import { until } from './helpers/procs.ts';
+
+// The coordinator's copy of a lane's stream against a real redis-server: what it says it
+// committed, and what it puts back, when a worker asks, into a stream shorter than the copy
+// (a Redis back from an older snapshot).
+
+const SKIP = redisMissing();
+const root = tempRoot('stream-ask');
+
+describe.skipIf(SKIP !== undefined)(`the coordinator's copy and a worker's ask${SKIP === undefined ? '' : ` (skipped: ${SKIP})`}`, () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.close();
+  });
+
+  test('a stream cut back to an older snapshot is whole again, under its old ids, once the worker\'s ask is answered; nothing puts it back before', async () => {
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    const store = openStore(join(root, 'coord'), { batched: true });
+    const [runAs, lane] = ['crew-a.0123456789abcdef', 'lane-1'];
+    const qa = crewQaLaneId(runAs, lane);
+    const stream = laneStreamKey(runAs, lane);
+    const copy = new MirrorCopy(store, [{ qa, stream }], asksKey(runAs));
+    try {
+      // A worker's five records, as it mirrors them.
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await client.xadd(stream, '*', 'db', 'journal', 'key', `k${i}`, 'value', `v${i}`))!);
+      copy.follow({ host: '127.0.0.1', port: redis.port });
+      // Said once committed: the newest id the copy holds.
+      for (let tries = 0; (await client.get(copiedKey(qa))) !== ids[4]; tries++) {
+        if (tries > 200) throw new Error('the copy never said it holds all five');
+        await new Promise((resolve) => setTimeout(resolve, 50)); // polls Redis; nothing is inferred from the pause
+      }
+      // The snapshot: the stream as it was after two of them (its ids kept, as a save keeps them).
+      await client.del(stream);
+      for (const id of ids.slice(0, 2)) await client.xadd(stream, id, 'db', 'journal', 'key', `k${ids.indexOf(id)}`, 'value', `v${ids.indexOf(id)}`);
+      // Nothing is put back unasked: the stream stays short while nobody asks.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await client.xrange(stream, '-', '+')).map(([id]) => id)).toEqual(ids.slice(0, 2));
+      await askCoordinator(client, { runAs, lane, qa });
+      const entries = await client.xrange(stream, '-', '+');
+      expect(entries.map(([id]) => id)).toEqual(ids);
+      expect(entries.map(([, fields]) => fields)).toEqual(ids.map((_, i) => ['db', 'journal', 'key', `k${i}`, 'value', `v${i}`]));
+      // Asked again with nothing missing: answered, nothing added twice.
+      await askCoordinator(client, { runAs, lane, qa });
+      expect(await client.xlen(stream)).toBe(5);
+    } finally {
+      copy.close();
+      client.disconnect();
+    }
+  }, 60_000);
+
+  test('an ask while no coordinator follows is waited on, said once after 5 s, and given up 5 s after the worker begins to stop: COORDINATOR_SILENT', async () => {
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    const stopping = new AbortController();
+    let said = 0;
+    try {
+      const asked = askCoordinator(client, { runAs: 'crew-b.0123456789abcdef', lane: 'lane-1', qa: crewQaLaneId('crew-b.0123456789abcdef', 'lane-1'), stopping: stopping.signal, onWaiting: () => (said += 1) });
+      const outcome = asked.then(
+        () => 'answered',
+        (error: { code?: string }) => error.code,
+      );
+      await until(() => said === 1, 15_000, 'the wait to be said');
+      stopping.abort();
+      expect(await outcome).toBe('COORDINATOR_SILENT');
+      expect(said).toBe(1);
+    } finally {
+      client.disconnect();
+    }
+  }, 60_000);
+});
