@@ -9,7 +9,7 @@ import { readPrivateKey } from '../main/actions/keys.ts';
 import { RUNS_QUEUE } from '../main/queue/runs-job.ts';
 import { signJob } from '../main/queue/signed-job.ts';
 import { BUNDLE, type CliResult, codesOf, ensureBuilt, ERROR_LINE, laneward, ROOT } from './helpers/cli.ts';
-import { killQuietly, killStrays, until } from './helpers/procs.ts';
+import { exitOf, killQuietly, killStrays, until } from './helpers/procs.ts';
 import { freePort, type RedisServer, redisMissing, startRedis } from './helpers/redis.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -48,7 +48,7 @@ function start(args: readonly string[], cwd = ROOT): Child {
     process: child,
     stdout: '',
     stderr: '',
-    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+    exited: exitOf(child).then(({ code }) => code),
   };
   child.stdout!.on('data', (chunk) => (out.stdout += chunk));
   child.stderr!.on('data', (chunk) => (out.stderr += chunk));
@@ -58,8 +58,6 @@ function start(args: readonly string[], cwd = ROOT): Child {
 async function run(args: readonly string[], cwd = ROOT): Promise<CliResult> {
   const child = start(args, cwd);
   const code = await child.exited;
-  // 'exit' may come before the pipes are drained.
-  await new Promise((resolve) => setImmediate(resolve));
   return { code, stdout: child.stdout, stderr: child.stderr };
 }
 

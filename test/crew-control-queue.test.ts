@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays, until } from './helpers/procs.ts';
+import { exitOf, killStrays, until } from './helpers/procs.ts';
 import { redisMissing, startRedis, type RedisServer } from './helpers/redis.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -19,7 +19,7 @@ function start(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}
   let stdout = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   child.stderr!.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === null ? null : 128))));
+  const exited = exitOf(child).then(({ code, signal }) => code ?? (signal === null ? null : 128));
   return { child, exited, out: () => stdout };
 }
 

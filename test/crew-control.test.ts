@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { canRun, killQuietly, killStrays, until } from './helpers/procs.ts';
+import { canRun, exitOf, killQuietly, killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('crew-control');
@@ -69,7 +69,7 @@ function startCrew(c: Crew, extra: readonly string[] = []): { child: ChildProces
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk));
   child.stderr!.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === null ? null : -1))));
+  const exited = exitOf(child).then(({ code, signal }) => code ?? (signal === null ? null : -1));
   return { child, stdout: () => out, exited };
 }
 

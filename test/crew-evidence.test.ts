@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays, until } from './helpers/procs.ts';
+import { exitOf, killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { StderrTail, STDERR_LINE_MAX, STDERR_TAIL_BYTES } from '../workers/supervise/stderr-tail.ts';
 import { evidenceFix } from '../formats/crew/call-evidence.ts';
@@ -139,7 +139,7 @@ describe('crew: a stuck lane shows its child', () => {
     const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', state, '--serve', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = exitOf(child).then(({ code }) => code);
     try {
       await until(() => /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)\?token=[A-Za-z0-9_-]{43}$/m.test(stderr), 30_000, 'CREW_VIEW');
       const url = /^CREW_VIEW: (http:\/\/127\.0\.0\.1:\d+\/)\?token=[A-Za-z0-9_-]{43}$/m.exec(stderr)![1]!;

@@ -68,7 +68,7 @@ describe('crewWorkerLine', () => {
     [{ type: 'lane_ended', job: 'j1', lane: 'l1', stage: 'failed', code: 'PROVIDER_NO_EXIT' }, 'out', 'CREW_WORKER: job=j1 lane=l1 status=failed code=PROVIDER_NO_EXIT'],
     [{ type: 'released', job: 'j2', code: 'LANE_TAKEN' }, 'out', 'CREW_WORKER: job=j2 status=released code=LANE_TAKEN'],
     [{ type: 'refused', job: 'j3', code: 'JOB_INVALID' }, 'out', 'CREW_WORKER: job=j3 status=refused code=JOB_INVALID'],
-    [{ type: 'uncopied', job: 'j4', lane: 'l4' }, 'err', 'CREW_WORKER: job=j4 lane=l4 waiting=coordinator'],
+    [{ type: 'coordinator_wait', job: 'j4', lane: 'l4' }, 'err', 'CREW_WORKER: job=j4 lane=l4 waiting=coordinator'],
     [{ type: 'released', job: 'j4', code: 'COORDINATOR_SILENT' }, 'out', 'CREW_WORKER: job=j4 status=released code=COORDINATOR_SILENT'],
     [{ type: 'queue_error', message: 'connect ECONNREFUSED\nagain' }, 'err', 'CREW_WORKER: queue error: connect ECONNREFUSED\\nagain'],
   ])('should word %j', (event, to, text) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays, until } from './helpers/procs.ts';
+import { exitOf, killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { renderLanePage } from '../formats/console/lane-page.ts';
 import { driveParked } from '../main/crew/owner-wait.ts';
@@ -107,7 +107,7 @@ describe('crew answer: the owner answers the gates', () => {
     const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state, '--owner-wait', '2m'], { cwd: c.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = exitOf(child).then(({ code }) => code);
     try {
       // Every lane reaches its gate and waits; nothing ends while the crew waits for its owner.
       await until(() => ['lane-1', 'lane-2', 'lane-3'].every((lane) => existsSync(join(c.dir, 'runs', lane, 'brief.md'))), 60_000, 'every lane at its gate');

@@ -5,7 +5,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { CrewSnapshot } from '../formats/console/snapshot.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids, canRun, killQuietly, procStat, until } from './helpers/procs.ts';
+import { allPids, canRun, exitOf, killQuietly, procStat, until } from './helpers/procs.ts';
 import { served } from './helpers/served.ts';
 import { httpRequest } from './helpers/sse.ts';
 import { tempRoot } from './helpers/tmp.ts';
@@ -63,7 +63,7 @@ async function stopMidReview(c: Crew, signal: NodeJS.Signals): Promise<{ code: n
   const crew = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env: c.env, stdio: ['ignore', 'pipe', 'ignore'] });
   let stdout = '';
   crew.stdout.on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => crew.once('exit', (code, sig) => resolve({ code, signal: sig })));
+  const exited = exitOf(crew);
   try {
     await until(() => reviewerStarts(c) >= 4, 60_000, 'four reviewers to start');
   } finally {

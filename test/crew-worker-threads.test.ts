@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, ROOT } from './helpers/cli.ts';
-import { killStrays } from './helpers/procs.ts';
+import { exitOf, killStrays } from './helpers/procs.ts';
 import { redisMissing, startRedis, type RedisServer } from './helpers/redis.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -41,7 +41,7 @@ describe.skipIf(SKIP !== undefined)('crew worker threads', () => {
     const worker = spawn(process.execPath, [BUNDLE, 'crew', 'worker', '--queue', redis.url, '--trust', join(dir, 'keys', 'actions.pub'), '--state', join(dir, 'w1'), '--lock', '3s', '--concurrency', '1'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     worker.stdout.on('data', (chunk) => (out += chunk));
-    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    const exited = exitOf(worker).then(({ code }) => code);
     // Every thread seen, and those first seen after the first lane ended.
     const seen = new Set<number>();
     const later = new Set<number>();
@@ -57,7 +57,8 @@ describe.skipIf(SKIP !== undefined)('crew worker threads', () => {
       const coordinator = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--queue', redis.url, '--key', join(dir, 'keys', 'actions.key'), '--state', join(dir, 'coord')], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
       let summary = '';
       coordinator.stdout.on('data', (chunk) => (summary += chunk));
-      expect(await new Promise((resolve) => coordinator.once('exit', resolve))).toBe(0);
+      const coordinatorExit = exitOf(coordinator);
+      expect((await coordinatorExit).code).toBe(0);
       expect(summary.trim().split('\n').at(-1)).toMatch(/^CREW_SUMMARY: lanes=6 complete=6 failed=0 /);
       expect(out.split('\n').filter((l) => / status=complete$/.test(l))).toHaveLength(6);
     } finally {

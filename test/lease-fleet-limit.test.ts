@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
-import { canRun, until } from './helpers/procs.ts';
+import { canRun, exitOf, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // The pool dispatcher, through `lease fleet --limit`: the children log their own start
@@ -57,6 +57,7 @@ describe('laneward lease fleet --limit (the pool dispatcher)', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
+    const exited = exitOf(child);
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await until(() => {
       try {
@@ -66,7 +67,7 @@ describe('laneward lease fleet --limit (the pool dispatcher)', () => {
       }
     }, 20_000, 'two children and their grandchildren');
     child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code } = await exited;
     expect(code).toBe(143);
     const lines = stdout.trim().split('\n').map((line) => JSON.parse(line));
     const outcomes = lines.filter((line) => line.index !== undefined);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
-import { canRun, pidsIn, sleep } from './helpers/procs.ts';
+import { canRun, exitOf, pidsIn, sleep } from './helpers/procs.ts';
 import { LEASE_HELP } from '../main/cli/lease-help.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -62,6 +62,7 @@ describe('laneward lease fleet', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
+    const exited = exitOf(child);
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
@@ -75,7 +76,7 @@ describe('laneward lease fleet', () => {
       await sleep(50);
     }
     child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code } = await exited;
     expect(code).toBe(143);
     const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
     expect(summary.summary).toMatchObject({ children: 50, cancelled: 50, cleanupUnproven: 0, codes: { CANCELLED: 50 } });

@@ -11,7 +11,7 @@ import { openStore, readJournal, transact } from '../main/store/store.ts';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
 import { PLAN } from './helpers/plan-driver.ts';
-import { canRun, killQuietly, procStat, until } from './helpers/procs.ts';
+import { canRun, exitOf, killQuietly, procStat, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // `plan run` end to end: the built CLI, fixture reviewers as real child processes, one
@@ -271,10 +271,11 @@ describe('laneward plan run', () => {
     const slow = reviewer(c, '--steps', '200', '--delay-ms', '100');
     const child = spawn(process.execPath, [BUNDLE, ...runArgs(c, slow, slow, 'fd')], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
+    const exited = exitOf(child);
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
     child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code } = await exited;
     expect(code).toBe(143);
     expect(matching(stdout, 'INTERRUPTED: ')).toEqual(['INTERRUPTED: reason=signal']);
     expect(lines(stdout).at(-1)).toBe(`GSTACK_RESULT: skill=autoplan status=interrupted run=${c.out}`);

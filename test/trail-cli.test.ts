@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
+import { exitOf } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('trail-cli');
@@ -20,7 +21,7 @@ function cli(args: readonly string[]): Promise<{ code: number | null; stdout: st
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    void exitOf(child).then(({ code }) => resolve({ code, stdout, stderr }));
   });
 }
 

@@ -19,7 +19,7 @@ import { acquireLock } from '../main/fs/file-lock.ts';
 import { appendTrail, startTrail } from '../main/trail/trail-file.ts';
 import { ROOT } from './helpers/cli.ts';
 import { waitingOn } from './helpers/lock-watch.ts';
-import { canRun } from './helpers/procs.ts';
+import { canRun, exitOf } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('trail');
@@ -286,7 +286,7 @@ describe('concurrent appends', () => {
       });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      return new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
+      return exitOf(child).then(({ code }) => ({ code, stderr }));
     });
     const results = await Promise.all(writers);
     expect(results.filter((result) => result.code !== 0)).toEqual([]);

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 
 // Linux /proc helpers for tests that start real processes and must prove them gone.
@@ -134,4 +135,23 @@ export function killStrays(text: string): number[] {
   const left = pidsNaming(text);
   for (const pid of left) killQuietly(pid);
   return left;
+}
+
+/**
+ * The child's exit, once what it wrote to its piped stdout and stderr has been read too:
+ * 'exit' can come before the last of it is, and a test reading its lines then finds them
+ * cut (a row number missing under load). Bounded: a pipe an orphan of the child still
+ * holds open is waited for 2 s at most. Call it when the child is spawned.
+ */
+export function exitOf(child: ChildProcess): Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }> {
+  const drained = Promise.all([child.stdout, child.stderr].map((stream) => (stream === null || stream.readableEnded || stream.destroyed ? undefined : new Promise((resolve) => stream.once('close', resolve)))));
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      const timer = setTimeout(() => resolve({ code, signal }), 2_000);
+      void drained.then(() => {
+        clearTimeout(timer);
+        resolve({ code, signal });
+      });
+    });
+  });
 }

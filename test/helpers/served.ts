@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { BUNDLE } from './cli.ts';
+import { exitOf } from './procs.ts';
 
 /** A laneward command that serves the console: its URL once it printed `CREW_VIEW:`, its output and its exit. */
 export interface Served {
@@ -18,7 +19,7 @@ export function served(args: readonly string[], cwd: string): Served {
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = exitOf(child).then(({ code }) => code);
   const openUrl = new Promise<string>((resolve, reject) => {
     child.stderr!.on('data', (chunk) => {
       stderr += chunk;
