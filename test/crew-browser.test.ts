@@ -7,7 +7,7 @@ import { tempRoot } from './helpers/tmp.ts';
 import { type CrewServer, serveCrew } from '../main/console/serve.ts';
 import { HeadlessBrowser, findChromium } from './helpers/chromium.ts';
 import { FakeSource, crewSnapshot, lanesIn } from './helpers/crew-source.ts';
-import { settleTagged, taggedPids } from './helpers/procs.ts';
+import { exitOf, settleTagged, taggedPids } from './helpers/procs.ts';
 
 // The live web view in a real browser: the page renders the snapshot, follows the event
 // stream without a reload, draws the histogram, and shows a hostile lane id as text.
@@ -146,7 +146,7 @@ describe.skipIf(SKIP !== undefined)(`a running crew's web view in headless Chrom
     // Slow agents: the crew runs long enough for the page to watch it.
     const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '150' };
     const crew = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', join(dir, 'state'), '--serve', '0'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => crew.once('exit', resolve));
+    const exited = exitOf(crew).then(({ code }) => code);
     let stderr = '';
     const url = await new Promise<string>((resolve, reject) => {
       crew.stderr.on('data', (chunk) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays } from './helpers/procs.ts';
+import { exitOf, killStrays } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 import { newLane } from '../formats/crew/record.ts';
 import { laneProgressFrom } from '../main/queue/lane-result.ts';
@@ -97,7 +97,7 @@ describe('crew: a lane stuck in its review or at its observer shows that call\'s
     writeFileSync(file, JSON.stringify(value));
     const state = join(dir, 'state');
     const crew = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', state], { cwd: dir, stdio: 'ignore' });
-    const exited = new Promise<void>((resolve) => crew.once('exit', () => resolve()));
+    const exited = exitOf(crew).then(() => undefined);
     try {
       for (const [lane, call] of [['lane-1', /a\d+/], ['lane-2', /observer:1/]] as const) {
         let running: string | undefined;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays, settleTagged, until } from './helpers/procs.ts';
+import { exitOf, killStrays, settleTagged, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('crew-cli');
@@ -130,7 +130,7 @@ describe('laneward crew run', () => {
     expect(snapshot.lanes.map((l) => l.id)).toEqual(['lane-1', 'lane-2']);
     const page = await (await fetch(url)).text();
     expect(page).toContain('<svg');
-    const code = await new Promise((resolve) => child.once('exit', resolve));
+    const code = await exitOf(child).then(({ code }) => code);
     expect(code).toBe(0);
     expect(lines(stdout, 'CREW_SUMMARY: ')[0]).toMatch(/ complete=2 /);
     // The view closes with the crew.
@@ -143,7 +143,7 @@ describe('laneward crew run', () => {
     const first = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     first.stdout.on('data', (chunk) => (out += chunk));
-    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    const exited = exitOf(first).then(({ code }) => code);
     await new Promise<void>((resolve) => {
       const poll = setInterval(() => {
         if (existsSync(c.log)) {
@@ -176,7 +176,7 @@ describe('laneward crew run', () => {
     let err = '';
     first.stdout.on('data', (chunk) => (out += chunk));
     first.stderr.on('data', (chunk) => (err += chunk));
-    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    const exited = exitOf(first).then(({ code }) => code);
     try {
       await until(() => existsSync(a.log), 30_000, 'the first crew to start a child');
     } catch (error) {
@@ -352,7 +352,7 @@ describe('laneward crew run', () => {
         }
       }, 20);
     });
-    await new Promise((resolve) => child.once('exit', resolve));
+    await exitOf(child).then(({ code }) => code);
     // Children of the killed coordinator finish on their own (instant fixtures): wait
     // until none of them runs any more.
     expect(await settleTagged(tag, 20_000)).toEqual([]);
@@ -381,7 +381,7 @@ describe('laneward crew run: an agent turn the coordinator lost', () => {
     const c = crew(1, 0);
     const env = { ...process.env, LANEWARD_FIXTURE_DELAY_MS: '300', LANEWARD_FIXTURE_LOG: c.log };
     const child = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const exited = exitOf(child).then(({ code }) => code);
     const turnOne = join(c.dir, 'runs', 'lane-1', 'agent', 'turn-1');
     // Killed while the agent's first turn runs: its orphan goes on, changes files and says so.
     await until(() => existsSync(c.log) && readFileSync(c.log, 'utf8').includes(`${turnOne}.prompt.md`), 60_000, 'agent turn 1 to start').catch((error) => {

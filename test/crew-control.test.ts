@@ -81,6 +81,26 @@ function ask(c: Crew, args: readonly string[]) {
   return { code: run.code, line, status: field(line, 'status'), refused: field(line, 'code'), seq: field(line, 'seq'), stderr: run.stderr };
 }
 
+/**
+ * `ask` of a crew frozen by SIGSTOP. A freeze that lands inside one of its commits keeps
+ * the store's write lock held (a stopped writer is still alive), and every other writer
+ * waits for it, this request too: such a try is killed before it wrote anything, the crew
+ * let run a moment, frozen again, and the request tried again.
+ */
+async function askFrozen(c: Crew, crew: ChildProcess, args: readonly string[]) {
+  for (let tries = 1; ; tries++) {
+    const [sub, ...rest] = args;
+    const run = laneward(['crew', sub!, c.file, ...rest, '--state', c.state, '--by', 'alice'], { cwd: c.dir, timeoutMs: 10_000 });
+    if (run.code !== null || tries === 5) {
+      const line = lines(run.stdout, 'CREW_REQUEST: ')[0];
+      return { code: run.code, line, status: field(line, 'status'), refused: field(line, 'code'), seq: field(line, 'seq'), stderr: run.stderr };
+    }
+    crew.kill('SIGCONT');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // lets the crew end its commit; the freeze is checked by the request itself
+    crew.kill('SIGSTOP');
+  }
+}
+
 describe('crew retry|cancel|stop: an operator acts on a running crew through its store', () => {
   it('should cancel a stuck call (torn down, typed, never replayed), retry it to completion, cancel a lane, refuse typed what cannot apply, stop the crew, and take each request once across a kill', async () => {
     const c = stuckCrew();
@@ -163,11 +183,11 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
       expect(lines(second.stdout(), 'CREW_CONTROL: ')).toEqual([]);
       // The crew frozen, two requests recorded against it (it still holds its claim), then killed before it took them.
       second.child.kill('SIGSTOP');
-      const retry = ask(c, ['retry', '--lane', 'lane-2']);
+      const retry = await askFrozen(c, second.child, ['retry', '--lane', 'lane-2']);
       expect(retry).toMatchObject({ code: 0, status: 'requested' });
-      const retry4 = ask(c, ['retry', '--lane', 'lane-4']);
+      const retry4 = await askFrozen(c, second.child, ['retry', '--lane', 'lane-4']);
       expect(retry4).toMatchObject({ code: 0, status: 'requested' });
-      const stop = ask(c, ['stop']);
+      const stop = await askFrozen(c, second.child, ['stop']);
       expect(stop).toMatchObject({ code: 0, status: 'requested' });
       [retrySeq, retry4Seq, staleStop] = [retry.seq, retry4.seq, stop.seq];
       second.child.kill('SIGKILL');

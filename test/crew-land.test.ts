@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { carryLine, landLine, landOrder, landSummaryLine, trainCode, type LaneLanded } from '../formats/crew/land-train.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
-import { canRun, killQuietly, killStrays, until } from './helpers/procs.ts';
+import { canRun, exitOf, killQuietly, killStrays, until } from './helpers/procs.ts';
 import { baseRepo, git } from './helpers/git.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -166,7 +166,7 @@ describe('crew land, a merge train on a real repository with a bare remote', () 
     const child = spawn(process.execPath, [BUNDLE, 'crew', 'land', file, '--state', state, '--push', remote], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let first = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (first += s));
-    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const exited = exitOf(child).then(() => undefined);
     await until(() => existsSync(join(triggers, 'parked')), 120_000, 'lane 5\'s check to park');
     child.kill('SIGKILL');
     await exited;

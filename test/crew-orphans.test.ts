@@ -7,7 +7,7 @@ import { signatureFileOf, signatureText } from '../main/actions/signature.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { allPids, canRun, killQuietly, procStat, until } from './helpers/procs.ts';
+import { allPids, canRun, exitOf, killQuietly, procStat, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // A crew coordinator SIGKILLed (it alone, not its children's groups) while its reviewers
@@ -107,7 +107,7 @@ function peak(c: Crew): number {
  */
 async function killMidReview(c: Crew): Promise<number[]> {
   const coordinator = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env: c.env, stdio: 'ignore' });
-  const exited = new Promise((resolve) => coordinator.once('exit', resolve));
+  const exited = exitOf(coordinator).then(({ code }) => code);
   try {
     await until(() => reviewerStarts(c).length >= 4, 60_000, 'four reviewers to start');
   } finally {
@@ -195,7 +195,7 @@ describe('crew run after its coordinator was SIGKILLed', () => {
     const env = { ...c.env, LANEWARD_FIXTURE_LOG: agents, LANEWARD_FIXTURE_DELAY_MS: '300', LANEWARD_FIXTURE_STEPS: '40' };
     const agentStarts = () => logLines(agents).map((l) => Number(l.split(' ')[1]));
     const coordinator = spawn(process.execPath, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, env, stdio: 'ignore' });
-    const exited = new Promise((resolve) => coordinator.once('exit', resolve));
+    const exited = exitOf(coordinator).then(({ code }) => code);
     try {
       await until(() => agentStarts().length >= 2, 60_000, 'both lanes\' first agent turn to start');
     } finally {

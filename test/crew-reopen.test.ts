@@ -8,7 +8,7 @@ import { bringBase, reopenable } from '../main/land/reopen.ts';
 import { LanewardError } from '../formats/codes/error.ts';
 import { turnBlobs } from '../main/crew/turn-size.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward } from './helpers/cli.ts';
-import { killStrays, until } from './helpers/procs.ts';
+import { exitOf, killStrays, until } from './helpers/procs.ts';
 import { baseRepo, git } from './helpers/git.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -125,7 +125,7 @@ describe('crew run takes a lane the merge train turned away back to its agent', 
     const killed = spawn(process.execPath, [BUNDLE, 'crew', 'run', file, '--state', state], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let killedOut = '';
     killed.stdout.setEncoding('utf8').on('data', (text: string) => (killedOut += text));
-    const exited = new Promise<void>((resolve) => killed.on('exit', () => resolve()));
+    const exited = exitOf(killed).then(() => undefined);
     await until(() => existsSync(join(root, 'parked')), 120_000, "lane-4's turn back to park");
     // Killed once lane-2 has ended, so the kill lands in lane-4's turn alone: a kill between
     // a turn's dispatch and its spawn (a window a loaded CI hit) makes that turn a lost one,

@@ -12,7 +12,7 @@ import { loadCrew } from '../main/crew/load-crew.ts';
 import { writeDemoCrew } from '../main/demo/demo-crew.ts';
 import { openStore, type Store } from '../main/store/store.ts';
 import { BUNDLE, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { killStrays, until } from './helpers/procs.ts';
+import { exitOf, killStrays, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // Stories are read the way the console's other process reads them: a crew run by the CLI,
@@ -182,7 +182,7 @@ describe('readLaneStory: a crew still running', () => {
   test('should show the open stage and the reviewer still out, then the interrupted end once the crew is stopped', async () => {
     const c = crew([{ outside: reviewer('stall') }]);
     const child = spawn(node, [BUNDLE, 'crew', 'run', c.file, '--state', c.state], { cwd: c.dir, stdio: 'ignore' });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === null ? null : 128))));
+    const exited = exitOf(child).then(({ code, signal }) => code ?? (signal === null ? null : 128));
     try {
       // A reader that opens the root before the crew created its databases is refused (and opens it again).
       let store: Store | undefined;

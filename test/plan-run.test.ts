@@ -299,7 +299,7 @@ describe('laneward plan run', () => {
     // The native reviewer ends soon; the outside one runs until the plan run cancels it.
     const args = runArgs(c, reviewer(c, '--steps', '3', '--delay-ms', '300'), reviewer(c, '--steps', '400', '--delay-ms', '100'), 'fd');
     const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exited = exitOf(child).then(({ code }) => code);
     child.stdout.on('data', () => undefined);
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
     // The reader goes away (as `| head -1` does): the next line written, the native voice's
@@ -334,7 +334,7 @@ describe('laneward plan run', () => {
     // a loaded CI hit) is the case of the test that finds such a child by its environment.
     await until(() => Object.values(record(c).attempts).filter((a) => a.child !== undefined && a.child !== null).length === 2, 20_000, 'both spawns to be journaled');
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await exitOf(child).then(({ code }) => code);
     const [native, outside] = ['ceo-native-prompt.md', 'ceo-outside-prompt.md'].map((name) => reviewerLog(c).find((e) => e.kind === 'start' && e.prompt.endsWith(name))!);
     // SIGKILL cannot be caught: the orphans outlive it. Wait for the native one, end the other.
     await until(() => reviewerLog(c).some((e) => e.kind === 'exit' && e.pid === native!.pid), 20_000, 'the native reviewer to finish');
@@ -364,7 +364,7 @@ describe('laneward plan run', () => {
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
     await until(() => Object.values(record(c).attempts).filter((a) => a.child !== undefined && a.child !== null).length === 2, 20_000, 'both spawns to be journaled');
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await exitOf(child).then(({ code }) => code);
     const orphans = reviewerLog(c).filter((e) => e.kind === 'start').map((e) => e.pid);
     expect(orphans.filter(canRun)).toHaveLength(2);
     const resumed = planRun(c, reviewer(c, '--format', 'step-lifecycle'), reviewer(c, '--format', 'step-lifecycle'), 'step-lifecycle');
@@ -395,7 +395,7 @@ describe('laneward plan run', () => {
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
     await until(() => Object.values(record(c).attempts).filter((a) => a.child !== undefined && a.child !== null).length === 2, 20_000, 'both spawns to be journaled');
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await exitOf(child).then(({ code }) => code);
     const orphans = reviewerLog(c).filter((e) => e.kind === 'start').map((e) => e.pid);
     try {
       expect(orphans.filter(canRun)).toHaveLength(2);
@@ -433,7 +433,7 @@ describe('laneward plan run', () => {
     const first = spawn(process.execPath, [BUNDLE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     first.stdout.on('data', (chunk) => (out += chunk));
-    const exited = new Promise<number | null>((resolve) => first.once('exit', resolve));
+    const exited = exitOf(first).then(({ code }) => code);
     await until(() => reviewerLog(c).filter((e) => e.kind === 'start').length === 2, 20_000, 'both reviewers to start');
     const second = planRun(c, reviewer(c), reviewer(c));
     expect(second.code).toBe(3);

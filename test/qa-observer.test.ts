@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BUNDLE, codesOf, ensureBuilt } from './helpers/cli.ts';
-import { killQuietly, settleTagged, taggedPids, until } from './helpers/procs.ts';
+import { exitOf, killQuietly, settleTagged, taggedPids, until } from './helpers/procs.ts';
 import { callLog, field, linesOf, OBSERVERS, qa, qaCtx, start, statusOf, turn, type QaCtx } from './helpers/qa.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
@@ -99,7 +99,7 @@ describe('bounded observer calls', () => {
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = exitOf(child).then(({ code }) => code);
     await until(() => callLog(log).some((c) => c.mode === 'cadence'), 20_000, 'the cadence call to start');
     child.kill('SIGINT');
     expect(await exited).toBe(130);
@@ -125,7 +125,7 @@ describe('bounded observer calls', () => {
     }
     const [name, value] = ctx.tag.split('=') as [string, string];
     const child = spawn(process.execPath, [BUNDLE, ...args], { stdio: 'ignore', env: { ...process.env, [name]: value } });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const exited = exitOf(child).then(({ code }) => code);
     await until(() => callLog(log).some((c) => c.mode === mode), 20_000, `the ${mode} call to start`);
     child.kill('SIGKILL');
     await exited;

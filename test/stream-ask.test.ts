@@ -32,7 +32,7 @@ describe.skipIf(SKIP !== undefined)(`the coordinator's copy and a worker's ask${
     const [runAs, lane] = ['crew-a.0123456789abcdef', 'lane-1'];
     const qa = crewQaLaneId(runAs, lane);
     const stream = laneStreamKey(runAs, lane);
-    const copy = new MirrorCopy(store, [{ qa, stream }], asksKey(runAs));
+    const copy = new MirrorCopy(store, [{ qa, stream }], { asks: asksKey(runAs), open: () => true });
     try {
       // A worker's five records, as it mirrors them.
       const ids: string[] = [];
@@ -56,6 +56,32 @@ describe.skipIf(SKIP !== undefined)(`the coordinator's copy and a worker's ask${
       // Asked again with nothing missing: answered, nothing added twice.
       await askCoordinator(client, { runAs, lane, qa });
       expect(await client.xlen(stream)).toBe(5);
+    } finally {
+      copy.close();
+      client.disconnect();
+    }
+  }, 60_000);
+
+  test('an ask about a lane the run holds ended is answered and puts nothing back (its stream was removed with its end)', async () => {
+    const { default: Redis } = await import('ioredis');
+    const client = new Redis(redis.url);
+    const store = openStore(join(root, 'coord-ended'), { batched: true });
+    const [runAs, lane] = ['crew-c.0123456789abcdef', 'lane-1'];
+    const qa = crewQaLaneId(runAs, lane);
+    const stream = laneStreamKey(runAs, lane);
+    const copy = new MirrorCopy(store, [{ qa, stream }], { asks: asksKey(runAs), open: () => false });
+    try {
+      const id = (await client.xadd(stream, '*', 'db', 'journal', 'key', 'k', 'value', 'v'))!;
+      copy.follow({ host: '127.0.0.1', port: redis.port });
+      for (let tries = 0; (await client.get(copiedKey(qa))) !== id; tries++) {
+        if (tries > 200) throw new Error('the copy never said it holds the record');
+        await new Promise((resolve) => setTimeout(resolve, 50)); // polls Redis; nothing is inferred from the pause
+      }
+      await client.del(stream, copiedKey(qa));
+      await askCoordinator(client, { runAs, lane, qa });
+      expect(await client.exists(stream)).toBe(0);
+      // The answer was taken as it was read: no key of the ask is left but the asks stream.
+      expect((await client.keys('laneward:answer:*')).filter((key) => key.includes(qa))).toEqual([]);
     } finally {
       copy.close();
       client.disconnect();

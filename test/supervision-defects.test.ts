@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, codesOf, ensureBuilt, laneward, ROOT } from './helpers/cli.ts';
-import { canRun, killQuietly, pidsIn, settleTagged } from './helpers/procs.ts';
+import { canRun, exitOf, killQuietly, pidsIn, settleTagged } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 // Defects found by trying supervision as a hostile user would. Each case runs real
@@ -148,7 +148,7 @@ describe.skipIf(!HAS_GCC)('defect 3: five seconds to flush, then exit 2, whateve
     const held = openSync(fifo, 'r+');
     try {
       const guard = spawn(NODE, [BUNDLE, 'deadline', 'run', receipt, '--', STUBBORN, 'block-stderr', '1000000'], { stdio: ['ignore', 'ignore', held] });
-      const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => guard.once('exit', (code, signal) => resolve({ code, signal })));
+      const closed = exitOf(guard);
       // The deadline (1 s) plus the five-second flush, with room for a busy machine.
       const timer = setTimeout(() => guard.kill('SIGKILL'), 30_000);
       const outcome = await closed;
@@ -321,7 +321,7 @@ describe('defect 8: a guard with stderr closed has nowhere to put its evidence',
     // The reader closes its end as soon as the started line arrives.
     guard.stderr!.once('data', () => guard.stderr!.destroy());
     const timer = setTimeout(() => guard.kill('SIGKILL'), 30_000);
-    const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => guard.once('exit', (code, signal) => resolve({ code, signal })));
+    const outcome = await exitOf(guard);
     clearTimeout(timer);
     const [probe] = pidsIn(pidfile);
     survivors.add(probe!);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { signedActions, type SignedActions } from './helpers/actions.ts';
 import { BUNDLE, ensureBuilt, laneward } from './helpers/cli.ts';
-import { canRun, killQuietly, pidsIn, sleep, until } from './helpers/procs.ts';
+import { canRun, exitOf, killQuietly, pidsIn, sleep, until } from './helpers/procs.ts';
 import { tempRoot } from './helpers/tmp.ts';
 
 const root = tempRoot('escapes');
@@ -62,7 +62,7 @@ describe('laneward stopped other than by SIGKILL', () => {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await until(() => existsSync(pidfile) && readFileSync(pidfile, 'utf8').trim() !== '', 10_000, 'the provider to start');
     child.kill(signal);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const code = await exitOf(child).then(({ code }) => code);
     expect(code).toBe(exit);
     expect(JSON.parse(stdout)).toMatchObject({ status: 'cancelled', code: 'CANCELLED', cleanupConfirmed: true });
     expect(await allGone(pidfile)).toBe(true);
@@ -75,7 +75,7 @@ describe('laneward stopped other than by SIGKILL', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.once('data', () => child.stdout.destroy());
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const code = await exitOf(child).then(({ code }) => code);
     expect(code).toBe(141);
     expect(await allGone(pidfile)).toBe(true);
   });
@@ -106,14 +106,18 @@ describe('a cancelled fleet', () => {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     await until(() => existsSync(starts) && pidsIn(starts).length >= 20, 20_000, 'the fleet to start');
     child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const code = await exitOf(child).then(({ code }) => code);
     expect(code).toBe(143);
     const summary = JSON.parse(stdout.trim().split('\n').at(-1)!).summary;
     const started = pidsIn(starts).length;
     // Every provider that ran was cancelled and proven gone; none started after.
     expect(summary).toMatchObject({ children: 600, cancelled: 600, cleanupUnproven: 0 });
     const outcomes = stdout.trim().split('\n').slice(0, -1).map((line) => JSON.parse(line));
-    expect(outcomes.filter((o) => o.attempts === 1)).toHaveLength(started);
+    // A provider spawned when the cancel came may be torn down before its shell wrote its
+    // pid: at most one such (--jobs 1), never one started after.
+    const spawned = outcomes.filter((o) => o.attempts === 1).length;
+    expect(spawned - started).toBeGreaterThanOrEqual(0);
+    expect(spawned - started).toBeLessThanOrEqual(1);
     expect(await allGone(starts)).toBe(true);
   });
 });

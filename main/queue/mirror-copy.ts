@@ -46,13 +46,21 @@ export class MirrorCopy {
   private readonly unsaid = new Map<string, string>();
   /** Put-backs one after another: two at once would add the same ids. */
   private putting: Promise<unknown> = Promise.resolve();
+  private readonly byStream: ReadonlyMap<string, CopiedLane>;
+  private readonly byQa: ReadonlyMap<string, CopiedLane>;
 
   constructor(
     private readonly store: Store,
     private readonly lanes: readonly CopiedLane[],
-    /** The stream the crew run's workers ask on before a lane starts (see askCoordinator). */
-    private readonly asks?: string,
+    private readonly asked: {
+      /** The stream the crew run's workers ask on before a lane starts (see askCoordinator). */
+      readonly asks: string;
+      /** Whether an ask about the lane puts back what its stream lacks (the lane is still to end in this run). */
+      readonly open: (qa: string) => boolean;
+    } = { asks: '', open: () => false },
   ) {
+    this.byStream = new Map(lanes.map((lane) => [lane.stream, lane]));
+    this.byQa = new Map(lanes.map((lane) => [lane.qa, lane]));
     for (const lane of lanes) {
       let n = 0;
       let id = '0-0';
@@ -139,29 +147,30 @@ export class MirrorCopy {
   private async read(redis: Redis, blockMs: number | null): Promise<number> {
     await this.say(redis);
     const streams = this.lanes.map((lane) => lane.stream);
-    if (this.asks !== undefined) streams.push(this.asks);
+    const asks = this.asked.asks;
+    if (asks !== '') streams.push(asks);
     const ids = streams.map((stream) => this.last.get(stream) ?? '0-0');
     const args = blockMs === null ? ['COUNT', COUNT, 'STREAMS', ...streams, ...ids] : ['COUNT', COUNT, 'BLOCK', blockMs, 'STREAMS', ...streams, ...ids];
     const reply = (await (redis.xreadBuffer as (...a: unknown[]) => Promise<[Buffer, [Buffer, Buffer[]][]][] | null>)(...args)) ?? [];
     let n = 0;
     const puts: Promise<unknown>[] = [];
-    const asked: { readonly qa: string; readonly nonce: string }[] = [];
+    const asked: { readonly id: string; readonly qa: string; readonly nonce: string }[] = [];
     let lastAsk: string | undefined;
     for (const [streamBytes, entries] of reply) {
       const stream = streamBytes.toString('utf8');
-      if (stream === this.asks) {
+      if (stream === asks) {
         for (const [idBytes, fields] of entries) {
           const field = new Map<string, string>();
           for (let i = 0; i + 1 < fields.length; i += 2) field.set(fields[i]!.toString('utf8'), fields[i + 1]!.toString('utf8'));
           const qa = field.get('qa');
           const nonce = field.get('nonce');
-          if (qa !== undefined && nonce !== undefined && /^[0-9a-f]{1,64}$/.test(nonce)) asked.push({ qa, nonce });
           lastAsk = idBytes.toString('utf8');
+          if (qa !== undefined && nonce !== undefined && /^[0-9a-f]{1,64}$/.test(nonce)) asked.push({ id: lastAsk, qa, nonce });
           n++;
         }
         continue;
       }
-      const lane = this.lanes.find((l) => l.stream === stream);
+      const lane = this.byStream.get(stream);
       if (lane === undefined) continue;
       let count = this.count.get(lane.qa) ?? 0;
       for (const [idBytes, fields] of entries) {
@@ -180,13 +189,17 @@ export class MirrorCopy {
     await this.committing;
     await this.say(redis);
     // Answered only once done: a failure reads the asks again, and answering twice is harmless.
-    for (const { qa, nonce } of asked) {
-      const lane = this.lanes.find((l) => l.qa === qa);
-      if (lane === undefined) continue;
-      await this.putBack(redis, lane);
-      await redis.set(answerKey(qa, nonce), '1', 'EX', ANSWER_TTL_S);
+    // An ask answered leaves the stream, so a coordinator started later answers only the
+    // asks made while none ran (an answer nobody waits for would stay in Redis).
+    for (const { id, qa, nonce } of asked) {
+      const lane = this.byQa.get(qa);
+      if (lane !== undefined) {
+        if (this.asked.open(qa)) await this.putBack(redis, lane);
+        await redis.set(answerKey(qa, nonce), '1', 'EX', ANSWER_TTL_S);
+      }
+      await redis.xdel(asks, id);
     }
-    if (lastAsk !== undefined) this.last.set(this.asks!, lastAsk);
+    if (lastAsk !== undefined) this.last.set(asks, lastAsk);
     return n;
   }
 

@@ -7,7 +7,7 @@ import { checkQueue, queueTarget } from './connection.ts';
 import { laneJobId, LANE_QUEUE, runAsName } from './lane-job.ts';
 import { ledgerKey } from './lane-ledger.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
-import { asksKey, copiedKey, laneStreamKey } from './lane-stream.ts';
+import { answerKey, asksKey, copiedKey, laneStreamKey } from './lane-stream.ts';
 
 /** What `crew clean --queue` did with one lane's job. */
 export interface CleanedJob {
@@ -52,7 +52,15 @@ export async function cleanQueue(loaded: LoadedCrew, options: { readonly queue: 
         continue;
       }
       if (state !== 'unknown') await queue.remove(job);
-      const keys = await redis.del(laneStreamKey(runAs, lane.id), ledgerKey(runAs, lane.id), copiedKey(crewQaLaneId(runAs, lane.id)));
+      const qa = crewQaLaneId(runAs, lane.id);
+      // Answers to its workers' asks are taken as they are read; one whose worker went away first is left.
+      const answers: string[] = [];
+      for (let cursor = '0'; ; ) {
+        const [next, found] = await redis.scan(cursor, 'MATCH', answerKey(qa, '*'), 'COUNT', 1_000);
+        answers.push(...found);
+        if ((cursor = next) === '0') break;
+      }
+      const keys = await redis.del(laneStreamKey(runAs, lane.id), ledgerKey(runAs, lane.id), copiedKey(qa), ...answers);
       done.push({ lane: lane.id, job, status: state === 'unknown' && keys === 0 ? 'absent' : 'removed', state });
     }
     // The workers' asks to the crew run's coordinator, once none of its lanes runs.

@@ -125,8 +125,8 @@ export class QueuedLanes implements LaneRunner {
   async start(session: CrewSession): Promise<LaneFeed> {
     const { store } = session;
     this.ledger = reviewLedger(store);
-    const clients = await this.openClients(store);
     const held = heldLanes(store, this.loaded, this.options.retryFailed === true);
+    const clients = await this.openClients(store, held);
     if (this.options.retryFailed === true) await this.removeFailedJobs(held);
     const queued = this.loaded.lanes.filter((lane) => !held.has(lane.id));
     // Every lane's outcome is awaited from before its job can finish, on one pair of listeners.
@@ -156,7 +156,7 @@ export class QueuedLanes implements LaneRunner {
   }
 
   /** The queue, its events and the mirrors' copy, ready; what a Redis that lost its data no longer holds is put back from the copy. */
-  private async openClients(store: Store): Promise<Clients> {
+  private async openClients(store: Store, held: ReadonlyMap<string, LaneProgress>): Promise<Clients> {
     // Events are read from the newest one there is before any job is queued, not from
     // whenever the first read starts (BullMQ's default): a lane ended in between would be
     // waited for forever (as artifact validate --queue reads them).
@@ -170,7 +170,14 @@ export class QueuedLanes implements LaneRunner {
     const events = new QueueEvents(LANE_QUEUE, { connection, lastEventId });
     queue.on('error', () => undefined);
     events.on('error', () => undefined);
-    const copy = new MirrorCopy(store, [...this.mirrorOf.values()], asksKey(this.runAs));
+    // A worker's ask about a lane this run holds ended, or settled since, puts nothing back:
+    // its stream was removed with its end (a complete lane), and its jobs run nothing.
+    const laneOfQa = new Map([...this.mirrorOf].map(([lane, { qa }]) => [qa, lane]));
+    const open = (qa: string) => {
+      const lane = laneOfQa.get(qa);
+      return lane !== undefined && !held.has(lane) && !this.lanes.has(lane);
+    };
+    const copy = new MirrorCopy(store, [...this.mirrorOf.values()], { asks: asksKey(this.runAs), open });
     this.clients = { redis, queue, events, copy };
     this.closers.push(() => copy.close());
     await this.guard(events.waitUntilReady());

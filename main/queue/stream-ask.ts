@@ -31,7 +31,8 @@ export async function askCoordinator(redis: Redis, ask: { readonly runAs: string
       await whileOutOfMemory(() => redis.xadd(asksKey(ask.runAs), 'MAXLEN', '~', ASKS_KEPT, '*', 'qa', ask.qa, 'nonce', nonce));
       askedAt = performance.now();
     }
-    if ((await redis.get(answerKey(ask.qa, nonce))) !== null) return;
+    // Taken as it is read: nothing of it is left in Redis.
+    if ((await redis.getdel(answerKey(ask.qa, nonce))) !== null) return;
     const now = performance.now();
     if (!noticed && now - started >= COORDINATOR_NOTICE_MS) {
       noticed = true;
