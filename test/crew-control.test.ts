@@ -185,6 +185,8 @@ describe('crew retry|cancel|stop: an operator acts on a running crew through its
       second.child.kill('SIGSTOP');
       const retry = await askFrozen(c, second.child, ['retry', '--lane', 'lane-2']);
       expect(retry).toMatchObject({ code: 0, status: 'requested' });
+      // The operator is told first that the crew's run is stopped (its write may wait for it).
+      expect(retry.stderr.split('\n')[0]).toMatch(new RegExp(`^CREW_REQUEST: the crew's run \\(pid ${second.child.pid}\\) is stopped; `));
       const retry4 = await askFrozen(c, second.child, ['retry', '--lane', 'lane-4']);
       expect(retry4).toMatchObject({ code: 0, status: 'requested' });
       const stop = await askFrozen(c, second.child, ['stop']);

@@ -16,6 +16,9 @@ Line: CREW_REQUEST: seq=<n>|- action=<action> lane=<id>|- by=human:<name>
 status=requested|applied|refused [code=<CODE>] [detail=<why>]
 The running crew prints CREW_CONTROL: seq=<n> action=<action> lane=<id>|- by=human:<name>
 status=applied|refused [code=<CODE>] as it takes it (within about a second).
+A crew run that is stopped (SIGSTOP, Ctrl-Z) is named on stderr first (CREW_REQUEST: the
+crew's run (pid N) is stopped; ...): stopped inside a commit it holds the state root's
+write lock, and the request is written once it runs again or ends.
 Exit status: 0 recorded (with --wait: applied), 3 refused (its code: CREW_NOT_RUNNING,
 LANE_UNKNOWN, LANE_NOT_RETRYABLE, CALL_NOT_RUNNING, LANE_NOT_RUNNING,
 CREW_CONTROL_UNSUPPORTED), 1 --wait ran out (CONTROL_PENDING), 2 a bad command line or
@@ -73,7 +76,17 @@ function controlCommand(name: 'retry' | 'cancel' | 'stop', help: string): Comman
       const by = values.by ?? process.env['USER'];
       if (by === undefined || by === '') throw usage('--by NAME is required where $USER is not set: who asks, recorded with the request');
       const action: ControlAction = name === 'stop' ? 'stop' : name === 'retry' ? 'retry' : values.call === true ? 'cancel_call' : 'cancel_lane';
-      const report = await crewRequest({ file: positionals[0]!, cwd: process.cwd(), env: process.env, state: values.state, action, lane: values.lane ?? null, name: by, waitMs: minutesOption('wait', values.wait) });
+      const report = await crewRequest({
+        file: positionals[0]!,
+        cwd: process.cwd(),
+        env: process.env,
+        state: values.state,
+        action,
+        lane: values.lane ?? null,
+        name: by,
+        waitMs: minutesOption('wait', values.wait),
+        onStoppedCrew: (pid) => io.err(stoppedCrewLine(pid)),
+      });
       io.out(values.json === true ? jsonLine(requestObject(report)) : requestLine(report));
       if (report.waitedOut) return exitStatus('CONTROL_PENDING');
       return report.status === 'refused' ? exitStatus((report.code ?? 'INTERNAL') as ResultCode) : exitStatus(null);
@@ -87,6 +100,11 @@ export const crewStopCommand = controlCommand('stop', CREW_STOP_HELP);
 
 function requestObject(r: CrewRequestReport): Record<string, unknown> {
   return { seq: r.seq, action: r.action, lane: r.lane, by: r.by, status: r.status, code: r.waitedOut ? 'CONTROL_PENDING' : r.code, detail: r.detail };
+}
+
+/** Said on stderr before the request is written when the crew's run is stopped. */
+export function stoppedCrewLine(pid: number): string {
+  return `CREW_REQUEST: the crew's run (pid ${pid}) is stopped; stopped inside a commit it holds the state root's write lock, and this request is written once it runs again (kill -CONT ${pid}) or ends`;
 }
 
 function requestLine(r: CrewRequestReport): string {

@@ -2,6 +2,10 @@ import { LanewardError } from '../../formats/codes/error.ts';
 import type { ControlAction } from '../../formats/crew/control.ts';
 import { configuredStateRoot, defaultStateRoot } from '../plan/index.ts';
 import { openStore } from '../store/store.ts';
+import { join } from 'node:path';
+import { readProcStat } from '../../workers/supervise/proc-stat.ts';
+import { livePidHolding } from '../fs/file-lock.ts';
+import { OUT_CLAIM } from './out-claim.ts';
 import { readControl, requestControl } from './crew-control.ts';
 import { loadCrew } from './load-crew.ts';
 
@@ -16,6 +20,8 @@ export interface CrewRequestOptions {
   readonly name: string;
   /** How long to wait for the running crew to take it; undefined: return once recorded. */
   readonly waitMs: number | undefined;
+  /** Told, before the request is written, that the crew's run is stopped (its pid): stopped inside a commit, it holds the state root's write lock, and the write waits for it. */
+  readonly onStoppedCrew?: (pid: number) => void;
 }
 
 /** What a request came to: refused before recording, recorded (requested), or taken by the crew (applied, refused). */
@@ -34,6 +40,14 @@ export interface CrewRequestReport {
 // How often --wait looks at the request: the crew takes it at its own 250 ms cadence.
 const WAIT_POLL_MS = 100;
 
+/** The process that holds the crew's out when it is stopped (a signal: SIGSTOP, or Ctrl-Z in its terminal), else null. */
+function stoppedCrew(out: string): number | null {
+  const pid = livePidHolding(join(out, OUT_CLAIM));
+  if (pid === undefined) return null;
+  const state = readProcStat(pid, Buffer.alloc(1_024))?.state;
+  return state === 'T' || state === 't' ? pid : null;
+}
+
 /**
  * `crew retry|cancel|stop`: an operator's request recorded in the crew's state root (so it
  * works from any shell), refused typed where it cannot apply; with a wait, followed until
@@ -42,6 +56,10 @@ const WAIT_POLL_MS = 100;
 export async function crewRequest(options: CrewRequestOptions): Promise<CrewRequestReport> {
   const loaded = loadCrew(options.file, options.cwd);
   const root = configuredStateRoot(options.state, options.env, options.cwd)?.path ?? defaultStateRoot(options.cwd);
+  // Said first: a write that waits for the lock blocks this process (the store's open too),
+  // and nothing could be said once it waits.
+  const stopped = stoppedCrew(loaded.out);
+  if (stopped !== null) options.onStoppedCrew?.(stopped);
   const store = openStore(root);
   const by = `human:${options.name}`;
   const result = await requestControl(store, loaded, { action: options.action, lane: options.lane, by });
