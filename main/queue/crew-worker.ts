@@ -15,6 +15,7 @@ import { isCoordinatorSilent } from './coordinator-wait.ts';
 import { isBehind, type LaneMirror } from './lane-mirror.ts';
 import { runOwnedLane, type LaneJob, type WorkerLaneContext } from './worker-lane.ts';
 import { stopWorker } from './worker-stop.ts';
+import { CopiedSignal } from './copied-signal.ts';
 import type { CrewWorkerOptions, CrewWorkerOutput, LaneJobResult } from './worker-types.ts';
 
 export type { CrewWorkerEvent, CrewWorkerOptions, CrewWorkerOutput, LaneJobResult } from './worker-types.ts';
@@ -104,6 +105,7 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
     release(): void;
   }
   const running = new Map<string, RunningLane>();
+  const copied = new CopiedSignal(bull.connection);
   // A lock holder is this worker when it bears BullMQ's id for it (read once jobs run, so the worker exists).
   const lanes: WorkerLaneContext = {
     options,
@@ -118,6 +120,7 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
     pool,
     qa,
     onCoordinatorWait: (job, lane) => output.event({ type: 'coordinator_wait', job, lane }),
+    copied,
   };
 
   const startLane = (job: LaneJob, token: string, body: ReturnType<typeof checkLaneJob>, dir: string, qaId: string): RunningLane => {
@@ -216,6 +219,7 @@ export async function crewWorker(options: CrewWorkerOptions, output: CrewWorkerO
   try {
     await stopWorker({ worker, redis, bull, target, stops: lanes.stops, running });
   } finally {
+    copied.close();
     // Every lane ended (or was stopped and waited for): no task is left on the threads.
     await qa.close();
     await pool.close();

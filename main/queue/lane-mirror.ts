@@ -67,6 +67,8 @@ export class LaneMirror {
       readonly onBehind?: () => void;
       /** The worker's stop: a durable flush still waiting for the coordinator's copy then gives up, after a grace. */
       readonly stopping?: AbortSignal;
+      /** The coordinator's next word that it copied more (see CopiedSignal); without it a durable flush asks on a timer. */
+      readonly nextCopied?: (ms: number) => { readonly heard: Promise<void>; stop(): void };
       /** Told once a durable flush has waited COORDINATOR_NOTICE_MS for the coordinator's copy. */
       readonly onCoordinatorWait?: () => void;
     },
@@ -206,8 +208,13 @@ export class LaneMirror {
       let refused = false;
       this.evals += 1;
       let reply: Awaited<ReturnType<typeof fencedAppend>>;
+      // Listened for before the ask: word of a copy made while it is answered counts.
+      const word = durable ? this.lane.nextCopied?.(COORDINATOR_POLL_MAX_MS) : undefined;
       try {
         reply = await whileOutOfMemory(() => fencedAppend(this.redis, keys, token, position, args), undefined, () => (refused = true));
+      } catch (error) {
+        word?.stop();
+        throw error;
       } finally {
         this.evals -= 1;
       }
@@ -224,7 +231,10 @@ export class LaneMirror {
           // Sent: what follows only asks again (the same fence, nothing written).
           args.length = 0;
         }
-        if (!durable || compareIds(reply[2], this.position) >= 0) return;
+        if (!durable || compareIds(reply[2], this.position) >= 0) {
+          word?.stop();
+          return;
+        }
         // The coordinator has not copied it yet: asked again soon, the lock and the stream
         // checked each time (a Redis that lost its data meanwhile answers 'vacant' or 'moved').
         vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
@@ -238,10 +248,14 @@ export class LaneMirror {
           this.stoppingSince ??= now;
           if (now - this.stoppingSince >= COORDINATOR_STOP_GRACE_MS) throw coordinatorSilent(id, crew, `copied its records up to ${this.position}`);
         }
-        await new Promise((resolve) => setTimeout(resolve, pollMs));
-        pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
+        if (word !== undefined) await word.heard;
+        else {
+          await new Promise((resolve) => setTimeout(resolve, pollMs));
+          pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
+        }
         continue;
       }
+      word?.stop();
       if (status === 'moved') {
         // Past this worker's history: another worker's. Short of it: Redis lost entries
         // (a flush, a restart without them) and got back only part, of this worker's own.

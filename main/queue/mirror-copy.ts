@@ -57,6 +57,8 @@ export class MirrorCopy {
       readonly asks: string;
       /** Whether an ask about the lane puts back what its stream lacks (the lane is still to end in this run). */
       readonly open: (qa: string) => boolean;
+      /** Published on each time more is said copied or asks were answered (see CopiedSignal): the waiting workers ask again then. */
+      readonly channel?: string;
     } = { asks: '', open: () => false },
   ) {
     this.byStream = new Map(lanes.map((lane) => [lane.stream, lane]));
@@ -199,6 +201,7 @@ export class MirrorCopy {
       }
       await redis.xdel(asks, id);
     }
+    if (asked.length > 0 && this.asked.channel !== undefined) await redis.publish(this.asked.channel, '');
     if (lastAsk !== undefined) this.last.set(asks, lastAsk);
     return n;
   }
@@ -207,7 +210,10 @@ export class MirrorCopy {
   private async say(redis: Redis): Promise<void> {
     if (this.unsaid.size === 0) return;
     const said = [...this.unsaid];
-    await redis.mset(...said.flatMap(([qa, id]) => [copiedKey(qa), id]));
+    const pipeline = redis.pipeline().mset(...said.flatMap(([qa, id]) => [copiedKey(qa), id]));
+    if (this.asked.channel !== undefined) pipeline.publish(this.asked.channel, '');
+    const failed = ((await pipeline.exec()) ?? []).find(([error]) => error !== null);
+    if (failed !== undefined) throw failed[0];
     for (const [qa, id] of said) if (this.unsaid.get(qa) === id) this.unsaid.delete(qa);
   }
 }

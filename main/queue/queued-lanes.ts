@@ -27,6 +27,7 @@ import { watchLostJobs } from './lost-jobs.ts';
 import { signJob } from './signed-job.ts';
 import { newNonce, writeLedger } from './lane-ledger.ts';
 import { MirrorCopy } from './mirror-copy.ts';
+import { copiedChannel } from './copied-signal.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 
 /** The longest the coordinator waits for its BullMQ clients to close. */
@@ -177,7 +178,7 @@ export class QueuedLanes implements LaneRunner {
       const lane = laneOfQa.get(qa);
       return lane !== undefined && !held.has(lane) && !this.lanes.has(lane);
     };
-    const copy = new MirrorCopy(store, [...this.mirrorOf.values()], { asks: asksKey(this.runAs), open });
+    const copy = new MirrorCopy(store, [...this.mirrorOf.values()], { asks: asksKey(this.runAs), open, channel: copiedChannel(this.runAs) });
     this.clients = { redis, queue, events, copy };
     this.closers.push(() => copy.close());
     await this.guard(events.waitUntilReady());

@@ -19,7 +19,7 @@ const ASKS_KEPT = 1_000;
  * an answer is to one ask, so none an older snapshot held is taken for it.
  * COORDINATOR_SILENT when the worker stops first (see isCoordinatorSilent).
  */
-export async function askCoordinator(redis: Redis, ask: { readonly runAs: string; readonly lane: string; readonly qa: string; readonly stopping?: AbortSignal; readonly onWaiting?: () => void }): Promise<void> {
+export async function askCoordinator(redis: Redis, ask: { readonly runAs: string; readonly lane: string; readonly qa: string; readonly stopping?: AbortSignal; readonly onWaiting?: () => void; readonly next?: (ms: number) => { readonly heard: Promise<void>; stop(): void } }): Promise<void> {
   const nonce = randomBytes(12).toString('hex');
   const started = performance.now();
   let askedAt = Number.NEGATIVE_INFINITY;
@@ -27,12 +27,17 @@ export async function askCoordinator(redis: Redis, ask: { readonly runAs: string
   let noticed = false;
   let stoppingSince: number | undefined;
   for (;;) {
+    // Listened for before the ask: an answer made while it is read counts.
+    const word = ask.next?.(COORDINATOR_POLL_MAX_MS);
     if (performance.now() - askedAt >= REASK_MS) {
       await whileOutOfMemory(() => redis.xadd(asksKey(ask.runAs), 'MAXLEN', '~', ASKS_KEPT, '*', 'qa', ask.qa, 'nonce', nonce));
       askedAt = performance.now();
     }
     // Taken as it is read: nothing of it is left in Redis.
-    if ((await redis.getdel(answerKey(ask.qa, nonce))) !== null) return;
+    if ((await redis.getdel(answerKey(ask.qa, nonce))) !== null) {
+      word?.stop();
+      return;
+    }
     const now = performance.now();
     if (!noticed && now - started >= COORDINATOR_NOTICE_MS) {
       noticed = true;
@@ -42,7 +47,10 @@ export async function askCoordinator(redis: Redis, ask: { readonly runAs: string
       stoppingSince ??= now;
       if (now - stoppingSince >= COORDINATOR_STOP_GRACE_MS) throw coordinatorSilent(ask.lane, ask.runAs, 'answered whether the lane\'s stream is whole');
     }
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-    pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
+    if (word !== undefined) await word.heard;
+    else {
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
+    }
   }
 }

@@ -12,6 +12,7 @@ import { isCoordinatorSilent } from './coordinator-wait.ts';
 import { LaneMirror } from './lane-mirror.ts';
 import { readLaneStream } from './lane-stream.ts';
 import { askCoordinator } from './stream-ask.ts';
+import type { CopiedSignal } from './copied-signal.ts';
 import { crewQaLaneId } from '../../formats/crew/qa-id.ts';
 import { readPosition, writePosition } from './lane-position.ts';
 import { releaseOwnDispatches, restoreLane } from './lane-restore.ts';
@@ -37,6 +38,8 @@ export interface WorkerLaneContext {
   readonly pool: SupervisePool;
   /** The worker's QA thread, of its state root: each lane's crew is a tenant of it. */
   readonly qa: QaThread;
+  /** The coordinators' word that they copied more or answered: what a wait for one listens to. */
+  readonly copied: CopiedSignal;
   /** A lane has waited a while for its coordinator (to copy its records, or to answer its ask): said once per wait. */
   readonly onCoordinatorWait: (job: string, lane: string) => void;
 }
@@ -70,7 +73,7 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
   // the stream otherwise (another worker ran it since: what is here is behind).
   // Made whole by its coordinator first: a Redis back from an older snapshot holds less of
   // the stream than the coordinator copied.
-  await askCoordinator(redis, { runAs: body.runAs, lane: body.lane, qa: crewQaLaneId(body.runAs, body.lane), stopping: options.cancel, onWaiting: () => ctx.onCoordinatorWait(String(job.id), body.lane) });
+  await askCoordinator(redis, { runAs: body.runAs, lane: body.lane, qa: crewQaLaneId(body.runAs, body.lane), stopping: options.cancel, onWaiting: () => ctx.onCoordinatorWait(String(job.id), body.lane), next: (ms) => ctx.copied.next(body.runAs, ms) });
   const { records, top } = await readLaneStream(redis, body.runAs, body.lane);
   const here = store.crewLanes.get([body.runAs, body.lane]) !== undefined;
   if (records.length > 0 && (!here || readPosition(dir) !== top)) await restoreLane(store, records, { lane: body.lane, dir, root, trust: ctx.trustFile, replace: here });
@@ -92,6 +95,7 @@ export async function runOwnedLane(ctx: WorkerLaneContext, job: LaneJob, token: 
     onBehind: () => stop.abort('SIGTERM'),
     stopping: options.cancel,
     onCoordinatorWait: () => ctx.onCoordinatorWait(String(job.id), body.lane),
+    nextCopied: (ms) => ctx.copied.next(body.runAs, ms),
   });
   onMirror(mirror);
   ctx.stops.add(stop);
