@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../main/store/store.ts';
@@ -34,5 +34,13 @@ describe('a long-lived reader of the state root', () => {
     expect(record?.attempts[native!.id]?.state).toBe('bound');
     expect(record?.attempts[native!.id]?.bound?.findings).toBe(2);
     expect(store.blobs.get([runId, native!.id])?.findings.map((f) => f.title)).toEqual([`Issue 1 in ${native!.id}`, `Issue 2 in ${native!.id}`]);
+  });
+
+  it('opens a state root whose name has an extension as a directory (lmdb takes such a path for a file)', () => {
+    const state = join(root, 'crew.v2');
+    writePlan(join(root, 'plan-v2.md'));
+    const next = planSync({ ...ctx, state }, ['next', '--out', join(root, 'run-v2'), '--plan', join(root, 'plan-v2.md')]);
+    expect([next.code, next.stderr]).toEqual([0, '']);
+    expect(readdirSync(state).filter((name) => name.endsWith('.mdb')).sort()).toEqual(['data.mdb', 'lock.mdb']);
   });
 });

@@ -25,24 +25,32 @@ describe.skipIf(SKIP !== undefined)(`the coordinator's copy and a worker's ask${
     await redis?.close();
   });
 
-  test('a stream cut back to an older snapshot is whole again, under its old ids, once the worker\'s ask is answered; nothing puts it back before', async () => {
+  /** A coordinator's copy of one lane's stream, with a client for the test; `open`: whether the lane is still to end. */
+  const copying = async (runAs: string, open: boolean) => {
     const { default: Redis } = await import('ioredis');
     const client = new Redis(redis.url);
-    const store = openStore(join(root, 'coord'), { batched: true });
-    const [runAs, lane] = ['crew-a.0123456789abcdef', 'lane-1'];
-    const qa = crewQaLaneId(runAs, lane);
-    const stream = laneStreamKey(runAs, lane);
-    const copy = new MirrorCopy(store, [{ qa, stream }], { asks: asksKey(runAs), open: () => true });
+    const [lane, qa, stream] = ['lane-1', crewQaLaneId(runAs, 'lane-1'), laneStreamKey(runAs, 'lane-1')];
+    const copy = new MirrorCopy(openStore(join(root, runAs.replace('.', '-')), { batched: true }), [{ qa, stream }], { asks: asksKey(runAs), open: () => open });
+    /** Until the copy says in Redis that it holds `id`. */
+    const copied = async (id: string) => {
+      for (let tries = 0; (await client.get(copiedKey(qa))) !== id; tries++) {
+        if (tries > 200) throw new Error(`the copy never said it holds ${id}`);
+        await new Promise((resolve) => setTimeout(resolve, 50)); // polls Redis; nothing is inferred from the pause
+      }
+    };
+    return { client, lane, qa, stream, copy, copied, close: () => (copy.close(), client.disconnect()) };
+  };
+
+  test('a stream cut back to an older snapshot is whole again, under its old ids, once the worker\'s ask is answered; nothing puts it back before', async () => {
+    const runAs = 'crew-a.0123456789abcdef';
+    const { client, lane, qa, stream, copy, copied, close } = await copying(runAs, true);
     try {
       // A worker's five records, as it mirrors them.
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) ids.push((await client.xadd(stream, '*', 'db', 'journal', 'key', `k${i}`, 'value', `v${i}`))!);
       copy.follow({ host: '127.0.0.1', port: redis.port });
       // Said once committed: the newest id the copy holds.
-      for (let tries = 0; (await client.get(copiedKey(qa))) !== ids[4]; tries++) {
-        if (tries > 200) throw new Error('the copy never said it holds all five');
-        await new Promise((resolve) => setTimeout(resolve, 50)); // polls Redis; nothing is inferred from the pause
-      }
+      await copied(ids[4]!);
       // The snapshot: the stream as it was after two of them (its ids kept, as a save keeps them).
       await client.del(stream);
       for (const id of ids.slice(0, 2)) await client.xadd(stream, id, 'db', 'journal', 'key', `k${ids.indexOf(id)}`, 'value', `v${ids.indexOf(id)}`);
@@ -57,34 +65,24 @@ describe.skipIf(SKIP !== undefined)(`the coordinator's copy and a worker's ask${
       await askCoordinator(client, { runAs, lane, qa });
       expect(await client.xlen(stream)).toBe(5);
     } finally {
-      copy.close();
-      client.disconnect();
+      close();
     }
   }, 60_000);
 
   test('an ask about a lane the run holds ended is answered and puts nothing back (its stream was removed with its end)', async () => {
-    const { default: Redis } = await import('ioredis');
-    const client = new Redis(redis.url);
-    const store = openStore(join(root, 'coord-ended'), { batched: true });
-    const [runAs, lane] = ['crew-c.0123456789abcdef', 'lane-1'];
-    const qa = crewQaLaneId(runAs, lane);
-    const stream = laneStreamKey(runAs, lane);
-    const copy = new MirrorCopy(store, [{ qa, stream }], { asks: asksKey(runAs), open: () => false });
+    const runAs = 'crew-c.0123456789abcdef';
+    const { client, lane, qa, stream, copy, copied, close } = await copying(runAs, false);
     try {
       const id = (await client.xadd(stream, '*', 'db', 'journal', 'key', 'k', 'value', 'v'))!;
       copy.follow({ host: '127.0.0.1', port: redis.port });
-      for (let tries = 0; (await client.get(copiedKey(qa))) !== id; tries++) {
-        if (tries > 200) throw new Error('the copy never said it holds the record');
-        await new Promise((resolve) => setTimeout(resolve, 50)); // polls Redis; nothing is inferred from the pause
-      }
+      await copied(id);
       await client.del(stream, copiedKey(qa));
       await askCoordinator(client, { runAs, lane, qa });
       expect(await client.exists(stream)).toBe(0);
       // The answer was taken as it was read: no key of the ask is left but the asks stream.
       expect((await client.keys('laneward:answer:*')).filter((key) => key.includes(qa))).toEqual([]);
     } finally {
-      copy.close();
-      client.disconnect();
+      close();
     }
   }, 60_000);
 

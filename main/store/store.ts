@@ -127,7 +127,8 @@ function openEnvironment(dir: string, options: { batched?: boolean; readOnly?: b
   const path = realpathSync(dir);
   // Before lmdb maps anything: a file it would fault on is refused here, on one line.
   checkEnvironment(path, { readOnly: options.readOnly === true });
-  const env = open({ path, maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
+  // noSubdir false: lmdb takes a path with an extension (a root named crew.v2) for a file.
+  const env = open({ path, noSubdir: false, maxDbs: 16, encoder: CBOR, mapSize: MAP_BYTES, ...(options.readOnly === true ? { readOnly: true } : {}) });
   // Another program's LMDB environment is not ours to add databases to: its main database
   // names only laneward's databases (none in a new one).
   const foreign = [...env.getKeys({ limit: 64 })].filter((key) => typeof key !== 'string' || !DATABASES.has(key));
