@@ -86,6 +86,28 @@ describe.skipIf(SKIP !== undefined)(`the coordinator's copy and a worker's ask${
     }
   }, 60_000);
 
+  test('a coordinator started again says at once how far its store holds each lane, though nothing new comes (the last one ended before it could)', async () => {
+    const runAs = 'crew-d.0123456789abcdef';
+    const first = await copying(runAs, true);
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 3; i++) ids.push((await first.client.xadd(first.stream, '*', 'db', 'journal', 'key', `k${i}`, 'value', `v${i}`))!);
+      first.copy.follow({ host: '127.0.0.1', port: redis.port });
+      await first.copied(ids[2]!);
+    } finally {
+      first.close();
+    }
+    // What the first said is gone, as when Redis went away before its write.
+    const again = await copying(runAs, true);
+    try {
+      await again.client.del(copiedKey(again.qa));
+      again.copy.follow({ host: '127.0.0.1', port: redis.port });
+      await again.copied(ids[2]!);
+    } finally {
+      again.close();
+    }
+  }, 60_000);
+
   test('an ask while no coordinator follows is waited on, said once after 5 s, and given up 5 s after the worker begins to stop: COORDINATOR_SILENT', async () => {
     const { default: Redis } = await import('ioredis');
     const client = new Redis(redis.url);

@@ -72,6 +72,9 @@ export class MirrorCopy {
       }
       this.count.set(lane.qa, n);
       this.last.set(lane.stream, id);
+      // Said again at the first read: a coordinator that ended before it said what it had
+      // committed (Redis gone at that moment) would leave the lane's worker waiting for ever.
+      if (id !== '0-0') this.unsaid.set(lane.qa, id);
     }
   }
 
