@@ -26,3 +26,47 @@ export function coordinatorSilent(lane: string, crew: string, what: string): Err
   SILENT.add(error);
   return error;
 }
+
+/** The coordinator's next word (see CopiedSignal), or none: then the wait asks again on a doubling timer. */
+export type CoordinatorWord = { readonly heard: Promise<void>; stop(): void } | undefined;
+
+/**
+ * One wait for the coordinator, between two asks of it: says it waits once after
+ * COORDINATOR_NOTICE_MS, gives up COORDINATOR_STOP_GRACE_MS after the worker began to stop
+ * (`stopClock` keeps when, across the waits that share it), and otherwise pauses until the
+ * coordinator's word or, without one, a doubling timer.
+ */
+export class CoordinatorWait {
+  private readonly started = performance.now();
+  private noticed = false;
+  private pollMs = 1;
+
+  constructor(
+    private readonly options: {
+      readonly stopping: AbortSignal | undefined;
+      readonly onWaiting: (() => void) | undefined;
+      /** When a wait first found the worker stopping: once the grace passed, every later wait gives up at once. */
+      readonly stopClock: { at?: number };
+      /** The error it gives up with (made with coordinatorSilent). */
+      readonly silent: () => Error;
+    },
+  ) {}
+
+  async pause(word: CoordinatorWord): Promise<void> {
+    const now = performance.now();
+    if (!this.noticed && now - this.started >= COORDINATOR_NOTICE_MS) {
+      this.noticed = true;
+      this.options.onWaiting?.();
+    }
+    if (this.options.stopping?.aborted === true) {
+      this.options.stopClock.at ??= now;
+      if (now - this.options.stopClock.at >= COORDINATOR_STOP_GRACE_MS) {
+        word?.stop();
+        throw this.options.silent();
+      }
+    }
+    if (word !== undefined) return word.heard;
+    await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+    this.pollMs = Math.min(COORDINATOR_POLL_MAX_MS, this.pollMs * 2);
+  }
+}

@@ -5,7 +5,7 @@ import { readBinding } from '../plan/index.ts';
 import { whileOutOfMemory } from './connection.ts';
 import { cbor, copiedKey, fencedAppend, laneStreamKey, streamTop, type MirroredDb } from './lane-stream.ts';
 import { compareIds } from './mirror-copy.ts';
-import { COORDINATOR_NOTICE_MS, COORDINATOR_POLL_MAX_MS, COORDINATOR_STOP_GRACE_MS, coordinatorSilent } from './coordinator-wait.ts';
+import { COORDINATOR_POLL_MAX_MS, CoordinatorWait, coordinatorSilent, type CoordinatorWord } from './coordinator-wait.ts';
 import type { Store } from '../store/store.ts';
 
 /** How often a flush that found its job without a holder asks again. */
@@ -43,8 +43,8 @@ export class LaneMirror {
   private position: string;
   /** Appends under way (their reply moves `position`). */
   private evals = 0;
-  /** When a durable flush first waited for the copy after its worker began to stop. */
-  private stoppingSince: number | undefined;
+  /** When a durable flush first waited for the copy after its worker began to stop (shared by every flush's wait). */
+  private readonly stopClock: { at?: number } = {};
   /** Set once the lane was found taken (another worker holds its job, or its stream moved on past this worker's history, or its job came back to none), or its worker stopped while it waited for its coordinator: nothing more is written, ever. */
   private lost: Error | undefined;
 
@@ -68,7 +68,7 @@ export class LaneMirror {
       /** The worker's stop: a durable flush still waiting for the coordinator's copy then gives up, after a grace. */
       readonly stopping?: AbortSignal;
       /** The coordinator's next word that it copied more (see CopiedSignal); without it a durable flush asks on a timer. */
-      readonly nextCopied?: (ms: number) => { readonly heard: Promise<void>; stop(): void };
+      readonly nextCopied?: (ms: number) => CoordinatorWord;
       /** Told once a durable flush has waited COORDINATOR_NOTICE_MS for the coordinator's copy. */
       readonly onCoordinatorWait?: () => void;
     },
@@ -197,9 +197,7 @@ export class LaneMirror {
     const ours = this.lane.ours ?? (() => false);
     // BullMQ's job hash is its lock key without the ':lock'.
     const keys = { lock: this.lane.lockKey, stream: laneStreamKey(crew, id), job: this.lane.lockKey.replace(/:lock$/, ''), copied: copiedKey(qa) };
-    const waitStarted = performance.now();
-    let noticed = false;
-    let pollMs = 1;
+    const wait = new CoordinatorWait({ stopping: this.lane.stopping, onWaiting: this.lane.onCoordinatorWait, stopClock: this.stopClock, silent: () => coordinatorSilent(id, crew, `copied its records up to ${this.position}`) });
     for (;;) {
       if (this.lost !== undefined) throw this.lost;
       const token = this.token;
@@ -238,21 +236,8 @@ export class LaneMirror {
         // The coordinator has not copied it yet: asked again soon, the lock and the stream
         // checked each time (a Redis that lost its data meanwhile answers 'vacant' or 'moved').
         vacantUntil = performance.now() + (this.lane.vacantMs ?? 0);
-        const now = performance.now();
-        if (!noticed && now - waitStarted >= COORDINATOR_NOTICE_MS) {
-          noticed = true;
-          this.lane.onCoordinatorWait?.();
-        }
-        // Once given up, every later durable flush gives up at once (what it sent is in the stream).
-        if (this.lane.stopping?.aborted === true) {
-          this.stoppingSince ??= now;
-          if (now - this.stoppingSince >= COORDINATOR_STOP_GRACE_MS) throw coordinatorSilent(id, crew, `copied its records up to ${this.position}`);
-        }
-        if (word !== undefined) await word.heard;
-        else {
-          await new Promise((resolve) => setTimeout(resolve, pollMs));
-          pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
-        }
+        // Given up once, every later durable flush gives up at once (what it sent is in the stream).
+        await wait.pause(word);
         continue;
       }
       word?.stop();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import { whileOutOfMemory } from './connection.ts';
-import { COORDINATOR_NOTICE_MS, COORDINATOR_POLL_MAX_MS, COORDINATOR_STOP_GRACE_MS, coordinatorSilent } from './coordinator-wait.ts';
+import { COORDINATOR_POLL_MAX_MS, CoordinatorWait, coordinatorSilent, type CoordinatorWord } from './coordinator-wait.ts';
 import { answerKey, asksKey } from './lane-stream.ts';
 
 /** How long an ask goes unanswered before it is made again (one Redis lost, with its data or in a restart, is never answered). */
@@ -19,13 +19,10 @@ const ASKS_KEPT = 1_000;
  * an answer is to one ask, so none an older snapshot held is taken for it.
  * COORDINATOR_SILENT when the worker stops first (see isCoordinatorSilent).
  */
-export async function askCoordinator(redis: Redis, ask: { readonly runAs: string; readonly lane: string; readonly qa: string; readonly stopping?: AbortSignal; readonly onWaiting?: () => void; readonly next?: (ms: number) => { readonly heard: Promise<void>; stop(): void } }): Promise<void> {
+export async function askCoordinator(redis: Redis, ask: { readonly runAs: string; readonly lane: string; readonly qa: string; readonly stopping?: AbortSignal; readonly onWaiting?: () => void; readonly next?: (ms: number) => CoordinatorWord }): Promise<void> {
   const nonce = randomBytes(12).toString('hex');
-  const started = performance.now();
   let askedAt = Number.NEGATIVE_INFINITY;
-  let pollMs = 1;
-  let noticed = false;
-  let stoppingSince: number | undefined;
+  const wait = new CoordinatorWait({ stopping: ask.stopping, onWaiting: ask.onWaiting, stopClock: {}, silent: () => coordinatorSilent(ask.lane, ask.runAs, 'answered whether the lane\'s stream is whole') });
   for (;;) {
     // Listened for before the ask: an answer made while it is read counts.
     const word = ask.next?.(COORDINATOR_POLL_MAX_MS);
@@ -38,19 +35,6 @@ export async function askCoordinator(redis: Redis, ask: { readonly runAs: string
       word?.stop();
       return;
     }
-    const now = performance.now();
-    if (!noticed && now - started >= COORDINATOR_NOTICE_MS) {
-      noticed = true;
-      ask.onWaiting?.();
-    }
-    if (ask.stopping?.aborted === true) {
-      stoppingSince ??= now;
-      if (now - stoppingSince >= COORDINATOR_STOP_GRACE_MS) throw coordinatorSilent(ask.lane, ask.runAs, 'answered whether the lane\'s stream is whole');
-    }
-    if (word !== undefined) await word.heard;
-    else {
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
-      pollMs = Math.min(COORDINATOR_POLL_MAX_MS, pollMs * 2);
-    }
+    await wait.pause(word);
   }
 }
